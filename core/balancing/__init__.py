@@ -1,0 +1,1 @@
+"""PP balancing and small-domain randomization (the PP thesis, Section 4.3)."""

@@ -1,0 +1,83 @@
+"""Load CSV or Parquet tables from a path or uploaded bytes, with specific error messages."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from core.errors import InputError
+
+MAX_UPLOAD_BYTES = 200 * 1024 * 1024  # matches Streamlit's default upload limit
+
+_PARQUET_MAGIC = b"PAR1"
+
+
+def load_table(
+    source: str | Path | bytes,
+    name: str | None = None,
+    max_bytes: int = MAX_UPLOAD_BYTES,
+) -> pd.DataFrame:
+    """Read a CSV or Parquet table; `name` (a file name) picks the format for raw bytes.
+
+    Raises `InputError` naming the problem: too large, empty, unreadable, or no columns.
+    """
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"file not found: {path}. Check the path.")
+        size = path.stat().st_size
+        label = name or path.name
+        if size > max_bytes:
+            raise InputError(_too_large(label, size, max_bytes))
+        data = path.read_bytes()
+    else:
+        data = bytes(source)
+        label = name or "upload"
+        if len(data) > max_bytes:
+            raise InputError(_too_large(label, len(data), max_bytes))
+
+    if not data.strip():
+        raise InputError(
+            f"{label} is empty: upload a CSV or Parquet file with a header row and data."
+        )
+
+    is_parquet = data[:4] == _PARQUET_MAGIC or label.lower().endswith((".parquet", ".pq"))
+    try:
+        df = pd.read_parquet(io.BytesIO(data)) if is_parquet else _read_csv(data)
+    except InputError:
+        raise
+    except Exception as exc:  # pandas/pyarrow raise many types for garbled input
+        kind = "Parquet" if is_parquet else "CSV"
+        raise InputError(
+            f"{label} could not be read as {kind} ({type(exc).__name__}: {str(exc).splitlines()[0][:160]}). "
+            "Upload a comma-separated text file with a header row, or a Parquet file."
+        ) from exc
+    if df.shape[1] == 0:
+        raise InputError(f"{label} has no columns: it needs a header row naming each column.")
+    if len(df) == 0:
+        raise InputError(f"{label} has a header but no data rows.")
+    return df
+
+
+def _read_csv(data: bytes) -> pd.DataFrame:
+    if b"\x00" in data[:4096]:
+        raise InputError(
+            "the file looks binary, not like CSV text (it contains NUL bytes). "
+            "Upload a comma-separated text file with a header row, or a Parquet file."
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"the file is not UTF-8 text (bad byte at position {exc.start}). Save it as UTF-8 CSV and upload again."
+        ) from exc
+    return pd.read_csv(io.StringIO(text), sep=None, engine="python")
+
+
+def _too_large(label: str, size: int, limit: int) -> str:
+    return (
+        f"{label} is {size / 1e6:.1f} MB, over the {limit / 1e6:.0f} MB limit. "
+        "Upload a smaller file (e.g. a sample, or Parquet instead of CSV)."
+    )

@@ -1,0 +1,1 @@
+"""DP SQL: SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY rewritten to staged SQL on DuckDB."""

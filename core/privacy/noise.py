@@ -1,0 +1,183 @@
+"""Noise sources: OpenDP's exact samplers (secure) or a seeded numpy Generator (demo).
+
+Every random draw in `core` goes through a `Noise` object, so a release is either
+secure (OpenDP, OS entropy, never seeded) or visibly labelled as reproducible demo output.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+import numpy as np
+
+Mode = Literal["secure", "seeded"]
+
+SEEDED_LABEL = "reproducible demo mode — not for real releases"
+
+
+@cache
+def _opendp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+@cache
+def _opendp_laplace(kind: Literal["float", "int"], scale: float):
+    dp = _opendp()
+    atom = dp.atom_domain(T=float, nan=False) if kind == "float" else dp.atom_domain(T=int)
+    metric = dp.l1_distance(T=float) if kind == "float" else dp.l1_distance(T=int)
+    return dp.m.make_laplace(dp.vector_domain(atom), metric, scale=float(scale))
+
+
+def _check_scale(scale: float) -> float:
+    scale = float(scale)
+    if not np.isfinite(scale) or scale < 0:
+        raise ValueError(f"noise scale must be a finite number >= 0, got {scale}")
+    return scale
+
+
+@dataclass
+class Noise:
+    """A noise source in one of two modes.
+
+    `secure`: OpenDP's Laplace samplers (discrete Laplace on integers, Laplace on a
+    fine float grid for reals) and OS entropy for uniform draws; cannot be seeded.
+    `seeded`: numpy's PCG64 with a seed; reproducible, for teaching, tests and benchmarks.
+    """
+
+    mode: Mode = "secure"
+    seed: int | None = None
+    _rng: np.random.Generator | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.mode == "secure":
+            if self.seed is not None:
+                raise ValueError("secure noise is never seeded; use Noise.seeded(seed) for demos")
+        elif self.mode == "seeded":
+            if self.seed is None:
+                raise ValueError("seeded noise needs a seed")
+            self._rng = np.random.default_rng(self.seed)
+        else:
+            raise ValueError(f"unknown noise mode {self.mode!r}")
+
+    @classmethod
+    def secure(cls) -> Noise:
+        return cls("secure")
+
+    @classmethod
+    def seeded(cls, seed: int) -> Noise:
+        return cls("seeded", int(seed))
+
+    @classmethod
+    def from_seed(cls, seed: int | None) -> Noise:
+        """Seeded when a seed is given, secure otherwise (the CLI's `--seed` rule)."""
+        return cls.secure() if seed is None else cls.seeded(seed)
+
+    @property
+    def is_secure(self) -> bool:
+        return self.mode == "secure"
+
+    @property
+    def label(self) -> str:
+        return "secure (OpenDP)" if self.is_secure else f"seeded (seed {self.seed}): {SEEDED_LABEL}"
+
+    def describe(self) -> dict:
+        """Mode metadata for JSON output and exports; the seed is stated only in seeded mode."""
+        out: dict = {"mode": self.mode}
+        if not self.is_secure:
+            out["seed"] = self.seed
+            out["warning"] = SEEDED_LABEL
+        return out
+
+    # -- Laplace ------------------------------------------------------------------------
+    def laplace(self, scale: float, size: int | tuple[int, ...] | None = None):
+        """Zero-centred Laplace(scale) noise on reals: a float, or an array of `size`."""
+        scale = _check_scale(scale)
+        shape = () if size is None else size
+        n = int(np.prod(shape))
+        if scale == 0 or n == 0:
+            out = np.zeros(shape)
+        elif self.is_secure:
+            out = np.asarray(_opendp_laplace("float", scale)([0.0] * n), dtype=float).reshape(shape)
+        else:
+            out = self._rng.laplace(0.0, scale, size=shape)
+        return float(out) if size is None else out
+
+    def discrete_laplace(self, scale: float, size: int | tuple[int, ...] | None = None):
+        """Zero-centred discrete Laplace (two-sided geometric), P(k) ∝ exp(-|k|/scale): integers."""
+        scale = _check_scale(scale)
+        shape = () if size is None else size
+        n = int(np.prod(shape))
+        if scale == 0 or n == 0:
+            out = np.zeros(shape, dtype=np.int64)
+        elif self.is_secure:
+            out = np.asarray(_opendp_laplace("int", scale)([0] * n), dtype=np.int64).reshape(shape)
+        else:
+            # difference of two i.i.d. geometric variables on {0, 1, ...} with p = 1 - exp(-1/scale)
+            p = -np.expm1(-1.0 / scale)
+            out = (self._rng.geometric(p, size=shape) - self._rng.geometric(p, size=shape)).astype(
+                np.int64
+            )
+        return int(out) if size is None else out
+
+    def add_laplace(self, values, scale: float) -> np.ndarray:
+        """`values` plus vectorised Laplace noise (integers get discrete Laplace)."""
+        arr = np.asarray(values)
+        if np.issubdtype(arr.dtype, np.integer):
+            return arr + self.discrete_laplace(scale, size=arr.shape)
+        return arr.astype(float) + self.laplace(scale, size=arr.shape)
+
+    # -- uniform draws (randomized response, sampling) ------------------------------------
+    def integers(self, high: int | np.ndarray, size: int | None = None) -> np.ndarray:
+        """Uniform integers in [0, high) — `high` may be an array (one bound per draw).
+
+        Secure mode uses OS entropy with rejection sampling, so every value is exactly equally likely.
+        """
+        high_arr = np.asarray(high, dtype=np.int64)
+        shape = high_arr.shape if size is None else (size,)
+        high_arr = np.broadcast_to(high_arr, shape)
+        if np.any(high_arr < 1):
+            raise ValueError("integers(high): every bound must be >= 1")
+        if not self.is_secure:
+            return self._rng.integers(0, high_arr, size=shape)
+        return _secure_integers(high_arr)
+
+    def uniform(self, size: int) -> np.ndarray:
+        """Uniform floats in [0, 1) with 53 random bits each."""
+        if not self.is_secure:
+            return self._rng.random(size)
+        words = np.frombuffer(os.urandom(8 * size), dtype=np.uint64)
+        return (words >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A uniformly random permutation of range(n)."""
+        if not self.is_secure:
+            return self._rng.permutation(n)
+        # Fisher-Yates needs sequential draws; sorting by 64-bit random keys is uniform up to ties,
+        # which are resolved by a second key and are vanishingly rare.
+        keys = (
+            np.frombuffer(os.urandom(16 * n), dtype=np.uint64).reshape(n, 2)
+            if n
+            else np.empty((0, 2), np.uint64)
+        )
+        return np.lexsort((keys[:, 1], keys[:, 0]))
+
+
+def _secure_integers(high: np.ndarray) -> np.ndarray:
+    """Unbiased uniform integers in [0, high) from os.urandom (vectorised rejection sampling)."""
+    flat = high.reshape(-1).astype(np.uint64)
+    out = np.empty(flat.shape, dtype=np.uint64)
+    todo = np.arange(flat.size)
+    # largest multiple of `high` that fits in 2^64, per draw: accept words below it
+    limit = (np.uint64(2**64 - 1) // flat) * flat
+    while todo.size:
+        words = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64)
+        ok = words < limit[todo]
+        out[todo[ok]] = words[ok] % flat[todo[ok]]
+        todo = todo[~ok]
+    return out.astype(np.int64).reshape(high.shape)

@@ -1,0 +1,1 @@
+"""Location histograms: HTF and baselines over a grid of lat/lon points."""

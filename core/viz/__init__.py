@@ -1,0 +1,1 @@
+"""Plotly figures and folium maps built from core results (no streamlit here)."""
