@@ -26,21 +26,21 @@ APP_DIR = Path(__file__).resolve().parents[1]
 TOOLS = (
     (
         "pages/location_histograms.py",
-        "🗺️ Location histograms",
+        ":material/map: Location histograms",
         "For privacy officers and analysts publishing where things happen. Upload latitude/longitude "
         "points and build a differentially private histogram with the Homogeneous Tree Framework (HTF). "
         "See its partitions on a map and compare its accuracy with kd-tree, grid, quadtree and PrivTree.",
     ),
     (
         "pages/pp_balancing.py",
-        "⚖️ PP balancing",
+        ":material/balance: PP balancing",
         "For teachers and data stewards. Pick a table's sensitive attribute and privacy levels (ρ1, ρ2), "
         "step through how the table is split into balanced sub-tables, see each sub-table's retention "
         "probability, and publish a randomized table.",
     ),
     (
         "pages/dp_sql.py",
-        "🧮 DP SQL",
+        ":material/database: DP SQL",
         "For analysts and reviewers. Write `SELECT WITH DIFFERENTIAL_PRIVACY` queries, see how they are "
         "rewritten (per-user aggregation, contribution bounds, clamping), and release noisy answers with "
         "95% intervals under a budget ledger.",

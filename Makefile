@@ -1,0 +1,49 @@
+# DP Explorer — the README's two commands: `make run` and `make test`.
+# Needs only python3 (>= 3.11) with venv, pip and make; everything else is installed here.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8501
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: run test lint browser clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-install whenever pyproject.toml changes.
+$(VENV)/.installed-app: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-app
+
+run: $(VENV)/.installed-app
+	$(BIN)/python -m streamlit run app.py --server.port $(PORT) --server.address localhost \
+		--server.headless true --browser.gatherUsageStats false
+
+# A headless Chromium for the browser tests: Debian's package when we are root.
+# If it truly cannot be had, the browser tests skip with a loud message (never silently).
+browser:
+	@if [ -x "$(CHROMIUM)" ]; then \
+		echo "browser: using $(CHROMIUM)"; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "browser: installing Debian's chromium (apt-get)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+			|| echo "!!! browser: apt-get could not install chromium; browser tests will be SKIPPED !!!"; \
+	else \
+		echo "!!! browser: $(CHROMIUM) not found and cannot apt-get it (not root); browser tests will be SKIPPED !!!"; \
+	fi
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+
+test: $(VENV)/.installed-dev browser lint
+	DPX_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,148 @@
+"""Phase 3: perturb SA within each sub-table and publish (spec sections 6.2-6.3).
+
+PROJECT DESIGN (the thesis text available to the project does not describe this phase).
+Each record keeps its value with probability p_i = a/b exactly (r uniform in {0..b-1}, keep if
+r < a), otherwise it gets a uniform value of its sub-table's domain D_i (possibly itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+from core import __version__
+from core.balancing.plan import PartitionPlan
+from core.balancing.records import EncodedSA, assign_records, encode_sa
+from core.balancing.subtables import SubTable
+from core.privacy import Noise
+
+SUBTABLE_COLUMN = "subtable"
+
+STATED_LIMITS = (
+    "The guarantee is per record and per single SA' value.",
+    "Non-SA' values are not protected by design, because their prior already exceeds rho1.",
+    "D_i reveals 'SA is in D_i' for the records of sub-table i.",
+)
+
+
+def frac(x: Fraction | None) -> str | None:
+    """Exact JSON form of a Fraction: "a/b", or "n" when whole."""
+    if x is None:
+        return None
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
+def perturb_codes(
+    codes: np.ndarray,
+    sub_ids: np.ndarray,
+    subtables: Sequence[SubTable],
+    labels: Sequence[str],
+    noise: Noise,
+) -> np.ndarray:
+    """Perturbed value codes; `sub_ids` are 0-based sub-table indices per record (vectorised)."""
+    index = {lab: i for i, lab in enumerate(labels)}
+    keep_num, keep_den, m, offset, domain = [], [], [], [], []
+    for s in subtables:
+        if not s.admissible or s.p is None:
+            raise ValueError("refusing to perturb an inadmissible sub-table (rho1_i >= rho2)")
+        assert s.p + s.m * s.q == 1
+        keep_num.append(s.p.numerator)
+        keep_den.append(s.p.denominator)
+        offset.append(len(domain))
+        m.append(s.m)
+        domain.extend(index[v] for v in s.counts)  # D_i in canonical order
+    keep_num = np.asarray(keep_num, dtype=np.int64)
+    keep_den = np.asarray(keep_den, dtype=np.int64)
+    m_arr = np.asarray(m, dtype=np.int64)
+    offset = np.asarray(offset, dtype=np.int64)
+    domain = np.asarray(domain, dtype=np.int64)
+    r = noise.integers(keep_den[sub_ids])
+    replace = r >= keep_num[sub_ids]
+    out = np.asarray(codes, dtype=np.int64).copy()
+    rs = sub_ids[replace]
+    k = noise.integers(m_arr[rs]) if rs.size else np.zeros(0, dtype=np.int64)
+    out[replace] = domain[offset[rs] + k]
+    return out
+
+
+@dataclass
+class Publication:
+    table: pd.DataFrame  # shuffled rows, SA perturbed, sub-table id column added
+    metadata: dict
+    subtables: list[SubTable]
+    assignment: np.ndarray  # group per original row (audit only, never released)
+    encoded: EncodedSA
+
+
+def subtable_metadata(subtables: Sequence[SubTable]) -> list[dict]:
+    return [
+        {
+            "id": i,
+            "size": s.size,
+            "domain": list(s.counts),
+            "m": s.m,
+            "p": frac(s.p),
+            "q": frac(s.q),
+            "gamma": frac(s.gamma),
+        }
+        for i, s in enumerate(subtables, 1)
+    ]
+
+
+def publish(
+    df: pd.DataFrame,
+    sa: str,
+    plan: PartitionPlan,
+    noise: Noise,
+    *,
+    accept_fallback: bool = False,
+    missing: str = "error",
+    drop_columns: Sequence[str] = (),
+    record_order: str = "original",
+) -> Publication:
+    """Perturb and publish `df`; raises InputError (nothing published) if the plan is refused."""
+    subtables = plan.publishable(accept_fallback)
+    fallback = subtables is not plan.subtables
+    encoded = encode_sa(df[sa], missing=missing)
+    if fallback:
+        assignment = np.where(encoded.codes >= 0, 0, -1)
+    else:
+        groups = [s.counts for s in subtables]
+        assignment = assign_records(
+            encoded.codes, encoded.labels, groups, noise if record_order == "seeded" else None
+        )
+    kept = assignment >= 0
+    published = perturb_codes(
+        encoded.codes[kept], assignment[kept], subtables, encoded.labels, noise
+    )
+    out = df.loc[kept].drop(columns=list(drop_columns)).copy()
+    out[sa] = np.asarray(encoded.labels, dtype=object)[published]
+    out[SUBTABLE_COLUMN] = assignment[kept] + 1
+    out = out.iloc[noise.permutation(len(out))].reset_index(drop=True)
+    metadata = {
+        "software": f"dp-explorer {__version__}",
+        "sa_column": sa,
+        "subtable_column": SUBTABLE_COLUMN,
+        "rho1": frac(plan.rho1),
+        "rho2": frac(plan.rho2),
+        "sa_prime": plan.sa_prime,
+        "canonical_order": plan.canonical,
+        "tie_policy": plan.tie_policy,
+        "merge_policy": plan.merge_policy,
+        "record_order": record_order,
+        "missing_values": {"policy": encoded.missing_policy, "count": encoded.n_missing},
+        "single_table_fallback": fallback,
+        "dropped_columns": list(drop_columns),
+        "noise": noise.describe(),
+        "phase3": "project design: uniform perturbation per sub-table (SDR-style)",
+        "stated_limits": list(STATED_LIMITS),
+        "subtables": subtable_metadata(subtables),
+    }
+    return Publication(
+        table=out, metadata=metadata, subtables=list(subtables), assignment=assignment,
+        encoded=encoded,
+    )

@@ -1,0 +1,66 @@
+"""Argument checks and the up-front budget check shared by every baseline.
+
+A release either fits the ledger as a whole or nothing is spent: `reserve` checks the full
+eps_tot before the first draw, so a method never stops half-way with a partial spend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, make_spend
+
+
+def check_matrix(F: np.ndarray) -> np.ndarray:
+    """F must be a 2-D matrix of non-negative integer counts."""
+    F = np.asarray(F)
+    if F.ndim != 2 or F.shape[0] < 1 or F.shape[1] < 1:
+        raise InputError(
+            f"the frequency matrix must be 2-D with at least one cell, got shape {F.shape}."
+        )
+    if not np.issubdtype(F.dtype, np.integer):
+        raise InputError("the frequency matrix must hold integer counts; bin the points first.")
+    if F.size and F.min() < 0:
+        raise InputError("the frequency matrix has negative counts; it must count points per cell.")
+    return F.astype(np.int64, copy=False)
+
+
+def check_epsilon(eps_tot: float, eps_n: float = 0.0) -> None:
+    """eps_tot > 0 finite; the noisy-N share must leave something for the mechanism."""
+    if not (isinstance(eps_tot, int | float) and math.isfinite(eps_tot) and eps_tot > 0):
+        raise InputError(f"epsilon must be a finite number > 0, got {eps_tot!r}.")
+    if not (math.isfinite(eps_n) and 0 <= eps_n < eps_tot):
+        raise InputError(
+            f"eps_n (budget for the noisy number of points) must be in [0, epsilon) = [0, {eps_tot:g}), "
+            f"got {eps_n!r}; lower eps_n or raise epsilon."
+        )
+
+
+def check_fraction(name: str, value: float, *, open_low: bool = True, open_high: bool = True) -> None:
+    lo_ok = value > 0 if open_low else value >= 0
+    hi_ok = value < 1 if open_high else value <= 1
+    if not (math.isfinite(value) and lo_ok and hi_ok):
+        lo, hi = "(" if open_low else "[", ")" if open_high else "]"
+        raise InputError(f"{name} must be in {lo}0, 1{hi}, got {value!r}.")
+
+
+def check_positive(name: str, value: float) -> None:
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{name} must be a finite number > 0, got {value!r}.")
+
+
+def reserve(ledger: BudgetLedger, method: str, eps_tot: float) -> None:
+    """Refuse (BudgetExceededError) before any draw if eps_tot does not fit the ledger."""
+    ledger.check([make_spend(method, "whole release (check only)", eps_tot)])
+
+
+def fixed_or_auto_height(height: int | str, name: str = "height") -> int | None:
+    """None for "auto" (sized from a noisy N), else a validated fixed integer height."""
+    if height == "auto":
+        return None
+    if isinstance(height, bool) or not isinstance(height, int | np.integer) or height < 0:
+        raise InputError(f'{name} must be "auto" or an integer >= 0, got {height!r}.')
+    return int(height)

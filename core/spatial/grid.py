@@ -1,0 +1,70 @@
+"""Points to a frequency matrix over a public bounding box (spec htf.md §1.2-1.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.errors import InputError
+
+MAX_GRID = 4096
+
+
+@dataclass(frozen=True)
+class Grid:
+    """`ny` rows (along latitude, row 0 = south) x `nx` columns over bbox (minlon, minlat, maxlon, maxlat)."""
+
+    ny: int
+    nx: int
+    bbox: tuple[float, float, float, float]
+
+    def __post_init__(self) -> None:
+        for name, n in (("rows", self.ny), ("columns", self.nx)):
+            if not 1 <= n <= MAX_GRID:
+                raise InputError(f"grid {name} must be between 1 and {MAX_GRID}, got {n}.")
+        x0, y0, x1, y1 = self.bbox
+        if not all(np.isfinite(self.bbox)):
+            raise InputError(
+                "the bounding box must be four finite numbers MINLON,MINLAT,MAXLON,MAXLAT."
+            )
+        if x0 >= x1 or y0 >= y1:
+            raise InputError(
+                f"bounding box needs min < max on both axes, got lon {x0:g}..{x1:g}, lat {y0:g}..{y1:g}. "
+                "Give it as MINLON,MINLAT,MAXLON,MAXLAT."
+            )
+
+    @property
+    def cell_width(self) -> float:
+        return (self.bbox[2] - self.bbox[0]) / self.nx
+
+    @property
+    def cell_height(self) -> float:
+        return (self.bbox[3] - self.bbox[1]) / self.ny
+
+    def describe(self) -> dict:
+        return {"rows": self.ny, "cols": self.nx, "bbox": list(self.bbox)}
+
+
+@dataclass(frozen=True)
+class Binned:
+    """The frequency matrix F (int64, shape (ny, nx)) and how many points fell outside the bbox."""
+
+    F: np.ndarray
+    n_used: int
+    n_dropped: int
+
+
+def bin_points(lon: np.ndarray, lat: np.ndarray, grid: Grid) -> Binned:
+    """Count points per cell; a point on the max edge goes to the last cell, points outside are dropped."""
+    x0, y0, x1, y1 = grid.bbox
+    lon = np.asarray(lon, dtype=np.float64)
+    lat = np.asarray(lat, dtype=np.float64)
+    inside = (lon >= x0) & (lon <= x1) & (lat >= y0) & (lat <= y1)
+    lon, lat = lon[inside], lat[inside]
+    c = np.floor((lon - x0) / (x1 - x0) * grid.nx).astype(np.int64)
+    r = np.floor((lat - y0) / (y1 - y0) * grid.ny).astype(np.int64)
+    np.minimum(c, grid.nx - 1, out=c)
+    np.minimum(r, grid.ny - 1, out=r)
+    F = np.bincount(r * grid.nx + c, minlength=grid.ny * grid.nx).reshape(grid.ny, grid.nx)
+    return Binned(F=F.astype(np.int64), n_used=int(inside.sum()), n_dropped=int((~inside).sum()))

@@ -1,0 +1,15 @@
+"""AppTest: the whole app shell with the Home page."""
+
+
+def test_home_renders_and_shows_secure_mode(app_test):
+    at = app_test("app.py").run()
+    assert not at.exception
+    assert at.title[0].value == "DP Explorer"
+    assert any("Mode: secure" in i.value for i in at.info)
+
+
+def test_demo_mode_toggle_switches_label(app_test):
+    at = app_test("app.py").run()
+    at.toggle(key="dpx_demo_mode").set_value(True).run()
+    assert not at.exception
+    assert any("reproducible demo" in w.value for w in at.warning)

@@ -1,0 +1,116 @@
+"""Loading and validation: one test per bad-input class, each checking the message names the problem."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.data import detect_lat_lon, load_table, validate_points
+from core.errors import InputError
+
+GOOD_CSV = b"name,lat,lon\na,52.5,13.4\nb,48.1,11.6\n"
+
+
+def test_loads_csv_from_bytes_and_path(tmp_path):
+    df = load_table(GOOD_CSV, name="points.csv")
+    assert list(df.columns) == ["name", "lat", "lon"] and len(df) == 2
+    path = tmp_path / "points.csv"
+    path.write_bytes(GOOD_CSV)
+    assert load_table(path).equals(df)
+
+
+def test_loads_parquet_bytes():
+    buf = io.BytesIO()
+    pd.DataFrame({"lat": [1.0, 2.0], "lon": [3.0, 4.0]}).to_parquet(buf)
+    df = load_table(buf.getvalue(), name="upload")  # detected by magic bytes, not the name
+    assert df["lon"].tolist() == [3.0, 4.0]
+
+
+def test_semicolon_separated_csv_is_sniffed():
+    df = load_table(b"lat;lon\n1;2\n3;4\n", name="x.csv")
+    assert list(df.columns) == ["lat", "lon"]
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"", "is empty"),
+        (b"   \n\n", "is empty"),
+        (b"lat,lon\n", "no data rows"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "looks binary"),
+        ("lat,lon\n1,2\n".encode("utf-16"), "looks binary|not UTF-8"),
+        (b"lat,lon\n\xff\xfe1,2\n", "not UTF-8"),
+        (b"PAR1garbage-not-parquet", "could not be read as Parquet"),
+    ],
+)
+def test_bad_files_are_named(data, message):
+    with pytest.raises(InputError, match=message):
+        load_table(data, name="upload.csv")
+
+
+def test_too_large_file_is_refused(tmp_path):
+    with pytest.raises(InputError, match="over the 0 MB limit"):
+        load_table(GOOD_CSV, name="big.csv", max_bytes=10)
+    path = tmp_path / "big.csv"
+    path.write_bytes(GOOD_CSV)
+    with pytest.raises(InputError, match="big.csv is .* over"):
+        load_table(path, max_bytes=10)
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        load_table(tmp_path / "nope.csv")
+
+
+def test_lat_lon_detection_by_common_names():
+    for lat, lon in [
+        ("lat", "lon"),
+        ("Latitude", "Longitude"),
+        ("y", "x"),
+        ("LAT", "lng"),
+        ("lat", "long"),
+    ]:
+        df = pd.DataFrame({lat: [1.0], lon: [2.0]})
+        assert detect_lat_lon(df) == (lat, lon)
+
+
+def test_explicit_columns_override_detection():
+    df = pd.DataFrame({"lat": [1.0], "lon": [2.0], "py": [3.0], "px": [4.0]})
+    assert detect_lat_lon(df, lat="py", lon="px") == ("py", "px")
+
+
+def test_missing_coordinate_column_is_named():
+    with pytest.raises(InputError, match="could not find the longitude column"):
+        detect_lat_lon(pd.DataFrame({"lat": [1.0], "value": [2]}))
+    with pytest.raises(InputError, match="latitude column 'nope' is not in the table"):
+        detect_lat_lon(pd.DataFrame({"lat": [1.0], "lon": [2.0]}), lat="nope")
+
+
+def test_non_numeric_values_are_named():
+    df = pd.DataFrame({"lat": ["1.0", "north", "2"], "lon": [1.0, 2.0, 3.0]})
+    with pytest.raises(
+        InputError, match=r"column 'lat' has 1 non-numeric value\(s\) \(e.g. 'north'\)"
+    ):
+        validate_points(df, "lat", "lon")
+
+
+def test_nan_rows_are_counted_and_dropped_only_on_request():
+    df = pd.DataFrame({"lat": [1.0, np.nan, 3.0, 4.0], "lon": [1.0, 2.0, None, 4.0]})
+    with pytest.raises(InputError, match="2 row\\(s\\) have a missing latitude or longitude"):
+        validate_points(df, "lat", "lon")
+    pts = validate_points(df, "lat", "lon", drop_nan=True)
+    assert pts.n_nan_dropped == 2
+    assert pts.lat.tolist() == [1.0, 4.0] and pts.lon.tolist() == [1.0, 4.0]
+
+
+@pytest.mark.parametrize(
+    "lat, lon, message",
+    [
+        ([91.0, 10.0], [0.0, 0.0], r"1 latitude value\(s\) are outside \[-90, 90\]"),
+        ([0.0, 0.0], [-181.0, 200.0], r"2 longitude value\(s\) are outside \[-180, 180\]"),
+    ],
+)
+def test_out_of_range_coordinates_are_named(lat, lon, message):
+    with pytest.raises(InputError, match=message):
+        validate_points(pd.DataFrame({"lat": lat, "lon": lon}), "lat", "lon")

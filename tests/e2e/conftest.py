@@ -1,0 +1,123 @@
+"""Browser fixtures: `streamlit run app.py` on a free localhost port, driven by Playwright
+through Debian's Chromium. Every request that would leave localhost is aborted and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+
+
+def _chromium_or_skip() -> str:
+    path = CHROMIUM if os.path.isfile(CHROMIUM) else shutil.which("chromium")
+    if not path:
+        msg = f"BROWSER TESTS SKIPPED: no Chromium at {CHROMIUM} (install Debian's 'chromium' package)"
+        print(f"\n!!! {msg} !!!", file=sys.stderr)
+        pytest.skip(msg)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of a fresh `streamlit run app.py` on 127.0.0.1 (stopped after the session)."""
+    port = _free_port()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", "app.py",
+                "--server.port", str(port), "--server.address", "127.0.0.1",
+                "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                "--server.fileWatcherType", "none",
+            ],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_healthy(url, proc, log)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            pytest.fail(f"streamlit did not start:\n{log.read().decode(errors='replace')[-3000:]}")
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    executable = _chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=executable,
+            headless=True,
+            args=[
+                "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync",
+            ],
+        )  # fmt: skip
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def external_requests() -> list[str]:
+    """URLs the page tried to fetch outside localhost (all of them were aborted)."""
+    return []
+
+
+@pytest.fixture
+def page(browser, external_requests):
+    """A fresh page in its own context; requests that would leave localhost are aborted."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+
+    def guard(route):
+        host = urlparse(route.request.url).hostname or ""
+        if route.request.url.startswith(("data:", "blob:")) or host in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            external_requests.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    pg = context.new_page()
+    pg.set_default_timeout(30_000)
+    yield pg
+    context.close()

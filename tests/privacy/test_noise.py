@@ -1,0 +1,113 @@
+"""Noise sources: distribution checks for both modes and the mode rules."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.privacy import Noise
+
+
+def laplace_cdf(x: np.ndarray, scale: float) -> np.ndarray:
+    return np.where(x < 0, 0.5 * np.exp(x / scale), 1 - 0.5 * np.exp(-x / scale))
+
+
+def ks_statistic(sample: np.ndarray, cdf) -> float:
+    x = np.sort(sample)
+    n = x.size
+    f = cdf(x)
+    return float(max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(n) / n)))
+
+
+def test_seeded_laplace_passes_kolmogorov_smirnov():
+    scale, n = 2.5, 20_000
+    draws = Noise.seeded(7).laplace(scale, size=n)
+    d = ks_statistic(draws, lambda x: laplace_cdf(x, scale))
+    # 1.63/sqrt(n) is the 1% critical value; a wrong scale (e.g. 2.0) gives D ≈ 0.05 here.
+    assert d < 1.63 / math.sqrt(n)
+
+
+def test_ks_rejects_wrong_scale():
+    draws = Noise.seeded(7).laplace(2.0, size=20_000)
+    assert ks_statistic(draws, lambda x: laplace_cdf(x, 2.5)) > 1.63 / math.sqrt(20_000)
+
+
+def test_seeded_mode_is_reproducible_and_labelled():
+    a = Noise.seeded(3).laplace(1.0, size=5)
+    b = Noise.seeded(3).laplace(1.0, size=5)
+    assert np.array_equal(a, b)
+    assert Noise.seeded(3).describe() == {
+        "mode": "seeded",
+        "seed": 3,
+        "warning": "reproducible demo mode — not for real releases",
+    }
+
+
+def test_secure_mode_cannot_be_seeded():
+    with pytest.raises(ValueError, match="never seeded"):
+        Noise("secure", seed=1)
+    assert Noise.from_seed(None).is_secure
+    assert Noise.secure().describe() == {"mode": "secure"}
+
+
+def test_secure_laplace_variance_matches_two_scale_squared():
+    scale, n = 3.0, 20_000
+    draws = Noise.secure().laplace(scale, size=n)
+    # Var = 2 b^2 = 18; the sample variance's sd is sqrt((mu4 - sigma^4)/n) = sqrt(5)*18/sqrt(n) ≈ 0.28.
+    # A tolerance of 10% (1.8, > 6 sd) always passes for a correct sampler; scale 2.5 would give 12.5.
+    assert abs(draws.var() - 2 * scale**2) < 0.1 * 2 * scale**2
+    assert abs(draws.mean()) < 0.15
+
+
+def test_secure_discrete_laplace_gives_integers_with_right_variance():
+    scale, n = 3.0, 20_000
+    draws = Noise.secure().discrete_laplace(scale, size=n)
+    assert draws.dtype == np.int64
+    a = math.exp(-1 / scale)
+    variance = 2 * a / (1 - a) ** 2  # discrete Laplace variance, ≈ 2b² - 1/6 for large b
+    assert abs(draws.var() - variance) < 0.1 * variance
+
+
+def test_seeded_discrete_laplace_matches_pmf():
+    scale, n = 1.5, 50_000
+    draws = Noise.seeded(11).discrete_laplace(scale, size=n)
+    a = math.exp(-1 / scale)
+    for k in (0, 1, -1, 3):
+        expected = (1 - a) / (1 + a) * a ** abs(k)
+        assert abs(np.mean(draws == k) - expected) < 5 * math.sqrt(expected / n)
+
+
+def test_add_laplace_keeps_integer_counts_integer():
+    noisy = Noise.secure().add_laplace(np.array([10, 20, 30]), 1.0)
+    assert np.issubdtype(noisy.dtype, np.integer)
+    noisy_f = Noise.seeded(1).add_laplace(np.array([1.5, 2.5]), 1.0)
+    assert noisy_f.dtype == np.float64
+
+
+def test_zero_scale_is_noise_free():
+    assert Noise.secure().laplace(0.0) == 0.0
+    assert np.all(Noise.seeded(1).discrete_laplace(0.0, size=4) == 0)
+
+
+@pytest.mark.parametrize("mode", ["secure", "seeded"])
+def test_uniform_integers_are_uniform(mode):
+    noise = Noise.secure() if mode == "secure" else Noise.seeded(5)
+    n, k = 60_000, 6
+    draws = noise.integers(k, size=n)
+    assert draws.min() >= 0 and draws.max() < k
+    counts = np.bincount(draws, minlength=k)
+    chi2 = float(((counts - n / k) ** 2 / (n / k)).sum())
+    assert chi2 < 25.7  # chi-square(5) at p = 1e-4
+
+
+def test_integers_accept_one_bound_per_draw():
+    bounds = np.array([1, 2, 5, 1000])
+    draws = Noise.secure().integers(bounds)
+    assert np.all((draws >= 0) & (draws < bounds))
+    assert draws[0] == 0
+
+
+def test_permutation_is_a_permutation():
+    for noise in (Noise.secure(), Noise.seeded(2)):
+        p = noise.permutation(1000)
+        assert sorted(p.tolist()) == list(range(1000))
