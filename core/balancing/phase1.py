@@ -191,3 +191,24 @@ def order_at(result: Phase1Result, j: int) -> tuple[tuple[str, int], ...]:
                 (v for v in order if remaining[v] > 0), key=lambda v: (-remaining[v], index[v])
             )
     return tuple((v, remaining[v]) for v in order)
+
+
+def iter_orders(result: Phase1Result):
+    """Yield the start-of-iteration order of every row in one pass (replays if not stored)."""
+    if all(row.order is not None for row in result.trace):
+        yield from (row.order for row in result.trace)
+        return
+    index = {v: i for i, v in enumerate(result.canonical)}
+    remaining = dict(result.counts)
+    order = sorted(remaining, key=lambda v: (-remaining[v], index[v]))
+    for group in result.groups:
+        yield tuple((v, remaining[v]) for v in order)
+        for v, c in group.items():
+            remaining[v] -= c
+        if result.tie_policy == "stable":
+            order = [v for v in order if remaining[v] > 0]
+            order.sort(key=lambda v: -remaining[v])
+        else:
+            order = sorted(
+                (v for v in order if remaining[v] > 0), key=lambda v: (-remaining[v], index[v])
+            )

@@ -105,7 +105,9 @@ def plan_partition(
     """Run PP on per-value counts. `canonical` fixes the initial order (default: natural sort)."""
     validate_rhos(rho1, rho2)
     if tie_policy not in TIE_POLICIES:
-        raise InputError(f"unknown tie policy {tie_policy!r}; use one of {', '.join(TIE_POLICIES)}.")
+        raise InputError(
+            f"unknown tie policy {tie_policy!r}; use one of {', '.join(TIE_POLICIES)}."
+        )
     if merge_policy not in MERGE_POLICIES:
         raise InputError(
             f"unknown merge policy {merge_policy!r}; use one of {', '.join(MERGE_POLICIES)}."

@@ -143,6 +143,9 @@ def publish(
         "subtables": subtable_metadata(subtables),
     }
     return Publication(
-        table=out, metadata=metadata, subtables=list(subtables), assignment=assignment,
+        table=out,
+        metadata=metadata,
+        subtables=list(subtables),
+        assignment=assignment,
         encoded=encoded,
     )

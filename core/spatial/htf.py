@@ -15,6 +15,7 @@ import numpy as np
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise, make_spend
 from core.spatial.common import geometric_shares, h_max, remaining_path_budget, tree_height
+from core.spatial.consistency import combine_measurements, gls_levels
 from core.spatial.release import Release
 from core.spatial.split_search import exhaustive_split_offset, get_split_offset
 
@@ -48,7 +49,9 @@ class HTFParams:
         if self.height is None and not self.eps_height > 0:
             raise InputError(f"eps_height must be > 0 (or fix the height), got {self.eps_height}.")
         if not self.eps_prt_level > 0:
-            raise InputError(f"the per-level partition budget must be > 0, got {self.eps_prt_level}.")
+            raise InputError(
+                f"the per-level partition budget must be > 0, got {self.eps_prt_level}."
+            )
         if not (isinstance(self.T, int | np.integer) and self.T >= 1):
             raise InputError(f"T (split-search iterations) must be an integer >= 1, got {self.T}.")
         if self.stop_cells < 1:
@@ -56,7 +59,9 @@ class HTFParams:
         if self.even_axis not in ("y", "x"):
             raise InputError(f"even_axis must be 'y' or 'x', got {self.even_axis!r}.")
         if self.split_search not in ("binary", "exhaustive"):
-            raise InputError(f"split_search must be 'binary' or 'exhaustive', got {self.split_search!r}.")
+            raise InputError(
+                f"split_search must be 'binary' or 'exhaustive', got {self.split_search!r}."
+            )
         if self.height is not None and self.height < 1:
             raise InputError(f"a fixed height must be >= 1, got {self.height}.")
 
@@ -165,6 +170,7 @@ def build_htf(
     leaves: list[np.ndarray] = []
     values: list[np.ndarray] = []
     heights: list[np.ndarray] = []
+    expanded: list[np.ndarray] = []  # split nodes (r0, r1, c0, c1, height): implied by the leaves
     tree = _TreeLog() if p.consistency else None
 
     nodes = np.array([[0, ny, 0, nx]], dtype=np.int64)
@@ -182,12 +188,14 @@ def build_htf(
         leaf = structural | (y1 <= p.stop_count)
         val = _leaf_values(cnt, y1, leaf, structural, shares[i], rem[i], p, noise)
 
-        ids = tree.add(parents, y1, shares[i], leaf, val, rem[i], structural, p) if tree else None
+        if tree is not None:
+            tree.add(parents, y1, shares[i], leaf, val, rem[i], structural, p)
         leaves.append(nodes[leaf])
         values.append(val[leaf])
         heights.append(np.full(int(leaf.sum()), i))
 
         grow = np.flatnonzero(~leaf)
+        expanded.append(np.column_stack([nodes[grow], np.full(len(grow), i)]))
         children = np.empty((2 * len(grow), 4), dtype=np.int64)
         for j, n in enumerate(grow):
             r0, r1, c0, c1 = nodes[n]
@@ -204,11 +212,11 @@ def build_htf(
                 children[2 * j] = (r0, r1, c0, c0 + s)
                 children[2 * j + 1] = (r0, r1, c0 + s, c1)
         nodes = children
-        parents = np.repeat(ids[grow], 2) if tree else np.repeat(grow, 2)
+        parents = np.repeat(grow, 2)  # children's parent index within this level
 
     leaves_arr = np.concatenate(leaves)
     values_arr = np.concatenate(values).astype(np.float64)
-    if tree:
+    if tree is not None:
         values_arr = tree.consistent_leaf_values()
     name = "htf" if not p.modified else "htf+"
     return Release(
@@ -229,6 +237,7 @@ def build_htf(
             "modified": p.modified,
             "leaf_heights": np.concatenate(heights),
             "eps_shares": shares.tolist(),
+            "expanded": np.concatenate(expanded) if expanded else np.empty((0, 5), np.int64),
         },
     )
 
@@ -259,45 +268,36 @@ def _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p: HTFParams, noise: N
 
 
 class _TreeLog:
-    """Measured nodes of the lazy tree, kept for GLS consistency (§2.10.2)."""
+    """Measured nodes of the lazy tree, level by level, for GLS consistency (§2.10.2, §3.9)."""
 
     def __init__(self):
-        self.parent: list[np.ndarray] = []
+        self.parents: list[np.ndarray] = []
         self.y: list[np.ndarray] = []
         self.var: list[np.ndarray] = []
         self.is_leaf: list[np.ndarray] = []
-        self.n = 0
 
-    def add(self, parents, y1, eps_i, leaf, val, rem_i, structural, p) -> np.ndarray:
-        k = len(parents)
-        ids = np.arange(self.n, self.n + k)
-        self.n += k
-        y = np.where(np.isnan(y1), 0.0, y1).astype(float)
-        prec = np.where(np.isnan(y1), 0.0, eps_i**2 / 2.0)  # 1/var of y1 (2/eps^2)
-        # a leaf's released value is a further measurement (or the combination) of the node
-        if not p.combine_pruned:
-            extra = leaf & (rem_i > 0)
-            if extra.any():  # fresh y2 with rem(i): combine with y1 by inverse variance
-                p2 = rem_i**2 / 2.0
-                y[extra] = (prec[extra] * y[extra] + p2 * val[extra]) / (prec[extra] + p2)
-                prec[extra] = prec[extra] + p2
-        else:
-            # val already is the best combination of every measurement of the node
-            prec_val = np.where(structural, (eps_i + rem_i) ** 2 / 2.0, (eps_i**2 + rem_i**2) / 2.0)
-            y[leaf] = val[leaf]
-            prec[leaf] = prec_val[leaf]
-        self.parent.append(np.asarray(parents))
+    def add(self, parents, y1, eps_i, leaf, val, rem_i, structural, p) -> None:
+        """Record one level; `parents` index the previous level's nodes."""
+        measured = ~np.isnan(y1)
+        y = np.where(measured, y1, 0.0).astype(float)
+        var = np.where(measured, 2.0 / eps_i**2, np.inf)
+        if p.combine_pruned:
+            # the released value already combines every measurement of the node optimally
+            v_leaf = np.where(structural, 2.0 / (eps_i + rem_i) ** 2, 2.0 / (eps_i**2 + rem_i**2))
+            if rem_i == 0:
+                v_leaf = np.full(len(y), 2.0 / eps_i**2)
+            y = np.where(leaf, val, y)
+            var = np.where(leaf, v_leaf, var)
+        elif rem_i > 0:
+            extra = leaf & measured  # a fresh y2 with rem(i): a second measurement of the node
+            y2 = np.where(extra, val, 0.0)
+            var2 = np.where(extra, 2.0 / rem_i**2, np.inf)
+            y, var = combine_measurements(y, var, y2, var2)
+        self.parents.append(np.asarray(parents, dtype=np.int64))
         self.y.append(y)
-        self.var.append(1.0 / prec)
+        self.var.append(var)
         self.is_leaf.append(np.asarray(leaf))
-        return ids
 
     def consistent_leaf_values(self) -> np.ndarray:
-        from core.spatial.tree_gls import gls_two_pass
-
-        parent = np.concatenate(self.parent)
-        y = np.concatenate(self.y)
-        var = np.concatenate(self.var)
-        is_leaf = np.concatenate(self.is_leaf)
-        x = gls_two_pass(parent, y, var)
-        return x[is_leaf]
+        x = gls_levels(self.parents, self.y, self.var)
+        return np.concatenate([xd[lf] for xd, lf in zip(x, self.is_leaf, strict=True)])

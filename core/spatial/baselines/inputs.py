@@ -13,6 +13,10 @@ import numpy as np
 from core.errors import InputError
 from core.privacy import BudgetLedger, make_spend
 
+# A fixed height above this is never useful (h_max is 24 on the largest 4096 x 4096 grid);
+# refusing it avoids ledgering thousands of empty levels.
+MAX_HEIGHT = 64
+
 
 def check_matrix(F: np.ndarray) -> np.ndarray:
     """F must be a 2-D matrix of non-negative integer counts."""
@@ -30,7 +34,9 @@ def check_matrix(F: np.ndarray) -> np.ndarray:
 
 def check_epsilon(eps_tot: float, eps_n: float = 0.0) -> None:
     """eps_tot > 0 finite; the noisy-N share must leave something for the mechanism."""
-    if not (isinstance(eps_tot, int | float) and math.isfinite(eps_tot) and eps_tot > 0):
+    if isinstance(eps_tot, bool) or not isinstance(eps_tot, int | float | np.number):
+        raise InputError(f"epsilon must be a finite number > 0, got {eps_tot!r}.")
+    if not (math.isfinite(eps_tot) and eps_tot > 0):
         raise InputError(f"epsilon must be a finite number > 0, got {eps_tot!r}.")
     if not (math.isfinite(eps_n) and 0 <= eps_n < eps_tot):
         raise InputError(
@@ -39,7 +45,9 @@ def check_epsilon(eps_tot: float, eps_n: float = 0.0) -> None:
         )
 
 
-def check_fraction(name: str, value: float, *, open_low: bool = True, open_high: bool = True) -> None:
+def check_fraction(
+    name: str, value: float, *, open_low: bool = True, open_high: bool = True
+) -> None:
     lo_ok = value > 0 if open_low else value >= 0
     hi_ok = value < 1 if open_high else value <= 1
     if not (math.isfinite(value) and lo_ok and hi_ok):
@@ -63,4 +71,6 @@ def fixed_or_auto_height(height: int | str, name: str = "height") -> int | None:
         return None
     if isinstance(height, bool) or not isinstance(height, int | np.integer) or height < 0:
         raise InputError(f'{name} must be "auto" or an integer >= 0, got {height!r}.')
+    if height > MAX_HEIGHT:
+        raise InputError(f'{name} {height} is too large; use at most {MAX_HEIGHT} (or "auto").')
     return int(height)

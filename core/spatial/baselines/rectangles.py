@@ -73,6 +73,8 @@ def quad_children(rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r0, r1, c0, c1 = rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3]
     split_r = (r1 - r0) >= 2
     split_c = (c1 - c0) >= 2
+    if split_r.all() and split_c.all():
+        return _quarters(rects)
     n_child = (1 + split_r) * (1 + split_c)
     n_child[~(split_r | split_c)] = 0
     parent, t = segment_index(n_child)
@@ -88,6 +90,19 @@ def quad_children(rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out[:, 2] = np.where(sc & (b == 1), mc, pc0)
     out[:, 3] = np.where(sc & (b == 0), mc, pc1)
     return out, parent
+
+
+def _quarters(rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fast path of `quad_children` when every node splits both ways (power-of-two grids)."""
+    r0, r1, c0, c1 = rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3]
+    mr = r0 + (r1 - r0) // 2
+    mc = c0 + (c1 - c0) // 2
+    out = np.empty((len(rects), 4, 4), dtype=np.int64)
+    out[:, :, 0] = np.stack([r0, r0, mr, mr], axis=1)
+    out[:, :, 1] = np.stack([mr, mr, r1, r1], axis=1)
+    out[:, :, 2] = np.stack([c0, mc, c0, mc], axis=1)
+    out[:, :, 3] = np.stack([mc, c1, mc, c1], axis=1)
+    return out.reshape(-1, 4), np.repeat(np.arange(len(rects), dtype=np.int64), 4)
 
 
 def coverage(leaves: np.ndarray, ny: int, nx: int) -> np.ndarray:

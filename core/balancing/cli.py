@@ -1,0 +1,144 @@
+"""`dpx balance`: PP balancing from a table or from per-value counts (the issue's CLI contract).
+
+dpx balance (INPUT --sa COL | --freqs "x1=12,x2=8,...") --rho1 R --rho2 R
+            [--merge none|utility] [--perturb --out FILE] [--seed S] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.balancing.params import parse_freqs, parse_rho
+from core.balancing.plan import plan_partition
+from core.balancing.publish import publish
+from core.balancing.records import encode_sa
+from core.balancing.report import MERGE_LABEL, plan_json, plan_text
+from core.data.loading import load_table
+from core.data.validation import require_column
+from core.errors import InputError
+from core.privacy import Noise
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "balance",
+        parents=[common],
+        help="PP balancing: partition a table into sub-tables and (optionally) perturb it",
+        description=(
+            "Phase 1 of the PP algorithm (balancing), the T'' distribution and per-sub-table "
+            "retention probabilities; with --perturb, publish a perturbed table. rho values "
+            "accept decimals (0.3) or fractions (1/3)."
+        ),
+    )
+    p.add_argument("input", nargs="?", help="CSV or Parquet table (with --sa)")
+    p.add_argument("--sa", help="the sensitive attribute column of INPUT")
+    p.add_argument("--freqs", help='per-value counts instead of a table, e.g. "x1=12,x2=8"')
+    p.add_argument("--rho1", required=True, help="prior bound rho1 (e.g. 1/3 or 0.3)")
+    p.add_argument("--rho2", required=True, help="posterior bound rho2 > rho1 (e.g. 2/3)")
+    p.add_argument(
+        "--merge",
+        choices=("none", "utility"),
+        default="none",
+        help=f"Phase 2 merge policy (default none; utility is {MERGE_LABEL})",
+    )
+    p.add_argument(
+        "--tie-policy", choices=("stable", "value_order"), default="stable", help="re-sort policy"
+    )
+    p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
+    p.add_argument("--out", help="published CSV path; metadata is written next to it")
+    p.add_argument(
+        "--accept-fallback",
+        action="store_true",
+        help="if the partition is refused, publish the single-table fallback instead",
+    )
+    p.add_argument(
+        "--missing",
+        choices=("error", "drop", "category"),
+        default="error",
+        help="what to do with missing SA values (default: stop and ask)",
+    )
+    p.add_argument(
+        "--record-order",
+        choices=("original", "seeded"),
+        default="original",
+        help="which records of a value go to which group: original row order or a random permutation",
+    )
+    p.add_argument(
+        "--drop-columns", default="", help="comma-separated direct identifiers to remove"
+    )
+    p.set_defaults(handler=run)
+
+
+def metadata_path(out: Path) -> Path:
+    return out.with_name(out.stem + ".metadata.json")
+
+
+def run(args) -> dict | str:
+    if (args.input is None) == (args.freqs is None):
+        raise InputError('give either a table INPUT with --sa COL, or --freqs "x1=12,x2=8,...".')
+    rho1 = parse_rho(args.rho1, "rho1")
+    rho2 = parse_rho(args.rho2, "rho2")
+    df = None
+    if args.freqs is not None:
+        if args.perturb:
+            raise InputError(
+                "--perturb needs a table of records: give INPUT --sa COL, not --freqs."
+            )
+        counts, given_order = parse_freqs(args.freqs)
+        plan = plan_partition(
+            counts,
+            rho1,
+            rho2,
+            canonical=given_order,
+            tie_policy=args.tie_policy,
+            merge_policy=args.merge,
+        )
+    else:
+        if not args.sa:
+            raise InputError("name the sensitive attribute column with --sa COL.")
+        df = load_table(args.input)
+        require_column(df, args.sa, "sensitive attribute column")
+        counts = encode_sa(df[args.sa], missing=args.missing).counts()
+        plan = plan_partition(
+            counts, rho1, rho2, tie_policy=args.tie_policy, merge_policy=args.merge
+        )
+    result = plan_json(plan)
+    if args.perturb:
+        if not args.out:
+            raise InputError("--perturb needs --out FILE for the published CSV.")
+        noise = Noise.from_seed(args.seed)
+        drop = [c.strip() for c in args.drop_columns.split(",") if c.strip()]
+        for col in drop:
+            require_column(df, col, "column to drop")
+        pub = publish(
+            df,
+            args.sa,
+            plan,
+            noise,
+            accept_fallback=args.accept_fallback,
+            missing=args.missing,
+            drop_columns=drop,
+            record_order=args.record_order,
+        )
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pub.table.to_csv(out, index=False)
+        meta_path = metadata_path(out)
+        meta_path.write_text(json.dumps(pub.metadata, indent=2))
+        result["published"] = {
+            "out": str(out),
+            "metadata": str(meta_path),
+            "rows": len(pub.table),
+            "single_table_fallback": pub.metadata["single_table_fallback"],
+            "noise": noise.describe(),
+        }
+    if args.json:
+        return result
+    text = plan_text(plan)
+    if args.perturb:
+        pubd = result["published"]
+        text += f"\n\npublished {pubd['rows']} rows to {pubd['out']} (metadata {pubd['metadata']})"
+        if args.seed is not None:
+            text += f"\nmode: {Noise.from_seed(args.seed).label}"
+    return text

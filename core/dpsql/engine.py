@@ -1,0 +1,81 @@
+"""The embedded DuckDB sandbox (spec §4.1).
+
+Tables are copied into an in-memory database first; then external access is disabled and the
+configuration locked, before any SQL derived from a user query runs. From then on only the
+catalogue tables are visible: no files, network or extensions. The engine only ever executes
+SELECTs generated from the validated AST, never the user's string.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+from core.dpsql.catalog import Catalog
+from core.errors import InputError
+
+LOCKDOWN = (
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+
+
+def sandbox(
+    tables: dict[str, pd.DataFrame], threads: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection holding `tables`, locked down before it is returned."""
+    con = duckdb.connect(":memory:")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    if threads:
+        con.execute(f"SET threads = {int(threads)}")
+    for name, frame in tables.items():
+        view = f"__load_{name}"
+        con.register(view, frame)
+        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{view}"')
+        con.unregister(view)
+    for statement in LOCKDOWN:
+        con.execute(statement)
+    return con
+
+
+class Engine:
+    """A locked DuckDB connection over a catalogue; runs generated SELECTs only."""
+
+    def __init__(self, catalog: Catalog, threads: int | None = None):
+        self.catalog = catalog
+        self.con = sandbox({t.name: t.frame for t in catalog.tables()}, threads=threads)
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Column names and rows (Python ints stay exact, HUGEINT included)."""
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            raise InputError("the engine only runs generated SELECT statements")
+        try:
+            cur = self.con.execute(sql)
+            rows = cur.fetchall()
+        except duckdb.Error as err:
+            raise InputError(
+                f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
+                "column names and types in the query."
+            ) from None
+        return [d[0] for d in cur.description], rows
+
+    def frame(self, sql: str) -> pd.DataFrame:
+        names, rows = self.fetch(sql)
+        return pd.DataFrame(rows, columns=names)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def post_process(released: pd.DataFrame, sql: str) -> pd.DataFrame:
+    """Run post-processing SQL on the released rows only, in a fresh locked connection."""
+    con = sandbox({"released": released})
+    try:
+        return con.execute(sql).df()
+    except duckdb.Error as err:
+        raise InputError(
+            f"DPX-E002 post-processing (HAVING/ORDER BY/LIMIT) failed: {str(err).splitlines()[0]}"
+        ) from None
+    finally:
+        con.close()

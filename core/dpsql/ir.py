@@ -1,0 +1,88 @@
+"""The internal representation both query forms normalise to (spec §1.5).
+
+Everything after parsing (validator, rewriter, explain, release, ledger) reads only these
+frozen dataclasses, so the paper form and the ZetaSQL form behave identically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from sqlglot import exp
+
+Form = Literal["ANONYMIZATION", "DIFFERENTIAL_PRIVACY"]
+AggKind = Literal[
+    "COUNT_UNITS", "COUNT_ROWS", "COUNT_VALUES", "SUM", "AVG", "VAR", "STDDEV", "QUANTILE"
+]
+ROW_LEVEL_KINDS = ("VAR", "STDDEV", "QUANTILE")
+
+
+@dataclass(frozen=True)
+class SourceSpan:
+    """Where an item was written, so later errors can point at the user's text."""
+
+    line: int | None
+    column: int | None
+    text: str
+
+
+@dataclass(frozen=True)
+class DPOptions:
+    epsilon: float
+    delta: float
+    max_groups_contributed: int
+    privacy_unit_column: str | None = None
+    max_rows_per_group: int = 5
+    threshold_weight: float = 1.0
+    quantile_grid_size: int = 1001
+
+
+@dataclass(frozen=True)
+class DPAggregate:
+    kind: AggKind
+    arg: exp.Expression | None
+    lower: float | None
+    upper: float | None
+    clamp: Literal["group", "row", "none"]
+    p: float | None
+    weight: float
+    alias: str
+    span: SourceSpan
+
+    @property
+    def signature(self) -> tuple:
+        """Identical calls share one computation and one budget share (spec §1.3)."""
+        arg = self.arg.sql(dialect="duckdb") if self.arg is not None else "*"
+        return (self.kind, arg, self.lower, self.upper, self.p, self.weight)
+
+
+@dataclass(frozen=True)
+class OutputItem:
+    """One select-list column: a key, a bare aggregate, or an expression over them."""
+
+    name: str
+    expression: exp.Expression  # over key columns k<i> and aggregate columns v<j>
+    key_index: int | None = None
+    aggregate_index: int | None = None
+
+
+@dataclass(frozen=True)
+class PostProcessing:
+    having: exp.Expression | None = None
+    order: exp.Expression | None = None
+    limit: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class DPQuery:
+    form: Form
+    options: DPOptions
+    keys: list[exp.Expression]
+    key_names: list[str]
+    aggregates: list[DPAggregate]
+    outputs: list[OutputItem]
+    relation: exp.Select  # SELECT-less shell holding FROM, JOINs and leading CTEs
+    where: exp.Expression | None
+    post: PostProcessing = field(default_factory=PostProcessing)
+    text: str = ""

@@ -1,0 +1,416 @@
+"""Rewrite a validated DP query into staged SQL (one CTE per stage; spec §2.3-§2.6, §4.2).
+
+src -> per_user (one row per unit and partition) -> keyed/sampled (at most C_u partitions per
+unit) -> clamped (bounds, NULL-safe, integerised) -> cross_user (exact per-partition sums and
+the distinct-unit count). Noise, thresholding and post-processing happen in Python
+(`core.dpsql.release`), never in SQL.
+
+Sampling key: DuckDB rejects a volatile `ORDER BY random()` in a window, and every random draw
+must go through `Noise`, so the executed SQL materialises `hash(_uid, keys..., salt)` with a
+64-bit salt drawn from the `Noise` object: a fresh salt gives a fresh pseudo-random choice of
+C_u partitions per unit. The choice only affects bias, never the privacy guarantee (any rule
+picking <= C_u of a unit's own partitions bounds its influence). Exports to other engines
+(`plan.sql(dialect)`) materialise `random()` instead, which every target supports.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from sqlglot import exp
+
+from core.dpsql.budget_split import split_epsilon
+from core.dpsql.ir import ROW_LEVEL_KINDS, DPAggregate, DPQuery
+from core.dpsql.validate import Source
+
+DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
+MAX_EXPONENT = 24
+# Integer partials stay below 2^31 per unit, so 2^31 units cannot overflow a 64-bit sum.
+MAX_UNIT_CONTRIBUTION = 2**31
+# Integer noise scales stay below 2^26 so a 32-bit integer sampler never saturates.
+MAX_INT_SCALE = 2**26
+
+STAGE_CAPTIONS = {
+    "src": "π σ ⋈ — the validated FROM/WHERE; the privacy unit is propagated as _uid",
+    "rows_keyed": "row sample key (for per-row aggregates: at most k rows per unit and group)",
+    "rows_ranked": "ROW_NUMBER per (_uid, keys, value IS NULL) by the row key",
+    "per_user": "γ_{keys, _uid} — one row per unit and partition with the partial aggregates",
+    "keyed": "materialised random key per (unit, partition) row",
+    "sampled": "Sample_{uid, C_u} — keep at most C_u partitions per unit",
+    "clamped": "partials clamped to [L, U] (NULL stays NULL) and integerised (× 2^j)",
+    "cross_user": "γ_{keys} — exact per-partition sums and unit count (NON-PRIVATE, noised next)",
+}
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One noisy statistic: column of cross_user, integer sensitivity, epsilon and scale."""
+
+    aggregate: int | None  # index into query.aggregates; None for the threshold count
+    component: str  # units | count | sum | sumsq | quantile
+    column: str
+    sensitivity: int  # per partition, in integer units (values x 2^exponent)
+    exponent: int
+    epsilon: Fraction
+    max_groups: int
+
+    @property
+    def scale(self) -> float:
+        """Laplace scale b = C_u * Delta / eps in integer units (spec §2.7)."""
+        return self.max_groups * self.sensitivity / float(self.epsilon)
+
+    @property
+    def kind(self) -> str:
+        return "exponential mechanism" if self.component == "quantile" else "discrete Laplace"
+
+
+@dataclass
+class StagedPlan:
+    query: DPQuery
+    sources: list[Source]
+    salt: int
+    mechanisms: list[Mechanism]
+    threshold_mechanism: Mechanism
+    threshold_epsilon: Fraction
+    stages: list[tuple[str, exp.Select]] = field(default_factory=list)
+
+    def sql(self, dialect: str = "duckdb", executable: bool = False, pretty: bool = True) -> str:
+        """The staged query in `dialect`. Exports use random(); execution uses the salted hash."""
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
+        stages = self.stages if executable else build_stages(self, use_hash=False, dialect=dialect)
+        return assemble(self.query, stages).sql(dialect=dialect, pretty=pretty)
+
+    def stage_sql(self, name: str, limit: int | None = None) -> str:
+        """Executable DuckDB SQL that selects one stage (for the teaching inspector)."""
+        names = [n for n, _ in self.stages]
+        upto = self.stages[: names.index(name) + 1]
+        final = exp.select("*").from_(name)
+        if limit is not None:
+            final = final.limit(limit)
+        return assemble(self.query, upto, final).sql(dialect="duckdb")
+
+
+def col(name: str, table: str | None = None) -> exp.Column:
+    return exp.column(name, table=table)
+
+
+def num(value: float | int) -> exp.Expression:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    lit = exp.Literal.number(repr(value) if isinstance(value, float) else value)
+    return (
+        exp.Neg(this=exp.Literal.number(repr(-value) if isinstance(value, float) else -value))
+        if (value < 0)
+        else lit
+    )
+
+
+def clamp(e: exp.Expression, low: float, high: float) -> exp.Expression:
+    inner = exp.Greatest(this=e, expressions=[num(low)], ignore_nulls=True)
+    return exp.Least(this=inner, expressions=[num(high)], ignore_nulls=True)
+
+
+def null_safe(partial: exp.Expression, value: exp.Expression) -> exp.Expression:
+    """CASE WHEN p IS NULL THEN NULL ELSE value END: GREATEST/LEAST skip NULLs on most engines."""
+    return exp.Case(
+        ifs=[exp.If(this=exp.Is(this=partial.copy(), expression=exp.Null()), true=exp.Null())],
+        default=value,
+    )
+
+
+def integerise(e: exp.Expression, exponent: int) -> exp.Expression:
+    scaled = e if exponent == 0 else exp.Mul(this=exp.Paren(this=e), expression=num(2.0**exponent))
+    return exp.Cast(this=exp.Round(this=scaled), to=exp.DataType.build("BIGINT"))
+
+
+def as_double(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
+
+
+def choose_exponent(bound: float, epsilon: Fraction, factor: int) -> int:
+    """Largest j <= 24 with factor*|bound|*2^j <= 2^31 and its noise scale <= 2^26 (public only)."""
+    if bound == 0:
+        return MAX_EXPONENT
+    j = MAX_EXPONENT
+    while j > -60 and (
+        factor * abs(bound) * 2.0**j > MAX_UNIT_CONTRIBUTION
+        or factor * abs(bound) * 2.0**j / float(epsilon) > MAX_INT_SCALE
+    ):
+        j -= 1
+    return j
+
+
+def int_bound(value: float, exponent: int) -> int:
+    """round(value * 2^j) as SQL's ROUND does it (half away from zero)."""
+    scaled = value * 2.0**exponent
+    return int(math.copysign(math.floor(abs(scaled) + 0.5), scaled))
+
+
+def midpoints(agg: DPAggregate) -> tuple[float, float, float]:
+    """m, m2 and R2 for bounded mean/variance (Google BoundedVariance)."""
+    lo, hi = agg.lower, agg.upper
+    m = (lo + hi) / 2
+    if lo < 0 < hi:
+        r2 = max(lo * lo, hi * hi)
+        m2 = r2 / 2
+    else:
+        r2 = abs(hi * hi - lo * lo)
+        m2 = (lo * lo + hi * hi) / 2
+    return m, m2, r2
+
+
+def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fraction]:
+    shares, reuse = split_epsilon(query)
+    cu = query.options.max_groups_contributed
+    k = query.options.max_rows_per_group
+    mechs: list[Mechanism] = []
+    threshold = None
+    for share in shares:
+        i, eps = share.aggregate, share.epsilon
+        if i is None:
+            threshold = Mechanism(None, "units", "n_units", 1, 0, eps, cu)
+            continue
+        a = query.aggregates[i]
+        if a.kind == "COUNT_UNITS":
+            mechs.append(Mechanism(i, "units", "n_units", 1, 0, eps, cu))
+        elif a.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
+            bound = max(abs(a.lower), abs(a.upper))
+            integral = float(a.lower).is_integer() and float(a.upper).is_integer()
+            j = 0 if a.kind != "SUM" and integral else choose_exponent(bound, eps / cu, 1)
+            sens = max(abs(int_bound(a.lower, j)), abs(int_bound(a.upper, j)))
+            comp = "sum" if a.kind == "SUM" else "count"
+            mechs.append(Mechanism(i, comp, f"s{i}", sens, j, eps, cu))
+        elif a.kind == "AVG":
+            half = (a.upper - a.lower) / 2
+            j = choose_exponent(half, eps / 2 / cu, 1)
+            mechs.append(Mechanism(i, "count", f"n{i}", 1, 0, eps / 2, cu))
+            mechs.append(Mechanism(i, "sum", f"s{i}", int_bound(half, j), j, eps / 2, cu))
+        elif a.kind in ("VAR", "STDDEV"):
+            m, m2, r2 = midpoints(a)
+            half = (a.upper - a.lower) / 2
+            j = choose_exponent(half, eps / 3 / cu, k)
+            j2 = choose_exponent(r2 / 2, eps / 3 / cu, k)
+            mechs.append(Mechanism(i, "count", f"n{i}", k, 0, eps / 3, cu))
+            mechs.append(Mechanism(i, "sum", f"s{i}", k * int_bound(half, j), j, eps / 3, cu))
+            mechs.append(Mechanism(i, "sumsq", f"q{i}", k * int_bound(r2 / 2, j2), j2, eps / 3, cu))
+        else:  # QUANTILE: up to k values per unit and partition change
+            mechs.append(Mechanism(i, "quantile", f"l{i}", k, 0, eps, cu))
+    if threshold is None:
+        threshold = next(m for m in mechs if m.aggregate == reuse)
+    return mechs, threshold, threshold.epsilon
+
+
+def rewrite(query: DPQuery, sources: list[Source], salt: int) -> StagedPlan:
+    """The staged plan for `query`; `salt` (from `Noise`) seeds the partition sampling key."""
+    mechs, threshold, eps_tau = plan_mechanisms(query)
+    plan = StagedPlan(query, sources, int(salt), mechs, threshold, eps_tau)
+    plan.stages = build_stages(plan, use_hash=True, dialect="duckdb")
+    return plan
+
+
+def _random_key(use_hash: bool, parts: list[exp.Expression], salt: int) -> exp.Expression:
+    if use_hash:
+        return exp.Anonymous(this="hash", expressions=[*parts, num(salt)])
+    return exp.Rand()
+
+
+def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[str, exp.Select]]:
+    q = plan.query
+    aggs = q.aggregates
+    nk = len(q.keys)
+    keys = [col(f"k{i}") for i in range(nk)]
+    k_rows = q.options.max_rows_per_group
+    cu = q.options.max_groups_contributed
+    mech = {(m.aggregate, m.component): m for m in plan.mechanisms}
+    wide = dialect != "duckdb"  # other engines: sum integers as DECIMAL(38, 0)
+    stages: list[tuple[str, exp.Select]] = []
+
+    # src: project _uid, keys and aggregate arguments from the validated relation
+    uid_cols = [col(s.uid, s.alias) for s in plan.sources if s.private]
+    uid_expr = (
+        uid_cols[0]
+        if len(uid_cols) == 1
+        else exp.Coalesce(this=uid_cols[0], expressions=uid_cols[1:])
+    )
+    src = q.relation.copy()
+    src.set("with_", None)
+    projections = [exp.alias_(uid_expr, "_uid")]
+    projections += [exp.alias_(k.copy(), f"k{i}") for i, k in enumerate(q.keys)]
+    projections += [
+        exp.alias_(a.arg.copy(), f"a{i}") for i, a in enumerate(aggs) if a.arg is not None
+    ]
+    src.set("expressions", projections)
+    if q.where is not None:
+        src.set("where", exp.Where(this=q.where.copy()))
+    stages.append(("src", src))
+
+    row_aggs = [i for i, a in enumerate(aggs) if a.kind in ROW_LEVEL_KINDS]
+    per_user_from = "src"
+    if row_aggs:
+        parts = [col("_uid"), *keys, *[col(f"a{i}") for i in row_aggs]]
+        stages.append(
+            (
+                "rows_keyed",
+                exp.select(
+                    "*", exp.alias_(_random_key(use_hash, parts, plan.salt + 1), "_rr")
+                ).from_("src"),
+            )
+        )
+        ranks = [
+            exp.alias_(
+                exp.Window(
+                    this=exp.RowNumber(),
+                    partition_by=[
+                        col("_uid"),
+                        *[k.copy() for k in keys],
+                        exp.Paren(this=exp.Is(this=col(f"a{i}"), expression=exp.Null())),
+                    ],
+                    order=exp.Order(expressions=[exp.Ordered(this=col("_rr"))]),
+                ),
+                f"rn{i}",
+            )
+            for i in row_aggs
+        ]
+        stages.append(("rows_ranked", exp.select("*", *ranks).from_("rows_keyed")))
+        per_user_from = "rows_ranked"
+
+    # per_user: one row per (keys, unit) with each aggregate's partial
+    partials: list[exp.Expression] = []
+    for i, a in enumerate(aggs):
+        arg = col(f"a{i}")
+        if a.kind == "COUNT_ROWS":
+            partials.append(exp.alias_(exp.Count(this=exp.Star()), f"p{i}"))
+        elif a.kind == "COUNT_VALUES":
+            partials.append(exp.alias_(exp.Count(this=arg), f"p{i}"))
+        elif a.kind == "SUM":
+            partials.append(exp.alias_(exp.Sum(this=arg), f"p{i}"))
+        elif a.kind == "AVG":
+            partials.append(exp.alias_(exp.Avg(this=arg), f"p{i}"))
+        elif a.kind in ("VAR", "STDDEV", "QUANTILE"):
+            # rows are ranked within (unit, keys, value IS NULL): keep <= k non-NULL rows
+            keep = exp.and_(
+                exp.LTE(this=col(f"rn{i}"), expression=num(k_rows)),
+                exp.Not(this=exp.Is(this=arg.copy(), expression=exp.Null())),
+            )
+            row = clamp(as_double(arg), a.lower, a.upper)
+            if a.kind == "QUANTILE":
+                cond = keep
+                agg = exp.ArrayAgg(this=row) if wide else exp.List(expressions=[row])
+                partials.append(
+                    exp.alias_(exp.Filter(this=agg, expression=exp.Where(this=cond)), f"p{i}")
+                )
+                continue
+            m, m2, _ = midpoints(a)
+            js, jq = mech[(i, "sum")].exponent, mech[(i, "sumsq")].exponent
+            centred = integerise(exp.Sub(this=row, expression=num(m)), js)
+            square = integerise(
+                exp.Sub(this=exp.Mul(this=row.copy(), expression=row.copy()), expression=num(m2)),
+                jq,
+            )
+            for suffix, body in (
+                ("n", exp.Count(this=arg.copy())),
+                ("s", exp.Sum(this=centred)),
+                ("q", exp.Sum(this=square)),
+            ):
+                partials.append(
+                    exp.alias_(
+                        exp.Filter(this=body, expression=exp.Where(this=keep.copy())),
+                        f"p{i}{suffix}",
+                    )
+                )
+    per_user = (
+        exp.select(*keys, col("_uid"), *partials)
+        .from_(per_user_from)
+        .where(exp.Not(this=exp.Is(this=col("_uid"), expression=exp.Null())))
+        .group_by(*[k.copy() for k in keys], col("_uid"))
+    )
+    stages.append(("per_user", per_user))
+
+    # keyed + sampled: at most C_u partitions per unit, chosen by a materialised random key
+    stages.append(
+        (
+            "keyed",
+            exp.select(
+                "*", exp.alias_(_random_key(use_hash, [col("_uid"), *keys], plan.salt), "_r")
+            ).from_("per_user"),
+        )
+    )
+    rank = exp.Window(
+        this=exp.RowNumber(),
+        partition_by=[col("_uid")],
+        order=exp.Order(expressions=[exp.Ordered(this=col("_r"))]),
+    )
+    sampled = exp.select("*").from_("keyed")
+    sampled.set("qualify", exp.Qualify(this=exp.LTE(this=rank, expression=num(cu))))
+    stages.append(("sampled", sampled))
+
+    # clamped: NULL-preserving clamp of per-group partials, integerised by 2^j
+    clamped_cols: list[exp.Expression] = []
+    for i, a in enumerate(aggs):
+        p = col(f"p{i}")
+        if a.kind in ("COUNT_ROWS", "COUNT_VALUES"):
+            j = mech[(i, "count")].exponent
+            value = clamp(p, a.lower, a.upper)
+            clamped_cols.append(exp.alias_(integerise(value, j) if j else value, f"c{i}"))
+        elif a.kind == "SUM":
+            j = mech[(i, "sum")].exponent
+            value = integerise(clamp(as_double(p), a.lower, a.upper), j)
+            clamped_cols.append(exp.alias_(null_safe(p, value), f"c{i}"))
+        elif a.kind == "AVG":
+            j = mech[(i, "sum")].exponent
+            m = (a.lower + a.upper) / 2
+            value = integerise(
+                exp.Sub(this=clamp(as_double(p), a.lower, a.upper), expression=num(m)), j
+            )
+            clamped_cols.append(exp.alias_(null_safe(p, value), f"c{i}"))
+        elif a.kind in ("VAR", "STDDEV"):
+            clamped_cols += [col(f"p{i}{s}") for s in "nsq"]
+        elif a.kind == "QUANTILE":
+            clamped_cols.append(p)
+    stages.append(("clamped", exp.select(*keys, col("_uid"), *clamped_cols).from_("sampled")))
+
+    # cross_user: exact aggregates per partition; each (unit, partition) row is unique here
+    def total(e: exp.Expression) -> exp.Expression:
+        if wide:
+            e = exp.Cast(this=e, to=exp.DataType.build("DECIMAL(38, 0)"))
+        return exp.Sum(this=e)
+
+    outs: list[exp.Expression] = [exp.alias_(exp.Count(this=exp.Star()), "n_units")]
+    for i, a in enumerate(aggs):
+        if a.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
+            outs.append(exp.alias_(total(col(f"c{i}")), f"s{i}"))
+        elif a.kind == "AVG":
+            outs.append(exp.alias_(exp.Count(this=col(f"c{i}")), f"n{i}"))
+            outs.append(exp.alias_(total(col(f"c{i}")), f"s{i}"))
+        elif a.kind in ("VAR", "STDDEV"):
+            outs.append(exp.alias_(total(col(f"p{i}n")), f"n{i}"))
+            outs.append(exp.alias_(total(col(f"p{i}s")), f"s{i}"))
+            outs.append(exp.alias_(total(col(f"p{i}q")), f"q{i}"))
+        elif a.kind == "QUANTILE":
+            gathered = (
+                exp.ArrayAgg(this=col(f"p{i}")) if wide else exp.List(expressions=[col(f"p{i}")])
+            )
+            outs.append(exp.alias_(exp.Flatten(this=gathered), f"l{i}"))
+    cross = exp.select(*keys, *outs).from_("clamped")
+    if keys:
+        cross = cross.group_by(*[k.copy() for k in keys])
+    stages.append(("cross_user", cross))
+    return stages
+
+
+def assemble(
+    query: DPQuery, stages: list[tuple[str, exp.Select]], final: exp.Select | None = None
+) -> exp.Select:
+    """WITH <user CTEs>, <stages> SELECT * FROM <last stage>."""
+    last = stages[-1][0]
+    out = (final or exp.select("*").from_(last)).copy()
+    user = query.relation.args.get("with_")
+    ctes = [c.copy() for c in user.expressions] if user is not None else []
+    ctes += [
+        exp.CTE(this=s.copy(), alias=exp.TableAlias(this=exp.to_identifier(n))) for n, s in stages
+    ]
+    out.set("with_", exp.With(expressions=ctes))
+    return out

@@ -1,0 +1,228 @@
+"""DP SQL end to end: prepare (parse, validate, rewrite), explain / dry run, run and release.
+
+`prepare` never reads data; `explain` and `dry_run` use public parameters only and charge
+nothing; `run` checks the planned spends against the ledger before reading any data, charges
+them atomically, executes the generated SQL in the sandbox and releases noisy rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlglot import exp
+
+from core.dpsql.catalog import Catalog
+from core.dpsql.dialect import parse_statements
+from core.dpsql.engine import Engine, post_process
+from core.dpsql.ir import DPQuery
+from core.dpsql.normalize import normalize
+from core.dpsql.release import (
+    CONFIDENCE,
+    Released,
+    half_widths,
+    mechanism_rows,
+    release,
+    threshold_info,
+)
+from core.dpsql.rewrite import DIALECTS, STAGE_CAPTIONS, StagedPlan, rewrite
+from core.dpsql.threshold import survival_curve
+from core.dpsql.validate import RelationChecker, check_functions, check_where, ctes_of, gate
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise, Spend, make_spend
+
+NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
+CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling bias"
+
+
+@dataclass
+class Prepared:
+    query: DPQuery
+    plan: StagedPlan
+    catalog: Catalog
+
+
+def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
+    """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`."""
+    select = gate(parse_statements(sql))
+    check_functions(select)
+    checker = RelationChecker(catalog, ctes_of(select, catalog))
+    sources = checker.sources(select)
+    if not any(s.private for s in sources):
+        raise InputError(
+            "DPX-V014 the query reads no private table, so there is no privacy unit to protect. "
+            "Fix: query a private table (public tables can be joined to it)."
+        )
+    check_where(select.args.get("where"), checker)
+    query = normalize(select, catalog.uid_names(), defaults or {}, sql)
+    salt = int(noise.integers(2**62))
+    return Prepared(query, rewrite(query, sources, salt), catalog)
+
+
+def planned_spends(plan: StagedPlan) -> list[Spend]:
+    """One ledger entry per noisy statistic; delta goes to partition selection."""
+    q = plan.query
+    rows = mechanism_rows(plan)
+    spends = []
+    for r in rows:
+        if r["kind"] == "THRESHOLD" and r["epsilon"] == 0.0:
+            spends.append(
+                make_spend(
+                    "partition selection: threshold on the reused unit count",
+                    "privacy unit",
+                    0.0,
+                    q.options.delta,
+                )
+            )
+            continue
+        label = (
+            f"{r['aggregate']}: {r['kind']} {r['component']} ({r['mechanism']}, scale {r['scale']:.4g})"
+            if r["kind"] != "THRESHOLD"
+            else f"partition selection: unit count >= T ({r['mechanism']}, scale {r['scale']:.4g})"
+        )
+        spends.append(make_spend(label, "privacy unit", r["epsilon"], r["delta"]))
+    return spends
+
+
+def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
+    """Everything about a query that follows from public parameters: SQL, split, tau, T, curve."""
+    plan = prepared.plan
+    th = threshold_info(plan)
+    span = max(3.0, 4 * th.scale)
+    lo, hi = max(1, int(th.integer - span)), int(th.integer + span) + 1
+    units = sorted({int(x) for x in np.linspace(lo, hi, 41)} | {1, th.integer})
+    widths = half_widths(plan)
+    return {
+        "form": plan.query.form,
+        "options": plan.query.options.__dict__,
+        "stages": [
+            {"name": n, "caption": STAGE_CAPTIONS[n], "sql": s.sql(dialect="duckdb", pretty=True)}
+            for n, s in plan.stages
+        ],
+        "python_steps": [
+            "noised: discrete Laplace (OpenDP in secure mode) on every cross_user statistic",
+            f"thresholded: keep partitions whose noisy unit count >= T = {th.integer}",
+            "post: HAVING / ORDER BY / LIMIT and select-list arithmetic on released rows only",
+        ],
+        "rewritten_sql": plan.sql(dialect),
+        "dialect": dialect,
+        "budget_split": mechanism_rows(plan),
+        "threshold": _threshold_dict(th),
+        "survival_curve": survival_curve(th.integer, th.scale, units),
+        "half_widths_95": {
+            o.name: widths.get(o.aggregate_index)
+            for o in plan.query.outputs
+            if o.aggregate_index is not None
+        },
+    }
+
+
+def _threshold_dict(th) -> dict:
+    return {
+        "tau": th.tau,
+        "integer": int(th.integer),
+        "epsilon": th.epsilon,
+        "scale": th.scale,
+        "delta": th.delta,
+        "realised_delta": th.realised_delta,
+    }
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    table: pd.DataFrame
+    ci95: dict[str, list[float | None]]
+    intervals: dict[str, list[list[float | None]]]
+    released: Released
+    spends: list[Spend]
+    ledger: BudgetLedger
+    noise: Noise
+
+    def to_dict(self) -> dict:
+        th = self.released.threshold
+        return {
+            "columns": self.columns,
+            "rows": [[_plain(v) for v in row] for row in self.table.itertuples(index=False)],
+            "ci95": self.ci95,
+            "intervals95": self.intervals,
+            "ci_note": CI_CAVEAT,
+            "threshold": _threshold_dict(th),
+            "partitions_released": self.released.partitions_released,
+            "ledger": [s.__dict__ for s in self.spends],
+            "epsilon_spent": float(sum(s.epsilon for s in self.spends)),
+            "delta_spent": float(sum(s.delta for s in self.spends)),
+            "session": self.ledger.summary(),
+            **self.noise.describe(),
+        }
+
+
+def _plain(v):
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return None if not np.isfinite(v) else float(v)
+    if v is pd.NA or v is pd.NaT:
+        return None
+    return v
+
+
+def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) -> QueryResult:
+    """Check the budget, charge it, run the staged SQL and release noisy rows with intervals."""
+    plan = prepared.plan
+    spends = planned_spends(plan)
+    ledger.check(spends)  # refused before any data is read
+    ledger.spend_all(spends)
+    cross = engine.frame(plan.sql("duckdb", executable=True, pretty=False))
+    rel = release(plan, cross, noise)
+    table, order = _post(plan.query, rel.table)
+    columns = [o.name for o in plan.query.outputs]
+    ci95: dict[str, list[float | None]] = {}
+    intervals: dict[str, list[list[float | None]]] = {}
+    for o in plan.query.outputs:
+        if o.aggregate_index is None:
+            continue
+        iv = rel.intervals[o.aggregate_index][order] if len(order) else np.zeros((0, 2))
+        values = table[o.name].to_numpy(dtype=float)
+        if np.all(np.isnan(iv)) and len(iv):
+            ci95[o.name] = [None] * len(values)
+            intervals[o.name] = [[None, None]] * len(values)
+            continue
+        ci95[o.name] = [float(max(v - lo, hi - v)) for v, (lo, hi) in zip(values, iv, strict=True)]
+        intervals[o.name] = [[float(lo), float(hi)] for lo, hi in iv]
+    return QueryResult(columns, table, ci95, intervals, rel, spends, ledger, noise)
+
+
+def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Select-list arithmetic, HAVING, ORDER BY and LIMIT over the released rows only."""
+    items = [exp.alias_(o.expression.copy(), o.name, quoted=True) for o in query.outputs]
+    sel = exp.select(*items, exp.column("_row")).from_("released")
+    post = query.post
+    if post.having is not None:
+        sel = sel.where(post.having.copy())
+    if post.order is not None:
+        sel.set("order", post.order.copy())
+    else:
+        sel = sel.order_by("_row")
+    if post.limit is not None:
+        sel.set("limit", post.limit.copy())
+    out = post_process(released, sel.sql(dialect="duckdb"))
+    order = out.pop("_row").to_numpy(dtype=int)
+    return out, order
+
+
+def stage_tables(prepared: Prepared, engine: Engine, limit: int = 50) -> dict[str, pd.DataFrame]:
+    """Per-stage intermediate tables for teaching and the data owner — NOT private."""
+    return {
+        name: engine.frame(prepared.plan.stage_sql(name, limit=limit))
+        for name, _ in prepared.plan.stages
+    }
+
+
+def dialects() -> tuple[str, ...]:
+    return DIALECTS
+
+
+def confidence() -> float:
+    return CONFIDENCE

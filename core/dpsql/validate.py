@@ -1,0 +1,412 @@
+"""Statement gate, safety rules and the ownership rules of Wilson's Table 4.3.
+
+The gate accepts exactly one SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY statement over
+catalogue tables. The FROM relation is checked recursively: no row of any operator may mix
+privacy units (joins of private relations on the unit, GROUP BY uid in private subqueries,
+subqueries project uid), and the unit columns are returned so the rewriter can propagate them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from core.dpsql.catalog import Catalog
+from core.dpsql.dialect import DPSQL, Clamped, DPClause
+from core.errors import InputError
+
+# Scalar functions allowed anywhere: arithmetic helpers, CASE, COALESCE, strings, dates, casts.
+ALLOWED_FUNCTIONS = {
+    "Abs",
+    "Ceil",
+    "Floor",
+    "Round",
+    "Sign",
+    "Sqrt",
+    "Ln",
+    "Log",
+    "Exp",
+    "Pow",
+    "Greatest",
+    "Least",
+    "Case",
+    "If",
+    "Coalesce",
+    "Nullif",
+    "Cast",
+    "TryCast",
+    "Lower",
+    "Upper",
+    "Length",
+    "Substring",
+    "Trim",
+    "Concat",
+    "ConcatWs",
+    "Replace",
+    "Left",
+    "Right",
+    "StrPosition",
+    "Extract",
+    "DateTrunc",
+    "TimestampTrunc",
+    "Year",
+    "Month",
+    "Day",
+    "Quarter",
+    "Week",
+    "DayOfWeek",
+    "DayOfYear",
+    "Hour",
+    "Minute",
+    "Second",
+    "DateAdd",
+    "DateSub",
+    "DateDiff",
+    "CurrentDate",
+    "Date",
+    "TsOrDsToDate",
+    "StrToDate",
+    "StrToTime",
+    "TimeToStr",
+    "Trunc",
+    "And",
+    "Or",
+    "Xor",
+    "Nvl2",
+    "IsNan",
+    "IsInf",
+    "Mod",
+    "SafeDivide",
+    "StartsWith",
+    "EndsWith",
+    "Contains",
+    "Initcap",
+    "Pad",
+    "Reverse",
+    "Repeat",
+    "Split",
+    "SplitPart",
+    "RegexpLike",
+    "RegexpExtract",
+    "RegexpReplace",
+}
+# Plain aggregates: allowed in private subqueries that GROUP BY uid, and over public tables.
+ALLOWED_AGGREGATES = {"Sum", "Count", "Avg", "Min", "Max", "CountIf", "LogicalAnd", "LogicalOr"}
+DP_FUNCTION_PREFIX = "ANON_"
+FORBIDDEN_STATEMENTS = {
+    "Create": "CREATE",
+    "Insert": "INSERT",
+    "Update": "UPDATE",
+    "Delete": "DELETE",
+    "Drop": "DROP",
+    "Alter": "ALTER",
+    "Pragma": "PRAGMA",
+    "Set": "SET",
+    "Attach": "ATTACH",
+    "Detach": "DETACH",
+    "Copy": "COPY",
+    "Export": "EXPORT",
+    "Install": "INSTALL",
+    "Use": "USE",
+    "Merge": "MERGE",
+    "TruncateTable": "TRUNCATE",
+    "Describe": "DESCRIBE",
+    "Show": "SHOW",
+    "Transaction": "BEGIN",
+    "Commit": "COMMIT",
+    "Rollback": "ROLLBACK",
+    "Cache": "CACHE",
+    "Summarize": "SUMMARIZE",
+}
+
+
+def gate(statements: list[exp.Expression]) -> exp.Select:
+    """S001/S002: exactly one statement, a DP SELECT."""
+    if len(statements) != 1:
+        raise InputError(
+            f"DPX-S001 {len(statements)} statements given. Rule: exactly one SELECT per query. "
+            "Fix: remove the extra statements (and any ';' between them)."
+        )
+    stmt = statements[0]
+    name = type(stmt).__name__
+    if name in FORBIDDEN_STATEMENTS or isinstance(stmt, exp.Command):
+        word = FORBIDDEN_STATEMENTS.get(name) or str(stmt.this).upper()
+        raise InputError(
+            f"DPX-S002 {word} statements are not allowed. Rule: only a single read-only SELECT "
+            "WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY runs here. Fix: write a DP SELECT."
+        )
+    if not isinstance(stmt, exp.Select):
+        raise InputError(
+            f"DPX-S001 {name.upper()} is not a single SELECT. Rule: one DP SELECT statement "
+            "(set operations such as UNION are not supported). Fix: write one SELECT WITH "
+            "ANONYMIZATION query."
+        )
+    if not isinstance(stmt.args.get("hint"), DPClause):
+        raise InputError(
+            "DPX-S001 this is a plain SELECT. Rule: queries over private tables must be "
+            "differentially private. Fix: write SELECT WITH ANONYMIZATION OPTIONS (...) or "
+            "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (...)."
+        )
+    return stmt
+
+
+def check_functions(tree: exp.Expression) -> None:
+    """S004: only allow-listed scalar functions; no random(), no table functions."""
+    for node in tree.walk():
+        if isinstance(node, (exp.Command, exp.Pragma, exp.Set)):
+            raise InputError("DPX-S002 nested commands are not allowed. Fix: write a plain SELECT.")
+        if not isinstance(node, exp.Func) or isinstance(node, Clamped):
+            continue
+        name = type(node).__name__
+        if isinstance(node, exp.Anonymous):
+            fname = node.name.upper()
+            if fname.startswith(DP_FUNCTION_PREFIX) or fname in {
+                "COUNT",
+                "SUM",
+                "AVG",
+                "PERCENTILE_CONT",
+                "VAR_POP",
+                "STDDEV_POP",
+            }:
+                continue
+            raise _function_error(node.name)
+        if name in ALLOWED_FUNCTIONS or name in ALLOWED_AGGREGATES:
+            continue
+        if name in {"VariancePop", "StddevPop", "PercentileCont"}:
+            continue  # plain forms: the normaliser reports them with a DP fix
+        raise _function_error(node.sql_name() if hasattr(node, "sql_name") else name)
+
+
+def _function_error(name: str) -> InputError:
+    return InputError(
+        f"DPX-S004 function {name.upper()} is not allowed. Rule: only arithmetic, comparison, "
+        "CASE/COALESCE, string, date and cast functions may appear (no random(), no table or "
+        "file functions). Fix: remove it."
+    )
+
+
+# -- FROM relation ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Source:
+    """One relation in a FROM clause: its alias, whether it holds private rows, its uid column."""
+
+    alias: str
+    private: bool
+    uid: str | None
+
+
+class RelationChecker:
+    """Checks Table 4.3 recursively and finds the uid columns to propagate."""
+
+    def __init__(self, catalog: Catalog, ctes: dict[str, exp.Select]):
+        self.catalog = catalog
+        self.ctes = ctes
+
+    def sources(self, select: exp.Select) -> list[Source]:
+        """Sources of `select`'s FROM/JOINs after checking every join rule."""
+        from_ = select.args.get("from_")
+        if from_ is None:
+            raise InputError("DPX-S003 the query has no FROM clause. Fix: name a registered table.")
+        left = [self.source(from_.this)]
+        for join in select.args.get("joins") or []:
+            right = self.source(join.this)
+            self._check_join(join, left, right)
+            left.append(right)
+        return left
+
+    def source(self, node: exp.Expression) -> Source:
+        if isinstance(node, exp.Table):
+            if (
+                not isinstance(node.this, exp.Identifier)
+                or node.args.get("db")
+                or node.args.get("catalog")
+            ):
+                raise InputError(
+                    f"DPX-S003 `{node.sql(dialect=DPSQL)}` is not a registered table. Rule: no table "
+                    "functions, file paths or system catalogues. Fix: register the file as a "
+                    "table and query it by name."
+                )
+            name = node.name
+            alias = node.alias or name
+            if name.lower() in self.ctes:
+                return self._subquery(self.ctes[name.lower()], alias)
+            spec = self.catalog.get(name)
+            if spec is None:
+                known = ", ".join(self.catalog.names()) or "none"
+                raise InputError(
+                    f"DPX-S003 unknown table `{name}`. Rule: only registered tables can be read "
+                    f"(no file paths). Registered: {known}. Fix: use one of them."
+                )
+            return Source(alias, spec.private, spec.uid)
+        if isinstance(node, exp.Subquery):
+            if not node.alias:
+                raise InputError("DPX-V016 a subquery in FROM needs an alias. Fix: add AS name.")
+            return self._subquery(node.this, node.alias)
+        raise InputError(
+            f"DPX-S003 `{node.sql(dialect=DPSQL)}` is not allowed in FROM. Rule: only registered tables and "
+            "SELECT subqueries (no UNNEST, VALUES, LATERAL or table functions). Fix: remove it."
+        )
+
+    def _check_join(self, join: exp.Join, left: list[Source], right: Source) -> None:
+        private_left = [s for s in left if s.private]
+        if not (private_left and right.private):
+            return  # joins with public relations are free
+        using = join.args.get("using")
+        on = join.args.get("on")
+        kind = (join.args.get("kind") or "").upper()
+        if kind == "CROSS" or (using is None and on is None):
+            raise InputError(
+                f"DPX-V011 CROSS or comma join of private relations `{private_left[-1].alias}` "
+                f"and `{right.alias}`. Rule: a join row must come from one privacy unit "
+                f"(Wilson Table 4.3). Fix: JOIN {right.alias} USING ({right.uid})."
+            )
+        if using is not None:
+            names = {i.name.lower() for i in using}
+            if (
+                right.uid
+                and right.uid.lower() in names
+                and any(s.uid and s.uid.lower() in names for s in private_left)
+            ):
+                return
+        elif on is not None and self._on_matches_uid(on, private_left, right):
+            return
+        other = private_left[-1]
+        raise InputError(
+            f"DPX-V010 JOIN between private tables `{other.alias}` and `{right.alias}` is not on "
+            "the privacy unit. Rule: joins of private relations must match the uid (Wilson Table "
+            f"4.3). Fix: `JOIN {right.alias} USING ({right.uid})` or add "
+            f"`AND {other.alias}.{other.uid} = {right.alias}.{right.uid}`."
+        )
+
+    def _on_matches_uid(
+        self, on: exp.Expression, private_left: list[Source], right: Source
+    ) -> bool:
+        conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+        left_cols = {(s.alias.lower(), s.uid.lower()) for s in private_left if s.uid}
+        right_col = (right.alias.lower(), (right.uid or "").lower())
+        for c in conjuncts:
+            if not isinstance(c, exp.EQ):
+                continue
+            a, b = c.this, c.expression
+            if not (isinstance(a, exp.Column) and isinstance(b, exp.Column)):
+                continue
+            pa, pb = (a.table.lower(), a.name.lower()), (b.table.lower(), b.name.lower())
+            if (pa in left_cols and pb == right_col) or (pb in left_cols and pa == right_col):
+                return True
+        return False
+
+    def _subquery(self, select: exp.Expression, alias: str) -> Source:
+        if not isinstance(select, exp.Select):
+            if self._reads_private(select):
+                raise InputError(
+                    f"DPX-V016 set operation in subquery `{alias}` over private tables. Rule: "
+                    "UNION/INTERSECT/EXCEPT may mix units (v1). Fix: query the tables separately."
+                )
+            return Source(alias, False, None)
+        if isinstance(select.args.get("hint"), DPClause):
+            raise InputError(
+                "DPX-V016 a DP SELECT must be the top-level statement. Fix: move it out."
+            )
+        inner = self.sources(select)
+        private = [s for s in inner if s.private]
+        if not private:
+            return Source(alias, False, None)  # public subqueries are unrestricted
+        self._check_private_subquery(select, alias)
+        uid = self._projected_uid(select, private, alias)
+        group = select.args.get("group")
+        has_agg = any(isinstance(n, exp.AggFunc) for n in select.expressions)
+        if group is not None or has_agg:
+            keys = group.expressions if group is not None else []
+            uid_names = {s.uid.lower() for s in private if s.uid}
+            if not any(isinstance(k, exp.Column) and k.name.lower() in uid_names for k in keys):
+                raise InputError(
+                    f"DPX-V012 subquery `{alias}` aggregates private rows without grouping by the "
+                    "privacy unit. Rule: GROUP BY in a private subquery must include uid (Wilson "
+                    f"Table 4.3). Fix: add {private[0].uid} to its GROUP BY and SELECT."
+                )
+        return Source(alias, True, uid)
+
+    def _check_private_subquery(self, select: exp.Select, alias: str) -> None:
+        for arg, what in (("limit", "LIMIT"), ("offset", "OFFSET")):
+            if select.args.get(arg) is not None:
+                raise InputError(
+                    f"DPX-V016 {what} in private subquery `{alias}`. Rule: it selects rows "
+                    "depending on other units (v1). Fix: remove it."
+                )
+        for node in select.walk():
+            if isinstance(node, exp.Window):
+                raise InputError(
+                    f"DPX-V016 window function in private subquery `{alias}`. Rule: windows mix "
+                    "rows of several units. Fix: remove it."
+                )
+            if isinstance(node, (exp.Unnest, exp.Lateral)):
+                raise InputError(f"DPX-V016 UNNEST/LATERAL in private subquery `{alias}`.")
+            if (
+                node is not select
+                and isinstance(node, (exp.Exists, exp.In))
+                and (node.args.get("query") is not None or isinstance(node, exp.Exists))
+            ):
+                raise InputError(
+                    f"DPX-V016 expression subquery (IN/EXISTS) in private subquery `{alias}`. "
+                    "Fix: use a JOIN with a public table instead."
+                )
+
+    def _projected_uid(self, select: exp.Select, private: list[Source], alias: str) -> str:
+        uid_names = {s.uid.lower() for s in private if s.uid}
+        for item in select.expressions:
+            if isinstance(item, exp.Star) or (
+                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+            ):
+                return private[0].uid
+            inner = item.this if isinstance(item, exp.Alias) else item
+            if isinstance(inner, exp.Column) and inner.name.lower() in uid_names:
+                return item.alias_or_name
+        raise InputError(
+            f"DPX-V013 subquery `{alias}` does not output the privacy unit. Rule: every operator "
+            f"must carry uid to its output (Wilson Table 4.3). Fix: add {private[0].uid} to its "
+            "SELECT list."
+        )
+
+    def _reads_private(self, node: exp.Expression) -> bool:
+        for table in node.find_all(exp.Table):
+            spec = self.catalog.get(table.name)
+            if (spec is not None and spec.private) or table.name.lower() in self.ctes:
+                return True
+        return False
+
+
+def check_where(where: exp.Expression | None, checker: RelationChecker) -> None:
+    """V016: no expression subqueries over private tables in the row predicate."""
+    if where is None:
+        return
+    for node in where.walk():
+        if isinstance(node, (exp.Subquery, exp.Exists)) or (
+            isinstance(node, exp.In) and node.args.get("query") is not None
+        ):
+            target = node.args.get("query") or node
+            if checker._reads_private(target):
+                raise InputError(
+                    "DPX-V016 expression subquery over a private table in WHERE. Rule: it would "
+                    "mix rows of several units. Fix: join a public table instead."
+                )
+            inner = target.this if isinstance(target, exp.Subquery) else target
+            if isinstance(inner, exp.Select):
+                checker.sources(inner)
+
+
+def ctes_of(select: exp.Select, catalog: Catalog) -> dict[str, exp.Select]:
+    with_ = select.args.get("with_")
+    ctes: dict[str, exp.Select] = {}
+    if with_ is None:
+        return ctes
+    if with_.args.get("recursive"):
+        raise InputError("DPX-V016 WITH RECURSIVE is not allowed. Fix: remove RECURSIVE.")
+    for cte in with_.expressions:
+        name = cte.alias.lower()
+        if catalog.get(name) is not None:
+            raise InputError(
+                f"DPX-V016 CTE `{cte.alias}` shadows a registered table. Fix: rename the CTE."
+            )
+        ctes[name] = cte.this
+    return ctes

@@ -1,0 +1,57 @@
+"""Baselines for DP location histograms (spec htf.md §3), one module per method.
+
+Every builder has the signature
+``build_<name>(F, eps_tot, noise, ledger, **params) -> Release`` with the spec's parameters as
+keyword arguments and spec defaults. `BASELINES` maps the method name (as stored in
+`Release.method`) to its builder and `LABELS` to the name shown to users.
+"""
+
+from collections.abc import Callable
+
+from core.spatial.baselines.ag import build_ag
+from core.spatial.baselines.identity import build_identity
+from core.spatial.baselines.kdtree import build_kdtree, build_kdtree_geo, build_kdtree_uniform
+from core.spatial.baselines.privelet import build_privelet
+from core.spatial.baselines.privtree import build_privtree
+from core.spatial.baselines.quadtree import build_quadtree
+from core.spatial.baselines.ug import build_ug
+from core.spatial.baselines.uniform import build_uniform
+
+BASELINES: dict[str, Callable] = {
+    "identity": build_identity,
+    "uniform": build_uniform,
+    "ug": build_ug,
+    "ag": build_ag,
+    "kdtree-geo": build_kdtree_geo,
+    "kdtree-uniform": build_kdtree_uniform,
+    "quadtree": build_quadtree,
+    "privtree": build_privtree,
+    "privelet": build_privelet,
+}
+
+LABELS: dict[str, str] = {
+    "identity": "Identity",
+    "uniform": "Uniform",
+    "ug": "UG",
+    "ag": "AG",
+    "kdtree-geo": "KdTree (geo)",
+    "kdtree-uniform": "KdTree (uniform)",
+    "quadtree": "QuadTree",
+    "privtree": "PrivTree",
+    "privelet": "Privelet (unweighted)",
+}
+
+__all__ = [
+    "BASELINES",
+    "LABELS",
+    "build_ag",
+    "build_identity",
+    "build_kdtree",
+    "build_kdtree_geo",
+    "build_kdtree_uniform",
+    "build_privelet",
+    "build_privtree",
+    "build_quadtree",
+    "build_ug",
+    "build_uniform",
+]

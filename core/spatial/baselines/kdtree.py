@@ -1,0 +1,263 @@
+"""kd-tree of Cormode et al. (ICDE 2012; spec htf.md §3.5), built one depth at a time on arrays.
+
+Binary splits follow HTF's axis rule (§2.3); each split offset is a private median drawn by the
+exponential mechanism over the node's grid boundaries, score u(s) = -|P_s - n/2| (sensitivity
+<= 1), via Gumbel-max: argmax_s eps_m * u(s) / 2 + G_s with G_s = -log(-log U_s), U_s from
+`noise.uniform`, which samples exactly P(s) ∝ exp(eps_m u(s) / 2). All candidate offsets of all
+nodes of one depth are scored together from the summed-area table, so a 2^17-leaf tree costs a
+few array passes per level. Every node is measured (geometric or uniform count budget) and GLS
+consistency (§3.9) adjusts the leaves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.baselines.inputs import (
+    check_epsilon,
+    check_fraction,
+    check_matrix,
+    check_positive,
+    fixed_or_auto_height,
+    reserve,
+)
+from core.spatial.baselines.rectangles import rect_counts, segment_index, summed_area
+from core.spatial.baselines.tree_counts import (
+    COUNT_BUDGETS,
+    MeasuredLevels,
+    count_shares,
+    laplace_counts,
+    measure_level,
+)
+from core.spatial.common import noisy_total, remaining_path_budget, tree_height
+from core.spatial.consistency import combine_measurements
+from core.spatial.release import Release
+
+AXES = ("y", "x")
+
+
+def gumbel(noise: Noise, n: int) -> np.ndarray:
+    """Standard Gumbel draws from `noise.uniform` (U = 0 gives -inf: that outcome is never picked)."""
+    with np.errstate(divide="ignore"):
+        return -np.log(-np.log(noise.uniform(n)))
+
+
+def exponential_median_offsets(
+    P: np.ndarray,
+    rects: np.ndarray,
+    split_rows: np.ndarray,
+    counts: np.ndarray,
+    eps_m: float,
+    noise: Noise,
+) -> np.ndarray:
+    """Private median offset s in [1, L-1] for every node (L = extent on its axis, >= 2)."""
+    L = np.where(split_rows, rects[:, 1] - rects[:, 0], rects[:, 3] - rects[:, 2])
+    n_cand = L - 1
+    node, t = segment_index(n_cand)
+    s = t + 1
+    r0, c0 = rects[node, 0], rects[node, 2]
+    rows = split_rows[node]
+    r1 = np.where(rows, r0 + s, rects[node, 1])
+    c1 = np.where(rows, rects[node, 3], c0 + s)
+    P_s = P[r1, c1] - P[r0, c1] - P[r1, c0] + P[r0, c0]
+    score = -np.abs(P_s - counts[node] / 2.0)
+    key = eps_m * score / 2.0 + gumbel(noise, len(s))
+    starts = np.cumsum(n_cand) - n_cand
+    best = np.maximum.reduceat(key, starts)
+    hit = np.flatnonzero(key == best[node])
+    _, first = np.unique(node[hit], return_index=True)
+    return s[hit[first]]
+
+
+def _binary_children(rects: np.ndarray, split_rows: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Children (2 per node, first part then second) of a split at `offset` along rows or columns."""
+    k = len(rects)
+    out = np.repeat(rects, 2, axis=0)
+    cut_r = rects[:, 0] + offset
+    cut_c = rects[:, 2] + offset
+    first, second = np.arange(0, 2 * k, 2), np.arange(1, 2 * k, 2)
+    out[first, 1] = np.where(split_rows, cut_r, rects[:, 1])
+    out[second, 0] = np.where(split_rows, cut_r, rects[:, 0])
+    out[first, 3] = np.where(split_rows, rects[:, 3], cut_c)
+    out[second, 2] = np.where(split_rows, rects[:, 2], cut_c)
+    return out
+
+
+def build_kdtree(
+    F: np.ndarray,
+    eps_tot: float,
+    noise: Noise,
+    ledger: BudgetLedger,
+    *,
+    count_budget: str = "geometric",
+    height: int | str = "auto",
+    eps_n: float = 1e-4,
+    c0: float = 10.0,
+    split_share: float = 0.30,
+    consistency: bool = True,
+    early_stop: float | None = None,
+    even_axis: str = "y",
+    switch_level: int | None = None,
+    method: str | None = None,
+) -> Release:
+    """kd-tree with exponential-mechanism medians; see the module docstring.
+
+    `switch_level` = k turns on the kd-hybrid: private medians only at depths < k (eps_split/k
+    each), data-independent midpoints (offset L // 2) below, at no budget. None: medians everywhere.
+    """
+    method = method or f"kdtree-{'geo' if count_budget == 'geometric' else count_budget}"
+    F = check_matrix(F)
+    fixed = fixed_or_auto_height(height)
+    if fixed is not None and fixed < 1:
+        raise InputError(f"kd-tree height must be >= 1, got {fixed}.")
+    eps_n_used = eps_n if fixed is None else 0.0
+    check_epsilon(eps_tot, eps_n_used)
+    check_positive("c0", c0)
+    check_fraction("split_share", split_share, open_low=False)
+    if count_budget not in COUNT_BUDGETS:
+        raise InputError(
+            f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
+        )
+    if even_axis not in AXES:
+        raise InputError(f'even_axis must be "y" or "x", got {even_axis!r}.')
+    if switch_level is not None and (
+        isinstance(switch_level, bool) or not isinstance(switch_level, int) or switch_level < 1
+    ):
+        raise InputError(f"switch_level must be None or an integer >= 1, got {switch_level!r}.")
+    if early_stop is not None and not np.isfinite(early_stop):
+        raise InputError(
+            f"early_stop must be a finite count threshold or None, got {early_stop!r}."
+        )
+    reserve(ledger, method, eps_tot)
+    ny, nx = F.shape
+    info: dict = {}
+    if fixed is None:
+        check_positive("eps_n", eps_n)
+        n_hat = noisy_total(F, eps_n, noise, ledger, method)
+        h = tree_height(n_hat, eps_tot, ny, nx, c0)
+        info["n_hat"] = n_hat
+    else:
+        h = fixed
+    eps_c = eps_tot - eps_n_used
+    eps_split = split_share * eps_c
+    eps_count = eps_c - eps_split
+    median_levels = h if switch_level is None else min(switch_level, h)
+    eps_m = eps_split / median_levels
+    shares = count_shares(h, eps_count, count_budget)
+    for d in range(median_levels):
+        ledger.spend(
+            method,
+            f"split medians at depth {d} (exponential mechanism; disjoint nodes)",
+            eps_m,
+            composition="parallel",
+            group=f"{method}-split-level-{d}",
+        )
+    for d in range(h + 1):
+        ledger.spend(
+            method,
+            f"node counts at depth {d} (height {h - d}; disjoint nodes; a leaf above height 0 "
+            "spends the rest of its path budget here)",
+            float(shares[h - d]),
+            composition="parallel",
+            group=f"{method}-count-level-{d}",
+        )
+    levels = _grow_kdtree(F, h, eps_m, median_levels, shares, even_axis, early_stop, noise)
+    leaves, values = levels.release(consistency)
+    info.update(height=h, n_nodes=levels.n_nodes, count_shares_by_height=shares.tolist())
+    if switch_level is not None:
+        info["variant"] = f"kd-hybrid (private medians in the top {median_levels} levels)"
+    return Release(
+        method=method,
+        leaves=leaves,
+        values=values,
+        epsilon={"total": eps_tot, "n": eps_n_used, "split": eps_split, "count": eps_count},
+        ledger=ledger,
+        params={
+            "eps_tot": eps_tot,
+            "height": height,
+            "eps_n": eps_n_used,
+            "c0": c0,
+            "split_share": split_share,
+            "count_budget": count_budget,
+            "consistency": consistency,
+            "early_stop": early_stop,
+            "even_axis": even_axis,
+            "switch_level": switch_level,
+        },
+        info=info,
+    )
+
+
+def _grow_kdtree(
+    F: np.ndarray,
+    h: int,
+    eps_m: float,
+    median_levels: int,
+    shares: np.ndarray,
+    even_axis: str,
+    early_stop: float | None,
+    noise: Noise,
+) -> MeasuredLevels:
+    ny, nx = F.shape
+    P = summed_area(F)
+    rem = remaining_path_budget(shares)
+    levels = MeasuredLevels()
+    rects = np.array([[0, ny, 0, nx]], dtype=np.int64)
+    parents = np.array([-1], dtype=np.int64)
+    for d in range(h + 1):
+        i = h - d
+        ext_r, ext_c = rects[:, 1] - rects[:, 0], rects[:, 3] - rects[:, 2]
+        unsplittable = (ext_r == 1) & (ext_c == 1)
+        counts = rect_counts(P, rects)
+        if early_stop is None:
+            leaf = unsplittable | (i == 0)
+            y, var = measure_level(P, rects, leaf, i, shares, noise)
+            leaf_value = y
+        else:
+            # Alg. 3 rule: y1 with eps_i decides; a leaf above height 0 re-measures with rem(i).
+            y1 = laplace_counts(noise, counts, np.full(len(rects), shares[i]))
+            var1 = np.full(len(rects), 2.0 / shares[i] ** 2)
+            leaf = unsplittable | (i == 0) | (y1 <= early_stop)
+            y, var, leaf_value = y1, var1, y1.copy()
+            if rem[i] > 0 and leaf.any():
+                y2 = laplace_counts(noise, counts[leaf], np.full(int(leaf.sum()), rem[i]))
+                leaf_value[leaf] = y2
+                y = y1.copy()
+                var = var1.copy()
+                y[leaf], var[leaf] = combine_measurements(
+                    y1[leaf], var1[leaf], y2, 2.0 / rem[i] ** 2
+                )
+        levels.add(rects, parents, y, var, leaf, leaf_value)
+        inner = np.flatnonzero(~leaf)
+        if len(inner) == 0:
+            break
+        R = rects[inner]
+        prefer_rows = (i % 2 == 0) == (even_axis == "y")
+        split_rows = (ext_r[inner] >= 2) if prefer_rows else (ext_c[inner] < 2)
+        if d < median_levels:
+            offsets = exponential_median_offsets(P, R, split_rows, counts[inner], eps_m, noise)
+        else:  # kd-hybrid below the switch level: midpoints, no budget
+            offsets = np.where(split_rows, R[:, 1] - R[:, 0], R[:, 3] - R[:, 2]) // 2
+        rects = _binary_children(R, split_rows, offsets)
+        parents = np.repeat(inner, 2)
+    return levels
+
+
+def build_kdtree_geo(
+    F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
+) -> Release:
+    """ "KdTree (geo)": geometric count budget, GLS consistency on by default."""
+    return build_kdtree(
+        F, eps_tot, noise, ledger, count_budget="geometric", method="kdtree-geo", **params
+    )
+
+
+def build_kdtree_uniform(
+    F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
+) -> Release:
+    """ "KdTree (uniform)": equal count budget per level, GLS consistency on by default."""
+    return build_kdtree(
+        F, eps_tot, noise, ledger, count_budget="uniform", method="kdtree-uniform", **params
+    )

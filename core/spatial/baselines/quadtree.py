@@ -1,0 +1,130 @@
+"""QuadTree of Cormode et al. (ICDE 2012; spec htf.md §3.6), built level by level on arrays.
+
+The structure is data-independent (no split budget); every node is measured with its height's
+share of eps_tot - eps_n, and GLS consistency (§3.9) adjusts the leaves. With height="auto" the
+height comes from HTF's formula on a noisy N (eps_n, ledgered): h_q = min(q_max, ceil(h/2)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.baselines.inputs import (
+    check_epsilon,
+    check_matrix,
+    check_positive,
+    fixed_or_auto_height,
+    reserve,
+)
+from core.spatial.baselines.rectangles import quad_children, summed_area
+from core.spatial.baselines.tree_counts import (
+    COUNT_BUDGETS,
+    MeasuredLevels,
+    count_shares,
+    measure_level,
+)
+from core.spatial.common import noisy_total, tree_height
+from core.spatial.release import Release
+
+METHOD = "quadtree"
+
+
+def quadtree_max_height(ny: int, nx: int) -> int:
+    """q_max = max(ceil(log2 ny), ceil(log2 nx)): the depth where every node is one cell."""
+    return max(math.ceil(math.log2(ny)), math.ceil(math.log2(nx)))
+
+
+def quadtree_height(n_hat: float, eps_tot: float, ny: int, nx: int, c0: float = 10.0) -> int:
+    """h_q = min(q_max, ceil(h/2)) with h from HTF's height formula."""
+    return min(quadtree_max_height(ny, nx), math.ceil(tree_height(n_hat, eps_tot, ny, nx, c0) / 2))
+
+
+def build_quadtree(
+    F: np.ndarray,
+    eps_tot: float,
+    noise: Noise,
+    ledger: BudgetLedger,
+    *,
+    height: int | str = "auto",
+    eps_n: float = 1e-4,
+    c0: float = 10.0,
+    count_budget: str = "geometric",
+    consistency: bool = True,
+) -> Release:
+    """Complete quadtree of height h_q; leaves are the depth-h_q nodes (1 x 1 nodes stop earlier)."""
+    F = check_matrix(F)
+    fixed = fixed_or_auto_height(height)
+    eps_n_used = eps_n if fixed is None else 0.0
+    check_epsilon(eps_tot, eps_n_used)
+    check_positive("c0", c0)
+    if count_budget not in COUNT_BUDGETS:
+        raise InputError(
+            f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
+        )
+    reserve(ledger, METHOD, eps_tot)
+    ny, nx = F.shape
+    info: dict = {}
+    if fixed is None:
+        check_positive("eps_n", eps_n)
+        n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
+        h = quadtree_height(n_hat, eps_tot, ny, nx, c0)
+        info["n_hat"] = n_hat
+    else:
+        h = min(fixed, quadtree_max_height(ny, nx))
+        if h != fixed:
+            info["height_clamped_from"] = fixed
+    eps_c = eps_tot - eps_n_used
+    shares = count_shares(h, eps_c, count_budget)
+    for d in range(h + 1):
+        ledger.spend(
+            METHOD,
+            f"node counts at depth {d} (height {h - d}; disjoint nodes; an unsplittable leaf "
+            "spends the rest of its path budget here)",
+            float(shares[h - d]),
+            composition="parallel",
+            group=f"{METHOD}-level-{d}",
+        )
+    levels = _measure_quadtree(F, h, shares, noise)
+    leaves, values = levels.release(consistency)
+    info.update(height=h, n_nodes=levels.n_nodes, count_shares_by_height=shares.tolist())
+    return Release(
+        method=METHOD,
+        leaves=leaves,
+        values=values,
+        epsilon={"total": eps_tot, "n": eps_n_used, "count": eps_c},
+        ledger=ledger,
+        params={
+            "eps_tot": eps_tot,
+            "height": height,
+            "eps_n": eps_n_used,
+            "c0": c0,
+            "count_budget": count_budget,
+            "consistency": consistency,
+        },
+        info=info,
+    )
+
+
+def _measure_quadtree(F: np.ndarray, h: int, shares: np.ndarray, noise: Noise) -> MeasuredLevels:
+    ny, nx = F.shape
+    P = summed_area(F)
+    levels = MeasuredLevels()
+    rects = np.array([[0, ny, 0, nx]], dtype=np.int64)
+    parents = np.array([-1], dtype=np.int64)
+    for d in range(h + 1):
+        if d < h:
+            children, child_parent = quad_children(rects)
+            leaf = np.bincount(child_parent, minlength=len(rects)) == 0
+        else:
+            leaf = np.ones(len(rects), dtype=bool)
+        y, var = measure_level(P, rects, leaf, h - d, shares, noise)
+        levels.add(rects, parents, y, var, leaf, y)
+        if d < h:
+            if len(children) == 0:
+                break
+            rects, parents = children, child_parent
+    return levels

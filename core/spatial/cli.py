@@ -1,0 +1,213 @@
+"""`dpx htf` and `dpx compare` (the CLI contract of issue 5)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.evaluate import EVALUATION_LABEL, compare
+from core.spatial.export import DEMO_BBOX_LABEL, leaves_json, to_csv_text, to_geojson_text
+from core.spatial.htf import build_htf
+from core.spatial.io import read_points_table
+from core.spatial.methods import DEFAULT_COMPARE, parse_methods
+from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"expected a number, got '{text}'.") from None
+    if not math.isfinite(v):
+        raise InputError(f"expected a finite number, got '{text}'.")
+    return v
+
+
+# "--bbox -118.6,33.7,-117.9,34.4": argparse would read a value starting with "-" as an option;
+# values that start like a negative number (also comma lists of them) are values here.
+_NEGATIVE_VALUE = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d*(e-?\d+)?,[-\d.,e]*$")
+
+
+def _add_data_args(p) -> None:
+    p._negative_number_matcher = _NEGATIVE_VALUE
+    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file with one point per row")
+    p.add_argument("--lat", default=None, help="latitude column (auto-detected if omitted)")
+    p.add_argument("--lon", default=None, help="longitude column (auto-detected if omitted)")
+    p.add_argument(
+        "--bbox",
+        default=None,
+        help="public bounding box MINLON,MINLAT,MAXLON,MAXLAT (required unless --seed: a demo run "
+        "then derives it from the data and says so)",
+    )
+    p.add_argument(
+        "--grid", type=int, default=DEFAULT_GRID, help="grid rows N (N x N unless --grid-cols)"
+    )
+    p.add_argument("--grid-cols", type=int, default=None, help="grid columns M")
+    p.add_argument("--epsilon", type=_positive_float, required=True, help="total privacy budget")
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "htf",
+        parents=[common],
+        help="release a DP location histogram with HTF",
+        description="Release an epsilon-DP location histogram with HTF (Shaham et al. 2021).",
+    )
+    _add_data_args(p)
+    p.add_argument(
+        "--eps-height", type=_positive_float, default=1e-4, help="budget for the noisy N"
+    )
+    p.add_argument(
+        "--eps-prt-level", type=_positive_float, default=1e-3, help="partition budget per level"
+    )
+    p.add_argument("--T", type=int, default=3, help="split-search iterations")
+    p.add_argument(
+        "--stop-count", type=float, default=100, help="prune when the noisy count is <= this"
+    )
+    p.add_argument(
+        "--stop-cells", type=int, default=5, help="prune nodes with fewer cells than this"
+    )
+    p.add_argument("--out", default=None, help="write the release to FILE.geojson or FILE.csv")
+    p.set_defaults(handler=run_htf)
+
+    c = sub.add_parser(
+        "compare",
+        parents=[common],
+        help="compare HTF and baselines by mean relative error (evaluation only, not DP)",
+    )
+    _add_data_args(c)
+    c.add_argument("--methods", default=",".join(DEFAULT_COMPARE), help="comma-separated methods")
+    c.add_argument("--queries", type=int, default=2000, help="random queries per size")
+    c.add_argument(
+        "--query-sizes", default="0.02,0.06,0.10", help="area fractions, comma-separated"
+    )
+    c.add_argument("--reps", type=int, default=3, help="repetitions")
+    c.add_argument("--smoothing", type=_positive_float, default=20.0, help="RE smoothing s")
+    c.set_defaults(handler=run_compare)
+
+
+def _load(args) -> Prepared:
+    if not args.epsilon > 0:
+        raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
+    bbox = parse_bbox(args.bbox) if args.bbox else None
+    if bbox is None and args.seed is None:
+        raise InputError(
+            "no --bbox given. The bounding box is public and must not come from the private data: "
+            "pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or add --seed for a labelled demo run)."
+        )
+    df = read_points_table(args.input, args.lat, args.lon)
+    return prepare(
+        df,
+        args.lat,
+        args.lon,
+        bbox,
+        args.grid,
+        args.grid_cols,
+        allow_data_bbox=args.seed is not None,
+    )
+
+
+def run_htf(args) -> dict | str:
+    noise = Noise.from_seed(args.seed)
+    out = args.out
+    if out and not out.lower().endswith((".geojson", ".json", ".csv")):
+        raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
+    data = _load(args)
+    ledger = BudgetLedger(args.epsilon)
+    rel = build_htf(
+        data.F,
+        args.epsilon,
+        noise,
+        ledger,
+        eps_height=args.eps_height,
+        eps_prt_level=args.eps_prt_level,
+        T=args.T,
+        stop_count=args.stop_count,
+        stop_cells=args.stop_cells,
+    )
+    info = noise.describe()
+    if out:
+        text = (
+            to_csv_text(rel, data.grid, info, data.bbox_from_data)
+            if out.lower().endswith(".csv")
+            else to_geojson_text(rel, data.grid, info, data.bbox_from_data)
+        )
+        with open(out, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    result = {
+        "method": "htf",
+        "mode": noise.mode,
+        "noise": info,
+        "epsilon": rel.epsilon,
+        "height": int(rel.info["height"]),
+        "grid": data.grid.describe(),
+        "n_points_used": data.n_used,
+        "n_points_dropped": data.n_dropped,
+        "n_leaves": rel.n_leaves,
+        "ledger": ledger.to_records(),
+        "leaves": leaves_json(rel),
+    }
+    if data.bbox_from_data:
+        result["warning"] = DEMO_BBOX_LABEL
+    if out:
+        result["out"] = out
+    if args.json:
+        return result
+    lines = [
+        f"HTF release: {rel.n_leaves} leaves, height {result['height']}, mode {noise.label}",
+        f"epsilon: total {rel.epsilon['total']:g} = height {rel.epsilon['height']:g} + partition "
+        f"{rel.epsilon['partition']:g} + data {rel.epsilon['data']:g}",
+        f"grid {data.grid.ny} x {data.grid.nx} over bbox {list(data.grid.bbox)}",
+        f"points used {data.n_used}, dropped {data.n_dropped} (private: for you, the data owner, only)",
+    ]
+    if data.bbox_from_data:
+        lines.append(DEMO_BBOX_LABEL)
+    lines.append(
+        f"written to {out}" if out else "use --out FILE.geojson|FILE.csv or --json for the leaves"
+    )
+    return "\n".join(lines)
+
+
+def _parse_sizes(text: str) -> list[float]:
+    try:
+        sizes = [float(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise InputError(
+            f"--query-sizes must be comma-separated fractions, got '{text}'."
+        ) from None
+    if not sizes or any(not 0 < f <= 1 for f in sizes):
+        raise InputError(f"--query-sizes must be fractions in (0, 1], got '{text}'.")
+    return sizes
+
+
+def run_compare(args) -> dict | str:
+    methods = parse_methods(args.methods)
+    sizes = _parse_sizes(args.query_sizes)
+    if args.queries < 1 or args.reps < 1:
+        raise InputError("--queries and --reps must be >= 1.")
+    data = _load(args)
+    comp = compare(
+        data.F, args.epsilon, methods, sizes, args.queries, args.reps, args.smoothing, args.seed
+    )
+    result = {
+        "grid": data.grid.describe(),
+        "n_points_used": data.n_used,
+        "mode": Noise.from_seed(args.seed).mode,
+        **comp.to_dict(),
+    }
+    if data.bbox_from_data:
+        result["warning"] = DEMO_BBOX_LABEL
+    if args.json:
+        return result
+    lines = [
+        f"{EVALUATION_LABEL}",
+        f"{'method':<16}{'size':>6}{'MRE':>12}{'std':>10}{'build s':>9}",
+    ]
+    for r in comp.rows:
+        std = "-" if r["mre_std"] is None else f"{r['mre_std']:.4g}"
+        lines.append(
+            f"{r['method']:<16}{r['query_size']:>6.2f}{r['mre']:>12.4g}{std:>10}{r['build_seconds']:>9.3f}"
+        )
+    return "\n".join(lines)

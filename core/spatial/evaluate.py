@@ -1,0 +1,156 @@
+"""MRE comparison of spatial methods (spec htf.md §5): repetitions, paired query sets, mean ± std.
+
+Evaluation reads the true data, so its outputs are NOT differentially private: run it on
+synthetic or public data, or as the data owner.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.methods import get_method
+from core.spatial.queries import (
+    DEFAULT_SIZES,
+    DEFAULT_SMOOTHING,
+    answer,
+    prefix_sums,
+    random_queries,
+    relative_errors,
+)
+
+EVALUATION_LABEL = "evaluation only — uses the raw data; not differentially private"
+
+
+def stream(seed: int | None, rep: int, role: str) -> Noise:
+    """Noise for one (repetition, role): SeedSequence([seed, rep, crc32(role)]) when seeded.
+
+    The role id is a stable hash (never Python's salted hash()), so results do not depend on
+    the order in which methods run. Without a seed every stream is the secure sampler.
+    """
+    if seed is None:
+        return Noise.secure()
+    ss = np.random.SeedSequence([int(seed), int(rep), zlib.crc32(role.encode())])
+    return Noise.seeded(int(ss.generate_state(1, dtype=np.uint64)[0]))
+
+
+@dataclass
+class Comparison:
+    """Per (method, size) MRE over repetitions, plus per-method overall MRE and timings."""
+
+    rows: list[dict]
+    overall: list[dict]
+    workload: list[dict]
+    params: dict
+    releases: dict = field(default_factory=dict)  # method -> last repetition's Release
+
+    def to_dict(self) -> dict:
+        return {
+            "results": self.rows,
+            "overall": self.overall,
+            "workload": self.workload,
+            "params": self.params,
+            "evaluation": EVALUATION_LABEL,
+        }
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float | None]:
+    arr = np.asarray(values, dtype=float)
+    return float(arr.mean()), (float(arr.std(ddof=1)) if len(arr) > 1 else None)
+
+
+def compare(
+    F: np.ndarray,
+    eps_tot: float,
+    methods: Sequence[str],
+    sizes: Sequence[float] = DEFAULT_SIZES,
+    n_queries: int = 2000,
+    reps: int = 3,
+    smoothing: float = DEFAULT_SMOOTHING,
+    seed: int | None = None,
+    method_params: dict[str, dict] | None = None,
+    shape: str = "random",
+    progress: Callable[[float, str], None] | None = None,
+    keep_releases: bool = False,
+) -> Comparison:
+    """Run every method `reps` times on F and score it on the same random queries per repetition."""
+    if not eps_tot > 0:
+        raise InputError(f"epsilon must be > 0, got {eps_tot}.")
+    if reps < 1 or n_queries < 1:
+        raise InputError("need at least one repetition and one query per size.")
+    for f in sizes:
+        if not 0 < f <= 1:
+            raise InputError(f"query sizes are area fractions in (0, 1], got {f}.")
+    method_params = method_params or {}
+    builders = {m: get_method(m) for m in methods}
+    ny, nx = F.shape
+    S = prefix_sums(F.astype(np.int64))
+    mre = {(m, f): [] for m in methods for f in sizes}
+    overall = {m: [] for m in methods}
+    seconds = {m: [] for m in methods}
+    zero = {f: [] for f in sizes}
+    releases: dict = {}
+    steps, done = reps * len(methods), 0
+    for rep in range(reps):
+        Qs = {
+            f: random_queries(ny, nx, f, n_queries, stream(seed, rep, f"queries:{f}"), shape)
+            for f in sizes
+        }
+        truth = {f: answer(S, Q) for f, Q in Qs.items()}
+        for f in sizes:
+            zero[f].append(float(np.mean(truth[f] == 0)))
+        for m in methods:
+            if progress:
+                progress(done / steps, f"repetition {rep + 1}/{reps}: {m}")
+            ledger = BudgetLedger(eps_tot)
+            t0 = time.perf_counter()
+            rel = builders[m](F, eps_tot, stream(seed, rep, m), ledger, **method_params.get(m, {}))
+            P = prefix_sums(rel.density_raster(ny, nx))
+            seconds[m].append(time.perf_counter() - t0)
+            res = []
+            for f in sizes:
+                re = relative_errors(answer(P, Qs[f]), truth[f], smoothing)
+                mre[(m, f)].append(float(re.mean()))
+                res.append(re)
+            overall[m].append(float(np.concatenate(res).mean()))
+            if keep_releases:
+                releases[m] = rel
+            done += 1
+    if progress:
+        progress(1.0, "done")
+    rows = []
+    for m in methods:
+        for f in sizes:
+            mean, std = _mean_std(mre[(m, f)])
+            rows.append(
+                {
+                    "method": m,
+                    "query_size": f,
+                    "mre": mean,
+                    "mre_std": std,
+                    "build_seconds": float(np.mean(seconds[m])),
+                    "reps": reps,
+                }
+            )
+    overall_rows = []
+    for m in methods:
+        mean, std = _mean_std(overall[m])
+        overall_rows.append({"method": m, "mre": mean, "mre_std": std})
+    workload = [{"query_size": f, "fraction_empty": float(np.mean(zero[f]))} for f in sizes]
+    params = {
+        "epsilon": eps_tot,
+        "methods": list(methods),
+        "query_sizes": list(sizes),
+        "queries_per_size": n_queries,
+        "reps": reps,
+        "smoothing": smoothing,
+        "shape": shape,
+        "noise": Noise.from_seed(seed).describe(),
+    }
+    return Comparison(rows, overall_rows, workload, params, releases)

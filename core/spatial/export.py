@@ -1,0 +1,219 @@
+"""Release export: GeoJSON FeatureCollection (one rectangle per leaf) and CSV, with run metadata.
+
+Only released quantities go out: leaf rectangles, noisy counts, the budget, public parameters
+(grid, bbox) and the noise mode. True counts and the number of dropped points stay private.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+
+from core.spatial.grid import Grid
+from core.spatial.release import Release
+
+DEMO_BBOX_LABEL = "DEMO — bounding box derived from the data; not differentially private"
+PRIVACY_UNIT = (
+    "record-level epsilon-DP: neighbouring datasets differ by one point; "
+    "a person with k points is protected at k x epsilon"
+)
+DROPPED_NOTE = "n_points_dropped is a private statistic for the data owner and is NOT included here"
+
+
+def leaf_bounds(release: Release, grid: Grid) -> np.ndarray:
+    """(k, 4) lon/lat bounds (minlon, minlat, maxlon, maxlat) of every leaf."""
+    x0, y0, _, _ = grid.bbox
+    L = release.leaves
+    return np.stack(
+        [
+            x0 + L[:, 2] * grid.cell_width,
+            y0 + L[:, 0] * grid.cell_height,
+            x0 + L[:, 3] * grid.cell_width,
+            y0 + L[:, 1] * grid.cell_height,
+        ],
+        axis=1,
+    )
+
+
+def cell_area_km2(grid: Grid) -> float:
+    """Approximate area of one cell (equirectangular, at the bbox's mid-latitude)."""
+    mid = math.radians((grid.bbox[1] + grid.bbox[3]) / 2)
+    return (grid.cell_width * 111.320 * math.cos(mid)) * (grid.cell_height * 110.574)
+
+
+def metadata(release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False) -> dict:
+    meta = {
+        "method": release.method,
+        "label": release.info.get("label", release.method),
+        "epsilon": release.epsilon,
+        "grid": grid.describe(),
+        "bbox": list(grid.bbox),
+        "mode": noise_info.get("mode"),
+        "noise": noise_info,
+        "n_leaves": release.n_leaves,
+        "params": _jsonable(release.params),
+        "ledger": release.ledger.to_records(),
+        "privacy_unit": PRIVACY_UNIT,
+        "note": DROPPED_NOTE,
+    }
+    if "height" in release.info:
+        meta["height"] = int(release.info["height"])
+    if bbox_from_data:
+        meta["warning"] = DEMO_BBOX_LABEL
+    return meta
+
+
+def to_geojson(
+    release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False, colors=None
+) -> dict:
+    """FeatureCollection with one Polygon per leaf; properties carry the noisy count and density.
+
+    `colors` (optional, one CSS colour per leaf) is stored as the feature property "color",
+    so a map can style all leaves from one GeoJSON layer.
+    """
+    b = leaf_bounds(release, grid)
+    L = release.leaves
+    cells = release.cells_per_leaf()
+    values = release.values
+    dens = values / cells
+    area = cells * cell_area_km2(grid)
+    features = []
+    bl, L_l, c_l, v_l, d_l, a_l = (
+        b.tolist(),
+        L.tolist(),
+        cells.tolist(),
+        values.tolist(),
+        dens.tolist(),
+        area.tolist(),
+    )
+    col = list(colors) if colors is not None else None
+    for k in range(len(L_l)):
+        x0, y0, x1, y1 = bl[k]
+        props = {
+            "row0": L_l[k][0],
+            "row1": L_l[k][1],
+            "col0": L_l[k][2],
+            "col1": L_l[k][3],
+            "noisy_count": round(v_l[k], 3),
+            "cells": c_l[k],
+            "density": d_l[k],
+            "area_km2": round(a_l[k], 4),
+        }
+        if col is not None:
+            props["color"] = col[k]
+        features.append(
+            {
+                "type": "Feature",
+                "geometry": {
+                    "type": "Polygon",
+                    "coordinates": [[[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]],
+                },
+                "properties": props,
+            }
+        )
+    return {
+        "type": "FeatureCollection",
+        "metadata": metadata(release, grid, noise_info, bbox_from_data),
+        "features": features,
+    }
+
+
+def to_geojson_text(
+    release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False
+) -> str:
+    return json.dumps(to_geojson(release, grid, noise_info, bbox_from_data), allow_nan=False)
+
+
+def to_csv_text(
+    release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False
+) -> str:
+    """One row per leaf; run metadata in '# ' comment lines on top (pandas: comment='#')."""
+    meta = metadata(release, grid, noise_info, bbox_from_data)
+    buf = io.StringIO()
+    for key in ("method", "label", "mode", "epsilon", "grid", "warning", "note"):
+        if key in meta:
+            buf.write(f"# {key}: {json.dumps(meta[key], ensure_ascii=False)}\n")
+    if noise_info.get("warning"):
+        buf.write(f"# noise: {noise_info['warning']}\n")
+    b = leaf_bounds(release, grid)
+    cells = release.cells_per_leaf()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(
+        [
+            "row0",
+            "row1",
+            "col0",
+            "col1",
+            "minlon",
+            "minlat",
+            "maxlon",
+            "maxlat",
+            "noisy_count",
+            "cells",
+            "density",
+        ]
+    )
+    for (r0, r1, c0, c1), (x0, y0, x1, y1), v, c in zip(
+        release.leaves.tolist(), b.tolist(), release.values.tolist(), cells.tolist(), strict=True
+    ):
+        w.writerow(
+            [r0, r1, c0, c1, repr(x0), repr(y0), repr(x1), repr(y1), repr(v), c, repr(v / c)]
+        )
+    return buf.getvalue()
+
+
+def leaves_json(release: Release) -> list[dict]:
+    """The CLI contract's leaf list: half-open cell ranges and the noisy count."""
+    return [
+        {"row0": r0, "row1": r1, "col0": c0, "col1": c1, "noisy_count": v}
+        for (r0, r1, c0, c1), v in zip(
+            release.leaves.tolist(), release.values.tolist(), strict=True
+        )
+    ]
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return obj
+
+
+def run_report(params: dict, noise_info: dict, grid: Grid, results: dict | None = None) -> dict:
+    """Parameters, mode/seed, library versions and (optionally) results of a page or CLI run."""
+    import platform
+
+    import numpy
+    import pandas
+
+    import core
+
+    versions = {"dp-explorer": getattr(core, "__version__", "?"), "python": platform.python_version()}
+    versions |= {"numpy": numpy.__version__, "pandas": pandas.__version__}
+    try:
+        import opendp
+
+        versions["opendp"] = opendp.__version__
+    except Exception:  # pragma: no cover - opendp is a dependency; the report still works
+        pass
+    report = {
+        "parameters": _jsonable(params),
+        "noise": noise_info,
+        "grid": grid.describe(),
+        "privacy_unit": PRIVACY_UNIT,
+        "versions": versions,
+    }
+    if results is not None:
+        report["results"] = _jsonable(results)
+    return report

@@ -1,0 +1,39 @@
+"""Fast reading of point tables for the CLI: only the two coordinate columns, C/Arrow parsers.
+
+Falls back to `core.data.loading.load_table` (with its specific error messages) whenever the
+fast path cannot read the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from core.data.loading import load_table
+from core.data.validation import detect_lat_lon
+from core.errors import InputError
+
+
+def read_points_table(
+    path: str | Path, lat: str | None = None, lon: str | None = None
+) -> pd.DataFrame:
+    """The table at `path` restricted to its latitude/longitude columns (auto-detected if None)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Check the path.")
+    is_parquet = path.suffix.lower() in (".parquet", ".pq") or path.read_bytes()[:4] == b"PAR1"
+    try:
+        if is_parquet:
+            import pyarrow.parquet as pq
+
+            cols = pq.read_schema(path).names
+            lat_c, lon_c = detect_lat_lon(pd.DataFrame(columns=cols), lat, lon)
+            return pd.read_parquet(path, columns=[lat_c, lon_c])
+        head = pd.read_csv(path, nrows=0)
+        lat_c, lon_c = detect_lat_lon(head, lat, lon)
+        return pd.read_csv(path, usecols=[lat_c, lon_c], engine="pyarrow")
+    except InputError:
+        raise
+    except Exception:  # unusual delimiter, encoding, garbled file: the careful reader explains
+        return load_table(path, max_bytes=1 << 40)

@@ -1,0 +1,88 @@
+"""Registry of the spatial methods: name -> build function with the common interface
+
+    build_<name>(F, eps_tot, noise, ledger, **params) -> Release
+
+The baselines live in `core.spatial.baselines`; they are looked up lazily so that HTF works
+on its own and a missing baseline shows as a clear error only when it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from functools import partial
+
+from core.errors import InputError
+from core.spatial.htf import build_htf
+
+BASELINES = {
+    "identity": "build_identity",
+    "uniform": "build_uniform",
+    "ug": "build_ug",
+    "ag": "build_ag",
+    "kdtree-geo": "build_kdtree_geo",
+    "kdtree-uniform": "build_kdtree_uniform",
+    "quadtree": "build_quadtree",
+    "privtree": "build_privtree",
+}
+
+LABELS = {
+    "htf": "HTF",
+    "htf+": "HTF (modified: combine_pruned, consistency)",
+    "identity": "Identity (singular)",
+    "uniform": "Uniform",
+    "ug": "UG",
+    "ag": "AG",
+    "kdtree-geo": "KdTree (geo)",
+    "kdtree-uniform": "KdTree (uniform)",
+    "quadtree": "QuadTree",
+    "privtree": "PrivTree",
+}
+
+DEFAULT_COMPARE = (
+    "htf", "kdtree-geo", "kdtree-uniform", "ug", "ag", "quadtree", "privtree", "identity", "uniform",
+)  # fmt: skip
+
+
+def _baseline(func_name: str) -> Callable | None:
+    try:
+        module = importlib.import_module("core.spatial.baselines")
+    except ImportError:
+        return None
+    return getattr(module, func_name, None)
+
+
+def _registry() -> dict[str, Callable]:
+    reg: dict[str, Callable] = {"htf": build_htf}
+    for name, func_name in BASELINES.items():
+        fn = _baseline(func_name)
+        if fn is not None:
+            reg[name] = fn
+    return reg
+
+
+METHODS: dict[str, Callable] = _registry()
+
+# Switchable improvements evaluated as separate rows (spec §2.10); not part of the nine.
+VARIANTS: dict[str, Callable] = {
+    "htf+": partial(build_htf, combine_pruned=True, consistency=True),
+}
+
+
+def get_method(name: str) -> Callable:
+    fn = METHODS.get(name) or VARIANTS.get(name)
+    if fn is None:
+        known = ", ".join([*METHODS, *VARIANTS])
+        raise InputError(f"unknown method '{name}'. Choose from: {known}.")
+    return fn
+
+
+def parse_methods(text: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Comma-separated method names, validated and de-duplicated in order."""
+    names = [s.strip().lower() for s in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in dict.fromkeys(names) if n]
+    if not names:
+        raise InputError("no methods given; pass e.g. --methods htf,ug,ag.")
+    for n in names:
+        get_method(n)
+    return names

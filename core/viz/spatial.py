@@ -1,0 +1,212 @@
+"""Maps and charts for location histograms (folium + plotly; no streamlit import).
+
+Map rules (ARCHITECTURE.md): one GeoJSON layer per method with the colour in each feature's
+properties, `prefer_canvas=True`, no basemap unless asked (tiles reveal the viewed area to the
+tile server), and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause, npm package
+leaflet 1.9.4) inlined as data: URLs, so the map draws with no internet.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from functools import cache
+from pathlib import Path
+
+import folium
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+from core.spatial.export import to_geojson
+from core.spatial.grid import Grid
+from core.spatial.release import Release
+
+STATIC = Path(__file__).parent / "static" / "leaflet"
+LEAFLET_VERSION = "1.9.4"
+MAX_MAP_LEAVES = 50_000  # a layer with more leaves is listed, not drawn (the browser would stall)
+COLORSCALE = "Viridis"
+METHOD_COLORS = {
+    "htf": "#d62728", "htf+": "#ff7f0e", "kdtree-geo": "#1f77b4", "kdtree-uniform": "#17becf",
+    "ug": "#2ca02c", "ag": "#9467bd", "quadtree": "#8c564b", "privtree": "#e377c2",
+    "identity": "#7f7f7f", "uniform": "#bcbd22",
+}  # fmt: skip
+
+
+def _data_url(mime: str, data: bytes) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+@cache
+def leaflet_assets() -> tuple[str, str]:
+    """(leaflet.js, leaflet.css) as data: URLs from the local copy; the CSS's control icons inlined."""
+    css = (STATIC / "leaflet.css").read_text(encoding="utf-8")
+    for name in ("layers.png", "layers-2x.png"):
+        css = css.replace(f"images/{name}", _data_url("image/png", (STATIC / name).read_bytes()))
+    js = (STATIC / "leaflet.js").read_bytes()
+    return _data_url("text/javascript", js), _data_url("text/css", css.encode("utf-8"))
+
+
+def offline_leaflet(m: folium.Map) -> folium.Map:
+    """Point the map's JS/CSS at the local Leaflet (and nothing else: no jQuery/Bootstrap CDNs)."""
+    js, css = leaflet_assets()
+    m.default_js = [("leaflet", js)]
+    m.default_css = [("leaflet_css", css)]
+    return m
+
+
+def density_colors(release: Release, vmax: float | None = None) -> tuple[list[str], float]:
+    """A colour per leaf from its noisy density, clipped at 0 for display only (log scale)."""
+    dens = np.maximum(release.values / release.cells_per_leaf(), 0.0)
+    logd = np.log1p(dens)
+    top = float(np.log1p(vmax)) if vmax is not None else float(logd.max()) if len(logd) else 1.0
+    t = np.clip(logd / top, 0, 1) if top > 0 else np.zeros_like(logd)
+    return [_rgb_to_hex(c) for c in sample_colorscale(COLORSCALE, t.tolist())], top
+
+
+def _rgb_to_hex(rgb: str) -> str:
+    parts = rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")
+    return "#" + "".join(f"{round(float(p)):02x}" for p in parts[:3])
+
+
+def release_map(
+    releases: dict[str, Release],
+    grid: Grid,
+    noise_info: dict,
+    basemap: bool = False,
+    sample: tuple[np.ndarray, np.ndarray] | None = None,
+    bbox_from_data: bool = False,
+    height_px: int = 560,
+) -> tuple[folium.Map, list[str]]:
+    """A folium map with one toggleable GeoJSON layer per method; returns (map, skipped names).
+
+    Colours share one density scale across methods so layers are comparable. `sample` is a
+    raw-point overlay for evaluation only.
+    """
+    x0, y0, x1, y1 = grid.bbox
+    m = folium.Map(
+        location=[(y0 + y1) / 2, (x0 + x1) / 2],
+        tiles="OpenStreetMap" if basemap else None,
+        prefer_canvas=True,
+        control_scale=True,
+        height=height_px,
+    )
+    offline_leaflet(m)
+    m.fit_bounds([[y0, x0], [y1, x1]])
+    drawable = {k: r for k, r in releases.items() if r.n_leaves <= MAX_MAP_LEAVES}
+    skipped = [k for k in releases if k not in drawable]
+    vmax = max(
+        (float(np.max(np.maximum(r.values / r.cells_per_leaf(), 0))) for r in drawable.values()),
+        default=1.0,
+    )
+    for i, (name, rel) in enumerate(drawable.items()):
+        colors, _ = density_colors(rel, vmax)
+        gj = to_geojson(rel, grid, noise_info, bbox_from_data, colors=colors)
+        gj.pop("metadata")
+        folium.GeoJson(
+            gj,
+            name=f"{name} ({rel.n_leaves} leaves)",
+            show=i == 0,
+            style_function=_style,
+            highlight_function=lambda f: {"weight": 2, "color": "#000000"},
+            tooltip=folium.GeoJsonTooltip(
+                fields=["noisy_count", "cells", "area_km2"],
+                aliases=["noisy count", "cells", "area (km²)"],
+            ),
+            zoom_on_click=False,
+            smooth_factor=0,
+        ).add_to(m)
+    if sample is not None:
+        lon, lat = sample
+        layer = folium.FeatureGroup(name="raw points (evaluation only)", show=False)
+        for a, b in zip(np.asarray(lat).tolist(), np.asarray(lon).tolist(), strict=True):
+            folium.CircleMarker(
+                [a, b], radius=1, color="#000000", weight=0, fill=True, fill_opacity=0.6
+            ).add_to(layer)
+        layer.add_to(m)
+    folium.LayerControl(collapsed=False).add_to(m)
+    return m, skipped
+
+
+def _style(feature: dict) -> dict:
+    return {
+        "fillColor": feature["properties"]["color"],
+        "color": "#333333",
+        "weight": 0.4,
+        "fillOpacity": 0.6,
+    }
+
+
+def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:
+    """MRE per method and query size, error bars = std over repetitions (log y axis)."""
+    fig = go.Figure()
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for m in methods:
+        rs = [r for r in rows if r["method"] == m]
+        fig.add_trace(
+            go.Scatter(
+                x=[f"{100 * r['query_size']:g} %" for r in rs],
+                y=[r["mre"] for r in rs],
+                error_y={
+                    "type": "data",
+                    "array": [r["mre_std"] or 0.0 for r in rs],
+                    "visible": True,
+                },
+                mode="lines+markers",
+                name=m,
+                line={"color": METHOD_COLORS.get(m)},
+            )
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title="query size (fraction of the domain)",
+        yaxis_title="mean relative error (log scale)",
+        yaxis_type="log",
+        legend_title="method",
+        margin={"t": 50, "b": 40},
+    )
+    return fig
+
+
+def budget_chart(releases: dict[str, Release]) -> go.Figure:
+    """Stacked bars: how each method splits its epsilon (parts add up to the total)."""
+    parts = list(dict.fromkeys(k for r in releases.values() for k in r.epsilon if k != "total"))
+    fig = go.Figure()
+    for part in parts:
+        fig.add_trace(
+            go.Bar(
+                x=list(releases),
+                y=[r.epsilon.get(part, 0.0) for r in releases.values()],
+                name=part,
+                hovertemplate="%{x}: " + part + " = %{y:.4g}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="stack", title="Budget breakdown", yaxis_title="epsilon", margin={"t": 50}
+    )
+    return fig
+
+
+def density_legend(vmax_density: float) -> go.Figure:
+    """A small colour bar for the map (noisy points per cell, log scale, clipped at 0)."""
+    top = math.log1p(max(vmax_density, 0.0)) or 1.0
+    ticks = np.linspace(0, top, 5)
+    fig = go.Figure(
+        go.Heatmap(
+            z=[ticks.tolist()],
+            colorscale=COLORSCALE,
+            showscale=False,
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        height=90,
+        margin={"t": 25, "b": 25, "l": 10, "r": 10},
+        title={
+            "text": "map colour: noisy points per cell (display clips negatives at 0)",
+            "font": {"size": 12},
+        },
+        xaxis={"tickvals": list(range(5)), "ticktext": [f"{math.expm1(t):.3g}" for t in ticks]},
+        yaxis={"visible": False},
+    )
+    return fig

@@ -1,0 +1,394 @@
+"""PP balancing: partition a table so each sub-table can be randomized with its own, larger
+retention probability, step through Phase 1, then perturb and publish.
+
+Thin page: widgets -> core.balancing -> core.viz.balancing -> st.*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from fractions import Fraction
+
+import pandas as pd
+import streamlit as st
+
+from core.balancing.demos import DEMO_SETTINGS, DEMOS
+from core.balancing.estimate import estimate_distribution
+from core.balancing.explain import balance_text, markers_text, phi_text
+from core.balancing.invariants import check_plan
+from core.balancing.params import parse_rho
+from core.balancing.phase1 import order_at
+from core.balancing.plan import STATUS_NOTHING, PartitionPlan, plan_partition
+from core.balancing.publish import STATED_LIMITS, SUBTABLE_COLUMN, frac, publish
+from core.balancing.records import encode_sa
+from core.balancing.report import MERGE_LABEL, plan_json
+from core.data.loading import load_table
+from core.viz.balancing import (
+    distributions_figure,
+    groups_figure,
+    sa_distribution_figure,
+    step_figure,
+)
+from pages.common import current_noise, user_errors
+
+STEP = "pp_step"
+RHO_HELP = (
+    "An attacker's belief about any protected value may rise from at most ρ1 to at most ρ2. "
+    "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
+)
+GROUPS_SHOWN = 60
+
+
+@st.cache_data(show_spinner=False)
+def _demo_table(name: str) -> pd.DataFrame:
+    return next(d for d in DEMOS if d.name == name).load()
+
+
+@st.cache_data(show_spinner=False)
+def _upload_table(data: bytes, name: str, digest: str) -> pd.DataFrame:
+    return load_table(data, name=name)
+
+
+@st.cache_data(show_spinner="Balancing…")
+def _plan(counts: tuple, rho1: str, rho2: str, tie: str, merge: str) -> PartitionPlan:
+    return plan_partition(
+        dict(counts),
+        parse_rho(rho1, "ρ1"),
+        parse_rho(rho2, "ρ2"),
+        tie_policy=tie,
+        merge_policy=merge,
+    )
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else frac(x)
+
+
+def _set_step(value: int) -> None:
+    st.session_state[STEP] = value
+
+
+st.title("⚖️ PP balancing")
+st.write(
+    "Randomizing a sensitive attribute (SA) over a small domain keeps far more of each value than "
+    "randomizing over the whole domain. **PP** (Perturbation Partitioning) splits the table into "
+    "*balanced* sub-tables, each with few SA values, and perturbs each one with its own retention "
+    "probability p_i while keeping every posterior ≤ ρ2."
+)
+
+# ------------------------------------------------------------------------------------ data
+with user_errors():
+    source = st.radio("Data", ["Demo table", "Upload a table"], horizontal=True, key="pp_source")
+    demo_name = None
+    if source == "Demo table":
+        names = [d.name for d in DEMOS]
+        demo_name = st.selectbox(
+            "Demo dataset",
+            names,
+            key="pp_demo",
+            format_func=lambda n: f"{n} — {next(d for d in DEMOS if d.name == n).description}",
+        )
+        df = _demo_table(demo_name)
+        demo = next(d for d in DEMOS if d.name == demo_name)
+        st.caption(f"Source: {demo.source}. Licence: {demo.licence}.")
+    else:
+        upload = st.file_uploader("CSV or Parquet table", type=["csv", "parquet", "pq"])
+        if upload is None:
+            st.info("Upload a table with one row per person, or pick a demo table.")
+            st.stop()
+        data = upload.getvalue()
+        df = _upload_table(data, upload.name, hashlib.sha256(data).hexdigest())
+
+    sa_default, rho1_default, rho2_default = DEMO_SETTINGS.get(demo_name, (None, "1/3", "2/3"))
+    columns = [str(c) for c in df.columns]
+    c1, c2, c3 = st.columns([2, 1, 1])
+    sa = c1.selectbox(
+        "Sensitive attribute (SA) column",
+        columns,
+        index=columns.index(sa_default) if sa_default in columns else len(columns) - 1,
+        key=f"pp_sa_{demo_name}",
+    )
+    rho1_text = c2.text_input(
+        "ρ1 (prior bound)", rho1_default, key=f"pp_rho1_{demo_name}", help=RHO_HELP
+    )
+    rho2_text = c3.text_input(
+        "ρ2 (posterior bound)", rho2_default, key=f"pp_rho2_{demo_name}", help=RHO_HELP
+    )
+    st.caption(
+        f"ρ1 = {rho1_text}, ρ2 = {rho2_text}: an attacker's belief about any protected value may rise "
+        "from at most ρ1 to at most ρ2."
+    )
+
+    missing = "error"
+    n_missing = int(df[sa].isna().sum())
+    if n_missing:
+        choice = st.radio(
+            f"'{sa}' has {n_missing} missing value(s). What should happen to them?",
+            ["drop those records", "treat 'missing' as a category"],
+            index=None,
+            key="pp_missing",
+        )
+        if choice is None:
+            st.warning(
+                "Choose how to handle the missing values to continue (the choice is recorded)."
+            )
+            st.stop()
+        missing = "drop" if choice.startswith("drop") else "category"
+
+    with st.expander("Options"):
+        tie = st.radio(
+            "Tie policy",
+            ["stable", "value_order"],
+            horizontal=True,
+            key="pp_tie",
+            help="stable: re-sort the previous order (reproduces the thesis); value_order: re-sort "
+            "from the canonical order each iteration. Only group contents can differ.",
+        )
+        merge = st.radio(
+            "Phase 2 merging",
+            ["none", "utility"],
+            horizontal=True,
+            key="pp_merge",
+            help=f"utility is {MERGE_LABEL}. Off by default.",
+        )
+        if merge == "utility":
+            st.info(f"Merging is **this project's design**, not the thesis's: {MERGE_LABEL}.")
+        record_order = st.radio(
+            "Which records of a value go to which group",
+            ["original", "seeded"],
+            horizontal=True,
+            key="pp_record_order",
+            help="original row order (default) or a random permutation drawn from the noise source",
+        )
+
+    encoded = encode_sa(df[sa], missing=missing)
+    counts = encoded.counts()
+    plan = _plan(tuple(counts.items()), rho1_text, rho2_text, tie, merge)
+
+# --------------------------------------------------------------------------- overview
+beta_name = "β'" if plan.t2 else "β"
+m = st.columns(5)
+m[0].metric("|T|", plan.n)
+m[1].metric("SA values", len(plan.counts))
+m[2].metric("f_max (SA')", plan.f_max)
+m[3].metric("β = ⌊|T|/f_max⌋", plan.beta)
+m[4].metric("β' (for T')", plan.beta_prime)
+st.plotly_chart(sa_distribution_figure(plan), key="pp_sa_chart")
+if plan.t2:
+    st.info(
+        f"SA' ≠ SA: {', '.join(plan.t2)} occur more often than ρ1·|T| and are not protected "
+        f"(their prior already exceeds ρ1). Phase 1 balances T' ({plan.t_prime_size} records) with "
+        f"β' = {plan.beta_prime}; the T'' records are distributed afterwards."
+    )
+
+if plan.status == STATUS_NOTHING:
+    st.warning(plan.reason + " Nothing needs randomization.")
+    if st.checkbox("I understand: offer the table unperturbed", key="pp_confirm_unperturbed"):
+        st.download_button(
+            "Download the unperturbed table", df.to_csv(index=False), "unperturbed.csv", "text/csv"
+        )
+    st.stop()
+
+# ------------------------------------------------------------------------- step-through
+trace = plan.phase1.trace
+t = len(trace)
+signature = (tuple(counts.items()), rho1_text, rho2_text, tie, merge)
+if st.session_state.get("pp_signature") != signature:
+    st.session_state["pp_signature"] = signature
+    st.session_state[STEP] = 1
+    st.session_state.pop("pp_publication", None)
+st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)), 1), t)
+
+st.subheader(f"Phase 1: balancing {'T′' if plan.t2 else 'T'} — {t} iteration(s)")
+b = st.columns(4)
+current = st.session_state[STEP]
+b[0].button("⏮ First", key="pp_first", on_click=_set_step, args=(1,), disabled=current == 1)
+b[1].button("◀ Prev", key="pp_prev", on_click=_set_step, args=(current - 1,), disabled=current == 1)
+b[2].button("Next ▶", key="pp_next", on_click=_set_step, args=(current + 1,), disabled=current == t)
+b[3].button("Last ⏭", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
+if t > 1:
+    st.slider("Iteration", 1, t, key=STEP)
+j = st.session_state[STEP]
+row = trace[j - 1]
+order = order_at(plan.phase1, j)
+
+left, right = st.columns([3, 2])
+left.plotly_chart(
+    step_figure(row, order, plan.phase1.beta, beta_name=beta_name, t2_counts=plan.t2 or None),
+    key="pp_step_chart",
+)
+with right:
+    st.markdown(f"**Iteration {j} of {t}** — |T0| = {row.n0}, {beta_name} = {plan.phase1.beta}")
+    st.markdown(markers_text(row, beta_name))
+    st.code(phi_text(row, plan.phase1.beta, beta_name), language=None)
+    st.markdown(f"Branch of Equation (22): `{row.branch}`, h = **{row.h}**")
+    group_txt = ", ".join(f"{v}: {c}" for v, c in row.group.items())
+    st.markdown(f"**Group g{j}** = {{{group_txt}}} — size {sum(row.group.values())}")
+    vector = ",".join(str(row.group.get(v, 0)) for v in plan.canonical[:30])
+    st.caption(f"as a vector over {', '.join(plan.canonical[:30])}: ({vector})")
+    st.markdown(f"Balance after removal: {balance_text(row, plan.phase1.beta, beta_name)}")
+
+so_far = plan.phase1.groups[:j]
+first = max(0, len(so_far) - GROUPS_SHOWN)
+st.plotly_chart(
+    groups_figure(
+        so_far[first:],
+        plan.canonical,
+        plan.sa_prime,
+        title=f"Groups so far ({len(so_far)})" + (f", last {GROUPS_SHOWN} shown" if first else ""),
+        names=[f"g{i}" for i in range(first + 1, len(so_far) + 1)],
+    ),
+    key="pp_groups_chart",
+)
+
+# ----------------------------------------------------------------- T'' distribution step
+if plan.distribution is not None:
+    d = plan.distribution
+    st.subheader("Distributing T'' over the groups")
+    n2 = sum(plan.t2.values())
+    sizes = [sum(g.values()) for g in plan.phase1.groups]
+    st.markdown(
+        f"Fixed T'' order (descending original frequency): **{', '.join(d.t2_order)}**; "
+        f"|T''| = {n2}, |T'| = {plan.t_prime_size}. Quota_j = ⌊|g_j|·|T''| / |T'|⌋; the residue "
+        f"r = {d.residue} goes to the last group; the T'' sequence is cut in group order."
+    )
+    shares = pd.DataFrame(
+        {
+            "group": [f"g{i}" for i in range(1, len(sizes) + 1)],
+            "|g_j| before": sizes,
+            "exact share": [frac(Fraction(s * n2, plan.t_prime_size)) for s in sizes],
+            "quota": d.quotas,
+            "takes": d.takes,
+            "receives": [
+                ", ".join(f"{v}: {c}" for v, c in got.items()) or "—" for got in d.received
+            ],
+        }
+    )
+    st.dataframe(shares.head(500), hide_index=True)
+    st.plotly_chart(
+        groups_figure(
+            plan.groups[:GROUPS_SHOWN], plan.canonical, plan.sa_prime, title="Final groups"
+        ),
+        key="pp_final_chart",
+    )
+
+# ----------------------------------------------------------------------- sub-table table
+st.subheader("Sub-tables and retention probabilities")
+rows = [
+    {
+        "sub-table": f"g{i}",
+        "n_i": s.size,
+        "m_i": s.m,
+        "ρ1_i (SA' only)": frac(s.rho1),
+        "bound (Lemma 4/5)": _fmt(s.bound),
+        "γ_i": frac(s.gamma),
+        "p_i": _fmt(s.p),
+        "q_i": _fmt(s.q),
+        "worst posterior": _fmt(s.worst_posterior),
+        "admissible": "yes" if s.admissible else "NO",
+    }
+    for i, s in enumerate(plan.subtables, 1)
+]
+w = plan.whole_table
+rows.append(
+    {
+        "sub-table": "whole table (baseline)",
+        "n_i": w.size,
+        "m_i": w.m,
+        "ρ1_i (SA' only)": frac(w.rho1),
+        "bound (Lemma 4/5)": "—",
+        "γ_i": frac(w.gamma),
+        "p_i": _fmt(w.p),
+        "q_i": _fmt(w.q),
+        "worst posterior": _fmt(w.worst_posterior),
+        "admissible": "yes",
+    }
+)
+st.dataframe(pd.DataFrame(rows).head(1000), hide_index=True, key="pp_subtables")
+if all(s.admissible for s in plan.subtables):
+    kept = sum(s.size * s.kept_share for s in plan.subtables) / plan.n
+    st.markdown(
+        f"Expected share of values kept: **{float(kept):.3f}** with sub-tables vs "
+        f"**{float(w.kept_share):.3f}** perturbing the whole table as one (p = {frac(w.p)})."
+    )
+violations = check_plan(plan)
+if violations:
+    st.error("Internal error — invariant checks failed: " + "; ".join(violations))
+else:
+    st.success(
+        "Invariant checks passed: groups partition T, Lemmas 1–5, h maximal, T0 balanced "
+        "throughout, every admissible posterior ≤ ρ2."
+    )
+for note in plan.notes:
+    st.info(note)
+
+accept_fallback = False
+if plan.refused:
+    st.error(
+        f"{plan.reason} What you can do: raise ρ2, or accept the single-table fallback "
+        f"(the whole table as one sub-table, p = {frac(w.p)})."
+    )
+    accept_fallback = st.checkbox("Accept the single-table fallback", key="pp_accept_fallback")
+    if not accept_fallback:
+        st.stop()
+
+# ---------------------------------------------------------------------------- publish
+st.subheader("Publish (Phase 3 — project design)")
+st.caption(
+    "Each record keeps its value with probability p_i, otherwise it gets a uniform value from "
+    "its sub-table's domain. Rows are shuffled and a sub-table id is added. "
+    + " ".join(STATED_LIMITS)
+)
+noise = current_noise()
+st.caption(f"Noise: {noise.label}")
+id_like = [c for c in columns if c != sa and ("id" in c.lower() or c.lower() in ("name", "record"))]
+drop = st.multiselect(
+    "Direct identifiers to remove", [c for c in columns if c != sa], id_like, key="pp_drop"
+)
+if st.button("Publish (perturb)", key="pp_publish", type="primary"):
+    with user_errors():
+        pub = publish(
+            df, sa, plan, noise, accept_fallback=accept_fallback, missing=missing,
+            drop_columns=drop, record_order=record_order,
+        )  # fmt: skip
+        st.session_state["pp_publication"] = pub
+
+pub = st.session_state.get("pp_publication")
+if pub is not None:
+    published = pub.table
+    est = {
+        e.value: e
+        for e in estimate_distribution(published, sa, SUBTABLE_COLUMN, pub.metadata["subtables"])
+    }
+    values = [v for v in plan.canonical if v in est][:60]
+    pub_counts = published[sa].astype(str).value_counts()
+    st.plotly_chart(
+        distributions_figure(
+            values,
+            [plan.counts[v] for v in values],
+            [int(pub_counts.get(v, 0)) for v in values],
+            [float(est[v].estimate) for v in values],
+            [est[v].half_width for v in values],
+        ),
+        key="pp_publish_chart",
+    )
+    tv = sum(abs(float(est[v].estimate) - plan.counts[v]) for v in est) / (2 * plan.n)
+    st.caption(
+        "evaluation only — uses the raw data: the 'original' bars and the distance below are "
+        f"computed from the unperturbed table. Total-variation distance original vs "
+        f"reconstructed: {tv:.4f}."
+    )
+    st.dataframe(published.head(200), hide_index=True)
+    report = {**plan_json(plan), "noise": noise.describe(), "publication": pub.metadata}
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Published CSV", published.to_csv(index=False), "published.csv", "text/csv")
+    d2.download_button(
+        "Sub-table metadata",
+        json.dumps(pub.metadata, indent=2),
+        "metadata.json",
+        "application/json",
+    )
+    d3.download_button(
+        "Run report", json.dumps(report, indent=2), "run_report.json", "application/json"
+    )

@@ -1,0 +1,87 @@
+"""AppTest of the location-histograms page: demo and upload runs, map payload, charts, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+PAGE = "pages/location_histograms.py"
+
+
+def _map_args(at) -> dict:
+    """The st_folium component's arguments (its script holds the Leaflet code of the map)."""
+    for el in at.get("component_instance"):
+        return json.loads(el.proto.json_args)
+    raise AssertionError("no map component on the page")
+
+
+def _chart(at, key: str) -> dict:
+    for element in at.get("plotly_chart"):
+        if element.proto.id and key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key}")
+
+
+def _fast(at, methods=("htf", "ug")):
+    at.select_slider(key="lh_grid").set_value(64)
+    at.multiselect(key="lh_methods").set_value(list(methods))
+    at.number_input(key="lh_q").set_value(50)
+    at.number_input(key="lh_reps").set_value(2)
+    return at
+
+
+def test_demo_run_shows_map_layer_and_charts(app_test):
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert any("Build releases" in i.value for i in at.info)
+    _fast(at).run()
+    at.button(key="lh_run").click().run()
+    assert not at.exception, at.exception
+    args = _map_args(at)
+    script = args["script"]
+    assert script.count("L.geoJson(") == 2  # one GeoJSON layer per method
+    assert '"noisy_count"' in script and '"color"' in script
+    assert "cdn" not in " ".join(args["js_links"] + args["css_links"])  # Leaflet inlined locally
+    assert args["js_links"][0].startswith("data:text/javascript")
+    assert args["returned_objects"] == []
+    spec = _chart(at, "lh_mre")
+    assert {t["name"] for t in spec["data"]} == {"htf", "ug"}
+    assert all(t["error_y"]["visible"] for t in spec["data"])
+    assert _chart(at, "lh_budget")["layout"]["barmode"] == "stack"
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Release GeoJSON", "Release CSV", "MRE CSV (evaluation only)", "Run report (JSON)"]
+    # secure mode by default; the data-owner-only counts are labelled as such
+    assert any("Secure mode" in s.value for s in at.success)
+    assert any("data owner only" in c.value for c in at.caption)
+
+
+def test_upload_run_and_bbox(app_test):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"Latitude": rng.normal(48.85, 0.02, 3000), "Longitude": rng.normal(2.35, 0.02, 3000)})
+    at = app_test(PAGE).run()
+    at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
+    assert any("Upload a file" in i.value for i in at.info)
+    at.file_uploader(key="lh_up").set_value(("paris.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception
+    digest_keys = [w.key for w in at.selectbox if w.key and w.key.startswith("lh_lat_")]
+    assert at.selectbox(key=digest_keys[0]).value == "Latitude"  # auto-detected
+    # a public bbox around Paris instead of the world default
+    for i, v in enumerate([2.2, 48.7, 2.5, 49.0]):
+        key = next(w.key for w in at.number_input if w.key and w.key.startswith(f"lh_bb{i}_"))
+        at.number_input(key=key).set_value(v)
+    _fast(at, ("htf",)).run()
+    at.button(key="lh_run").click().run()
+    assert not at.exception
+    assert _map_args(at)["script"].count("L.geoJson(") == 1
+
+
+def test_bad_upload_shows_error_and_releases_nothing(app_test):
+    at = app_test(PAGE).run()
+    at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
+    bad = pd.DataFrame({"lat": ["north"] * 20, "lon": [1.0] * 20}).to_csv(index=False).encode()
+    at.file_uploader(key="lh_up").set_value(("bad.csv", bad, "text/csv")).run()
+    assert not at.exception
+    assert any("non-numeric" in e.value for e in at.error)
+    assert not at.get("component_instance")

@@ -1,0 +1,111 @@
+"""AppTest of the PP balancing page: Figure 9 demo, the stepper, refusals and publishing."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from core.balancing.demos import FIGURE9_COUNTS
+from core.balancing.plan import plan_partition
+
+PAGE = "pages/pp_balancing.py"
+
+
+def chart(at, key: str) -> dict:
+    for element in at.get("plotly_chart"):
+        if element.proto.id and key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key}")
+
+
+def shown_group(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Group g"))
+
+
+def expected_group(j: int, group: dict[str, int]) -> str:
+    return f"**Group g{j}** = {{{', '.join(f'{v}: {c}' for v, c in group.items())}}}"
+
+
+def e6_trace():
+    return plan_partition(FIGURE9_COUNTS, Fraction(1, 3), Fraction(2, 3)).phase1.trace
+
+
+def test_renders_with_figure9_demo(app_test):
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert at.selectbox(key="pp_demo").value == "pp-figure9"
+    assert [m.value for m in at.metric][3] == "3"  # beta
+    assert shown_group(at).startswith(expected_group(1, e6_trace()[0].group))
+    spec = chart(at, "pp_step_chart")
+    assert spec["layout"]["title"]["text"].startswith("Iteration 1:")
+    assert spec["data"][0]["y"][:3] == [6, 6, 6]  # the h slice of the top-beta bars
+    assert any("φ(fβ) = 42/3 − max{12 − 6, 5} = 8 ≥ fβ = 6" in c.value for c in at.code)
+    assert any("Invariant checks passed" in s.value for s in at.success)
+
+
+def test_next_prev_last_follow_the_trace(app_test):
+    trace = e6_trace()
+    at = app_test(PAGE).run()
+    at.button(key="pp_next").click().run()
+    assert not at.exception
+    assert shown_group(at).startswith(expected_group(2, trace[1].group))
+    spec = chart(at, "pp_step_chart")
+    assert spec["layout"]["title"]["text"].startswith("Iteration 2: T0 has 24 records")
+    assert spec["data"][0]["x"][:3] == ["x1", "x4", "x5"]
+    at.button(key="pp_next").click().run()
+    assert shown_group(at).startswith(expected_group(3, trace[2].group))
+    at.button(key="pp_prev").click().run()
+    assert shown_group(at).startswith(expected_group(2, trace[1].group))
+    at.button(key="pp_last").click().run()
+    assert shown_group(at).startswith(expected_group(5, trace[4].group))
+    assert any("T0 empty — done" in m.value for m in at.markdown)
+    assert at.button(key="pp_next").disabled
+    at.slider(key="pp_step").set_value(4).run()
+    assert shown_group(at).startswith(expected_group(4, trace[3].group))
+    at.button(key="pp_first").click().run()
+    assert shown_group(at).startswith(expected_group(1, trace[0].group))
+
+
+def test_publish_in_demo_mode(app_test):
+    at = app_test(PAGE)
+    at.session_state["dpx_demo_mode"] = True
+    at.session_state["dpx_demo_seed"] = 7
+    at.run()
+    at.button(key="pp_publish").click().run()
+    assert not at.exception
+    spec = chart(at, "pp_publish_chart")
+    names = [trace["name"] for trace in spec["data"]]
+    assert names[0] == "original (evaluation only)" and "reconstructed" in names[2]
+    assert spec["data"][0]["y"] == list(FIGURE9_COUNTS.values())
+    assert any("evaluation only — uses the raw data" in c.value for c in at.caption)
+    assert any("reproducible demo mode" in c.value for c in at.caption)
+    published = at.dataframe[-1].value
+    assert len(published) == 42 and "subtable" in published.columns
+    assert "record" not in published.columns  # the id-like column is dropped by default
+
+
+def test_refused_partition_blocks_publish(app_test):
+    at = app_test(PAGE).run()
+    at.text_input(key="pp_rho1_pp-figure9").set_value("3/10")
+    at.text_input(key="pp_rho2_pp-figure9").set_value("8/25").run()
+    assert not at.exception
+    assert any("refused" in e.value for e in at.error)
+    assert not [b for b in at.button if b.key == "pp_publish"]
+    at.checkbox(key="pp_accept_fallback").check().run()
+    assert [b for b in at.button if b.key == "pp_publish"]
+
+
+def test_bad_rho_shows_a_clear_error(app_test):
+    at = app_test(PAGE).run()
+    at.text_input(key="pp_rho1_pp-figure9").set_value("2/3")
+    at.text_input(key="pp_rho2_pp-figure9").set_value("1/3").run()
+    assert not at.exception
+    assert any("must be smaller" in e.value for e in at.error)
+
+
+def test_patient_demo_shows_t2_distribution(app_test):
+    at = app_test(PAGE).run()
+    at.selectbox(key="pp_demo").set_value("pp-synthetic-patients").run()
+    assert not at.exception
+    assert any("Distributing T''" in s.value for s in at.subheader)
+    assert any("Hypertension" in m.value for m in at.markdown)

@@ -1,0 +1,164 @@
+"""`dpx balance` contract tests (the issue's CLI contract, exactly)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.cli import main
+
+FIG9_FREQS = "x1=12,x2=8,x3=6,x4=5,x5=4,x6=3,x7=1,x8=1,x9=1,x10=1"
+
+
+def run_json(capsys, *argv) -> dict:
+    code = main(["balance", *argv, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out)
+
+
+def test_freqs_reproduces_example_6(capsys):
+    out = run_json(capsys, "--freqs", FIG9_FREQS, "--rho1", "1/3", "--rho2", "2/3")
+    assert (out["beta"], out["beta_prime"], out["f_max"]) == (3, 3, 12)
+    assert out["sa_prime"] == [f"x{i}" for i in range(1, 11)]
+    assert out["t_double_prime"] == {}
+    its = out["iterations"]
+    assert [it["t0_size"] for it in its] == [42, 24, 12, 6, 3]
+    assert [it["h"] for it in its] == [6, 4, 2, 1, 1]
+    assert [it["phi"] for it in its] == ["8", "5", "3", "1", "1"]
+    assert [it["branch"] for it in its] == ["h=fb"] * 5
+    assert [(it["f1"], it["f_beta"], it["f_beta_plus_1"]) for it in its] == [
+        (12, 6, 5), (6, 4, 3), (3, 2, 1), (1, 1, 1), (1, 1, 0),
+    ]  # fmt: skip
+    assert its[3]["order"] == ["x6", "x4", "x7", "x8", "x9", "x10"]
+    assert its[3]["group"] == {"x6": 1, "x4": 1, "x7": 1}
+    assert [it["f1_value"] for it in its] == ["x1", "x1", "x6", "x6", "x8"]
+    assert out["quotas"] == [0] * 5 and out["residue"] == 0
+    assert out["groups"][0] == {"x1": 6, "x2": 6, "x3": 6}
+    assert len(out["groups"]) == 5
+    for s in out["subtables"]:
+        assert (s["m"], s["rho1_i"], s["gamma"], s["p"], s["worst_posterior"]) == (
+            3, "1/3", "4", "1/2", "2/3",
+        )  # fmt: skip
+    assert [s["size"] for s in out["subtables"]] == [18, 12, 6, 3, 3]
+    assert out["whole_table"]["p"] == "2/7"
+    assert "refused" not in out
+
+
+def test_freqs_example_7_decimal_rho(capsys):
+    out = run_json(capsys, "--freqs", FIG9_FREQS, "--rho1", "0.25", "--rho2", "2/3")
+    assert out["t_double_prime"] == {"x1": 12}
+    assert (out["beta"], out["beta_prime"], out["f_max"]) == (5, 3, 8)
+    assert out["quotas"] == [6, 3, 1, 1] and out["residue"] == 1
+    assert [s["p"] for s in out["subtables"]] == ["27/47", "5/9", "5/9", "7/11"]
+    assert out["groups"][3] == {"x1": 2, "x8": 1, "x9": 1, "x10": 1}
+    assert out["whole_table"]["p"] == "3/7"
+    assert out["iterations"][0]["order"][0] == "x2"  # T' only
+
+
+def test_freqs_given_order_is_canonical(capsys):
+    out = run_json(capsys, "--freqs", "b=2,a=2,c=1", "--rho1", "1/2", "--rho2", "3/4")
+    assert out["iterations"][0]["order"] == ["b", "a", "c"]
+    assert out["canonical_order"] == ["b", "a", "c"]
+
+
+def test_refused_partition_says_so_and_describes_fallback(capsys):
+    out = run_json(capsys, "--freqs", "a=6,b=5,c=1,d=1", "--rho1", "2/5", "--rho2", "2/3")
+    assert out["status"] == "refused" and "g2" in out["refused"]
+    assert out["fallback"]["p"] == "11/31"
+    fallback = {k: v for k, v in out["fallback"].items() if k != "description"}
+    assert out["subtables"] == [fallback]
+    assert len(out["subtables"]) == 1 and out["subtables"][0]["m"] == 4
+    assert [s["admissible"] for s in out["partition_subtables"]] == [True, False, True]
+
+
+def test_beta_one_says_so(capsys):
+    out = run_json(capsys, "--freqs", "a=5,b=1", "--rho1", "9/10", "--rho2", "19/20")
+    assert out["status"] == "beta_one" and "beta = 1" in out["refused"]
+    assert out["subtables"][0]["p"] == "7/12"
+
+
+def test_merge_utility(capsys):
+    out = run_json(
+        capsys, "--freqs", FIG9_FREQS, "--rho1", "1/3", "--rho2", "2/3", "--merge", "utility"
+    )
+    assert len(out["subtables"]) == 4 and out["subtables"][3]["p"] == "3/5"
+    assert "project design" in out["merge_label"]
+    assert out["merge_steps"] == [{"merged": [4, 5], "jaccard": "0", "gain": "3/5"}]
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    values = np.repeat([f"x{i}" for i in range(1, 11)], [12, 8, 6, 5, 4, 3, 1, 1, 1, 1])
+    df = pd.DataFrame({"id": range(42), "zip": rng.integers(100, 105, 42), "disease": values})
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_table_input_and_perturb(capsys, table, tmp_path):
+    out_csv = tmp_path / "out" / "pub.csv"
+    out = run_json(
+        capsys, str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
+        "--perturb", "--out", str(out_csv), "--seed", "7", "--drop-columns", "id",
+    )  # fmt: skip
+    assert [s["p"] for s in out["subtables"]] == ["1/2"] * 5
+    pub = pd.read_csv(out_csv)
+    assert list(pub.columns) == ["zip", "disease", "subtable"] and len(pub) == 42
+    meta = json.loads((tmp_path / "out" / "pub.metadata.json").read_text())
+    assert meta["noise"]["mode"] == "seeded"
+    assert out["published"]["noise"]["mode"] == "seeded"
+    assert [m["size"] for m in meta["subtables"]] == [18, 12, 6, 3, 3]
+
+
+def test_perturb_refused_exits_2_unless_fallback_accepted(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": range(13), "sa": list("aaaaaabbbbbcd")}).to_csv(path, index=False)
+    out_csv = tmp_path / "pub.csv"
+    args = ["balance", str(path), "--sa", "sa", "--rho1", "2/5", "--rho2", "2/3",
+            "--perturb", "--out", str(out_csv), "--seed", "1"]  # fmt: skip
+    assert main(args) == 2
+    assert "refused" in capsys.readouterr().err
+    assert not out_csv.exists()
+    assert main([*args, "--accept-fallback", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["published"]["single_table_fallback"] is True
+    assert set(pd.read_csv(out_csv)["subtable"]) == {1}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--freqs", "a=2,b=1", "--rho1", "2/3", "--rho2", "1/3"], "must be smaller"),
+        (["--freqs", "a=2,b=1", "--rho1", "0", "--rho2", "1/3"], "outside"),
+        (["--freqs", "a=2,b=1", "--rho1", "1/3", "--rho2", "1.5"], "outside"),
+        (["--freqs", "a=3", "--rho1", "1/3", "--rho2", "2/3"], "single distinct value"),
+        (["--freqs", "a=2,b=1", "--rho1", "x", "--rho2", "2/3"], "not a number"),
+        (["--rho1", "1/3", "--rho2", "2/3"], "either a table"),
+    ],
+)
+def test_bad_input_exit_2(capsys, argv, message):
+    assert main(["balance", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_missing_sa_column_and_nan(capsys, tmp_path):
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"age": range(5), "sa": ["a", "b", None, "a", "c"]}).to_csv(path, index=False)
+    assert main(["balance", str(path), "--sa", "nope", "--rho1", "1/2", "--rho2", "3/4"]) == 2
+    assert "'nope' is not in the table" in capsys.readouterr().err
+    assert main(["balance", str(path), "--sa", "sa", "--rho1", "1/2", "--rho2", "3/4"]) == 2
+    assert "missing value" in capsys.readouterr().err
+    out = run_json(capsys, str(path), "--sa", "sa", "--rho1", "1/2", "--rho2", "3/4",
+                   "--missing", "drop")  # fmt: skip
+    assert sum(sum(g.values()) for g in out["groups"]) == 4
+
+
+def test_text_output(capsys):
+    assert main(["balance", "--freqs", FIG9_FREQS, "--rho1", "1/3", "--rho2", "2/3"]) == 0
+    text = capsys.readouterr().out
+    assert "beta = 3" in text and "whole table" in text

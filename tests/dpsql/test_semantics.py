@@ -1,0 +1,180 @@
+"""Zero-noise semantics (spec §5): epsilon = 1e20 makes the noise vanish, so released values
+must equal the hand-computed values of the compliance vectors."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+EXACT = "epsilon = 1e20, delta = 0.7, max_groups_contributed = 1"
+TOL = 2.0**-20  # integerisation uses 2^-j with j >= 20 here
+
+
+def dp(select_list: str, table: str = "t", options: str = EXACT, tail: str = "") -> str:
+    return f"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS ({options}) {select_list} FROM {table} {tail}"
+
+
+def value(result, column: str):
+    assert result.table.shape[0] == 1
+    return result.table[column].iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("sql_list", "table", "expected"),
+    [
+        ("SUM(int64_val, contribution_bounds_per_group => (2, 3)) AS v", "t1", 18),  # NULL-safe clamp
+        ("SUM(int64_val, contribution_bounds_per_group => (2, 3)) AS v", "t2", 8),  # sums 1, 12, 3
+        ("AVG(int64_val, contribution_bounds_per_group => (2, 3)) AS v", "t2", 2.1333333333333333),
+        ("AVG(int64_val, contribution_bounds_per_group => (2, 3)) AS v", "t1", 2.25),
+        ("SUM(double_val, contribution_bounds_per_group => (0, 10)) AS v", "t1", 13),
+        ("SUM(double_val, contribution_bounds_per_group => (0, 10)) AS v", "t2", 11),
+        ("AVG(double_val, contribution_bounds_per_group => (0, 10)) AS v", "t1", 1.625),
+        ("AVG(double_val, contribution_bounds_per_group => (0, 10)) AS v", "t2", 1.3333333333333335),
+        ("COUNT(*, contribution_bounds_per_group => (0, 10)) AS v", "t2", 10),
+        ("COUNT(double_val, contribution_bounds_per_group => (0, 10)) AS v", "t2", 8),
+        ("VAR_POP(double_val, contribution_bounds_per_row => (2, 3)) AS v", "t2", 0.125),
+        ("VAR_POP(int64_val, contribution_bounds_per_row => (2, 3)) AS v", "t2", 0.1875),
+        ("STDDEV_POP(double_val, contribution_bounds_per_row => (2, 3)) AS v", "t2", 0.35355339059327379),
+        ("STDDEV_POP(int64_val, contribution_bounds_per_row => (2, 3)) AS v", "t2", 0.4330127018922193),
+        ("VAR_POP(double_val, contribution_bounds_per_row => (10, 100)) AS v", "t4", 2025),
+        ("STDDEV_POP(double_val, contribution_bounds_per_row => (2, 3)) AS v", "t4", 0.5),
+        ("PERCENTILE_CONT(double_val, 0.4, contribution_bounds_per_row => (1, 3)) AS v", "t2", 1.5),
+        ("PERCENTILE_CONT(int64_val, 0.6, contribution_bounds_per_row => (1, 3)) AS v", "t2", 2),
+        ("COUNT(DISTINCT uid) AS v", "t2", 3),
+    ],
+)
+def test_zetasql_compliance_vectors(run_sql, request, sql_list, table, expected):
+    df = request.getfixturevalue(table)
+    result = run_sql(dp(sql_list), {"t": df})
+    assert value(result, "v") == pytest.approx(expected, abs=TOL)
+
+
+def test_two_aggregates_count_skips_nulls(run_sql, t1):
+    sql = dp(
+        "SUM(int64_val, contribution_bounds_per_group => (2, 3)) AS s, "
+        "COUNT(double_val, contribution_bounds_per_group => (0, 10)) AS c"
+    )
+    result = run_sql(sql, {"t": t1})
+    assert value(result, "s") == pytest.approx(18, abs=TOL)
+    assert value(result, "c") == 8
+
+
+def test_paper_form_gives_the_same_values(run_sql, t2):
+    sql = (
+        f"SELECT WITH ANONYMIZATION OPTIONS ({EXACT}) ANON_SUM(int64_val, 2, 3) AS s, "
+        "ANON_AVG(int64_val CLAMPED BETWEEN 2 AND 3) AS a, ANON_COUNT(*, 10) AS c, "
+        "ANON_VAR(double_val, 2, 3) AS v FROM t"
+    )
+    result = run_sql(sql, {"t": t2})
+    assert value(result, "s") == pytest.approx(8, abs=TOL)
+    assert value(result, "a") == pytest.approx(2.1333333333333333, abs=TOL)
+    assert value(result, "c") == 10
+    assert value(result, "v") == pytest.approx(0.125, abs=TOL)
+
+
+def test_quantile_ties_return_an_optimal_candidate(run_sql, t2):
+    sql = dp("PERCENTILE_CONT(double_val, 0.1, contribution_bounds_per_row => (-2, 10)) AS v")
+    v = value(run_sql(sql, {"t": t2}), "v")
+    assert -1.5 < v <= -0.5 + 1e-12
+
+
+@pytest.mark.parametrize(("cu", "expected_total"), [(3, 30), (2, 20), (1, 10)])
+def test_stability_bounding_with_public_cross_join(run_sql, t1, cu, expected_total):
+    """Vector 13: every unit reaches all 3 public groups, C_u of them survive sampling."""
+    xs = pd.DataFrame({"x": [1, 2, 3]})
+    sql = dp(
+        "x, COUNT(*, contribution_bounds_per_group => (0, 1)) AS c",
+        "t CROSS JOIN xs",
+        f"epsilon = 1e20, delta = 0.7, max_groups_contributed = {cu}",
+        "GROUP BY x",
+    )
+    from core.dpsql.catalog import Catalog
+    from core.dpsql.engine import Engine
+    from core.dpsql.service import prepare
+    from core.privacy import Noise
+
+    catalog = Catalog()
+    catalog.add_private("t", t1, "uid")
+    catalog.add_public("xs", xs)
+    prepared = prepare(sql, catalog, Noise.seeded(5))
+    cross = Engine(catalog).frame(prepared.plan.sql("duckdb", executable=True))
+    assert int(cross["s0"].sum()) == expected_total
+    assert int(cross["n_units"].sum()) == expected_total
+    if cu == 3:
+        result = run_sql(sql, {"t": t1}, public={"xs": xs})
+        assert sorted(result.table["c"]) == [10, 10, 10]
+
+
+def test_tiny_delta_thresholds_the_global_partition(run_sql, t1):
+    sql = dp(
+        "SUM(double_val, contribution_bounds_per_group => (0, 10)) AS v",
+        options="epsilon = 100, delta = 1e-220, max_groups_contributed = 1",
+    )
+    result = run_sql(sql, {"t": t1})
+    assert result.table.empty
+    assert result.released.partitions_released == 0
+
+
+def test_employee_orders_by_hand(run_sql):
+    """Multi-row users, a NULL user and NULL amounts, hand-computed per department."""
+    emp = pd.DataFrame(
+        {"uid": pd.array([1, 2, 3, 4, 5, 6, None], dtype="Int64"),
+         "dept": ["HR", "HR", "HR", "IT", "IT", "IT", "HR"]}
+    )  # fmt: skip
+    orders = pd.DataFrame(
+        {"uid": pd.array([1, 1, 1, 2, 3, 4, 5, 5, 6, None], dtype="Int64"),
+         "amount": [10.0, 20.0, 200.0, None, 40.0, 5.0, 50.0, 60.0, None, 99.0]}
+    )  # fmt: skip
+    sql = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1e20, delta = 0.7, "
+        "max_groups_contributed = 1) dept, ANON_COUNT(*, 2) AS c, ANON_COUNT(amount, 5) AS cv, "
+        "ANON_SUM(amount, 0, 100) AS s, ANON_AVG(amount, 0, 100) AS a, "
+        "COUNT(DISTINCT uid) AS n FROM Employee E JOIN Orders O USING (uid) "
+        "GROUP BY dept ORDER BY dept"
+    )
+    result = run_sql(sql, {"Employee": emp, "Orders": orders})
+    t = result.table.set_index("dept")
+    # HR: uid1 rows 3 (clamped to 2), uid2 1 row, uid3 1 row; the NULL uid row is dropped
+    assert t.loc["HR", "c"] == 2 + 1 + 1
+    assert t.loc["HR", "cv"] == 3 + 0 + 1
+    # per-unit sums: uid1 230 -> 100, uid2 NULL (not counted), uid3 40
+    assert t.loc["HR", "s"] == pytest.approx(140, abs=TOL)
+    # per-unit averages: uid1 76.67, uid3 40 -> average of averages; uid2 has none
+    assert t.loc["HR", "a"] == pytest.approx((230 / 3 + 40) / 2, abs=1e-5)
+    assert t.loc["HR", "n"] == 3
+    assert t.loc["IT", "c"] == 1 + 2 + 1
+    assert t.loc["IT", "s"] == pytest.approx(5 + 100 * 0 + 110 - 10, abs=TOL)
+    assert t.loc["IT", "a"] == pytest.approx((5 + 55) / 2, abs=1e-5)
+    assert t.loc["IT", "n"] == 3
+
+
+def test_heavy_user_reaches_at_most_cu_partitions(catalog_of):
+    """A unit with 300 rows over 100 partitions appears in exactly C_u partitions after
+    sampling, and every clamped partial lies in [L, U]."""
+    from core.dpsql.engine import Engine
+    from core.dpsql.service import prepare, stage_tables
+    from core.privacy import Noise
+
+    heavy = pd.DataFrame({"uid": 1, "g": [i % 100 for i in range(300)], "x": 50.0})
+    light = pd.DataFrame({"uid": range(2, 202), "g": [i % 100 for i in range(200)], "x": 1.0})
+    tables = {"t": pd.concat([heavy, light], ignore_index=True)}
+    catalog = catalog_of(tables)
+    for cu in (1, 3, 7):
+        sql = (
+            f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, "
+            f"max_groups_contributed = {cu}) g, ANON_SUM(x, 0, 10) AS s, ANON_COUNT(*, 2) AS c "
+            "FROM t GROUP BY g"
+        )
+        prepared = prepare(sql, catalog, Noise.seeded(cu))
+        stages = stage_tables(prepared, Engine(catalog), limit=None)
+        sampled = stages["sampled"]
+        assert (sampled["_uid"] == 1).sum() == cu
+        assert sampled.groupby("_uid").size().max() == cu
+        clamped = stages["clamped"]
+        j = prepared.plan.mechanisms[0].exponent
+        assert clamped["c0"].min() >= 0
+        assert clamped["c1"].max() <= 10 * 2**j
+        assert clamped["c1"].min() >= 0
+        assert clamped["c2"].max() <= 2
+        cross = stages["cross_user"]
+        assert cross["n_units"].sum() == 200 + cu

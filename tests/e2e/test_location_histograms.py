@@ -1,0 +1,49 @@
+"""Location histograms in a real browser: run a comparison on a demo, see the map and the chart,
+draw a ~10k-leaf layer, and take the README screenshot — with every non-localhost request blocked."""
+
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOT = Path("docs/screenshots/location_histograms.png")
+
+
+def _map_frame(page):
+    """The st_folium iframe (a Streamlit component) holding the Leaflet map."""
+    page.locator("iframe[title*='streamlit_folium']").first.wait_for(timeout=120_000)
+    return page.frame_locator("iframe[title*='streamlit_folium']").first
+
+
+def test_comparison_shows_map_and_chart(page, app_url, external_requests):
+    page.goto(f"{app_url}/location_histograms")
+    page.get_by_role("heading", name="Location histograms").first.wait_for()
+    # epsilon 0.5 -> 1.0: UG then has ~100 x 100 = 10,000 cells (a 10k-leaf layer)
+    slider = page.get_by_role("slider").first
+    slider.focus()
+    slider.press("ArrowRight")
+    page.get_by_text("Build releases and compare").first.wait_for()
+    page.get_by_role("button", name="Build releases and compare").click()
+
+    frame = _map_frame(page)
+    frame.locator(".leaflet-container").wait_for(timeout=120_000)
+    frame.locator(".leaflet-overlay-pane canvas").first.wait_for()  # prefer_canvas drawing
+    control = frame.locator(".leaflet-control-layers")
+    control.wait_for()
+    assert "htf (" in control.inner_text()
+    # turn on the UG layer (~10k leaves) and check Leaflet drew it without errors
+    ug = frame.locator("label", has_text="ug (")
+    leaves = int(ug.inner_text().split("(")[1].split()[0])
+    assert 9_000 <= leaves <= 11_000
+    ug.locator("input").check()
+    assert ug.locator("input").is_checked()
+
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.get_by_text("MRE by query size").first.wait_for()
+    page.get_by_text("Budget breakdown").first.wait_for()
+    page.wait_for_timeout(1500)
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+    assert SCREENSHOT.stat().st_size > 20_000
+    assert external_requests == [], f"requests left localhost: {external_requests}"

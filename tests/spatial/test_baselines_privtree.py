@@ -1,0 +1,65 @@
+"""PrivTree (spec htf.md §3.7, anchors §6)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.privacy import BudgetLedger, Noise
+from core.spatial.baselines import build_privtree
+from core.spatial.baselines.privtree import privtree_constants
+from core.spatial.baselines.rectangles import rect_counts, summed_area
+
+
+@pytest.mark.parametrize(
+    ("eps", "lam", "delta"), [(0.1, 46.67, 64.69), (0.3, 15.56, 21.56), (0.5, 9.33, 12.94)]
+)
+def test_constants_anchor(eps, lam, delta):
+    got_lam, got_delta = privtree_constants(eps)
+    assert got_lam == pytest.approx(lam, abs=0.006)
+    assert got_delta == pytest.approx(delta, abs=0.006)
+    assert got_lam == pytest.approx(14 / (3 * eps))
+
+
+def test_ledger_structure_once_and_leaves_parallel():
+    F = np.random.default_rng(0).poisson(3.0, size=(64, 64)).astype(np.int64)
+    ledger = BudgetLedger()
+    rel = build_privtree(F, 0.3, Noise.seeded(0), ledger)
+    structure, leaves = ledger.spends
+    assert structure.epsilon == 0.15 and structure.composition == "sequential"
+    assert leaves.epsilon == 0.15 and leaves.group == "privtree-leaves"
+    assert rel.info["count_noise_scale"] == pytest.approx(2 / 0.3)
+
+
+def test_huge_eps_splits_every_non_empty_node_to_single_cells():
+    """With eps huge, lambda and delta are ~1e-8, so a node with count >= 1 always splits and
+    leaf values are exact. (Empty nodes still split with probability 1/8 = 0.5 exp(-ln 4): the
+    ratio delta/lambda = ln beta does not depend on eps.)"""
+    F = np.zeros((32, 32), dtype=np.int64)
+    F[3:9, 20:27] = np.random.default_rng(1).poisson(2.0, size=(6, 7))
+    rel = build_privtree(F, 1e9, Noise.seeded(1), BudgetLedger())
+    true = rect_counts(summed_area(F), rel.leaves)
+    cells = rel.cells_per_leaf()
+    assert np.all((true == 0) | (cells == 1))
+    assert np.array_equal(rel.values, true)
+
+
+def test_leaf_noise_scale():
+    F = np.random.default_rng(2).poisson(40.0, size=(256, 256)).astype(np.int64)
+    eps = 0.5
+    rel = build_privtree(F, eps, Noise.seeded(3), BudgetLedger())
+    resid = rel.values - rect_counts(summed_area(F), rel.leaves)
+    q = math.exp(-eps / 2)
+    var = 2 * q / (1 - q) ** 2
+    assert len(resid) > 3000
+    assert abs(resid.mean()) < 5 * math.sqrt(var / len(resid))
+    assert abs(resid.var() / var - 1) < 0.2  # relative sd sqrt(5/n) < 4.1 %
+
+
+def test_denser_regions_get_smaller_leaves():
+    F = np.zeros((128, 128), dtype=np.int64)
+    F[:64, :64] = 50  # dense quadrant, the rest empty
+    rel = build_privtree(F, 0.5, Noise.seeded(4), BudgetLedger())
+    in_dense = rel.leaves[:, 1] <= 64
+    in_dense &= rel.leaves[:, 3] <= 64
+    assert rel.cells_per_leaf()[in_dense].mean() < rel.cells_per_leaf()[~in_dense].mean()

@@ -1,0 +1,110 @@
+"""QuadTree (spec htf.md §3.6) and its GLS consistency."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.baselines import build_quadtree
+from core.spatial.baselines.quadtree import quadtree_height, quadtree_max_height
+from core.spatial.baselines.rectangles import coverage, quad_children, rect_counts, summed_area
+from core.spatial.baselines.tree_counts import count_shares
+from core.spatial.common import tree_height
+
+
+def test_split_rule_mid_is_floor_of_half():
+    kids, parent = quad_children(np.array([[0, 5, 0, 3], [2, 3, 0, 4], [1, 2, 6, 7]]))
+    assert kids.tolist() == [
+        [0, 2, 0, 1], [0, 2, 1, 3], [2, 5, 0, 1], [2, 5, 1, 3],  # 4 children
+        [2, 3, 0, 2], [2, 3, 2, 4],  # one row: 2 children
+    ]  # fmt: skip
+    assert parent.tolist() == [0, 0, 0, 0, 1, 1]  # the 1 x 1 node has none
+
+
+@pytest.mark.parametrize(("n", "eps"), [(1e5, 0.1), (1e6, 0.1), (1e6, 0.5), (3.5e6, 0.5)])
+def test_auto_height_is_half_the_htf_height(n, eps):
+    h = tree_height(n, eps, 1024, 1024)
+    assert quadtree_height(n, eps, 1024, 1024) == min(10, math.ceil(h / 2))
+    assert quadtree_max_height(1024, 1024) == 10
+    assert quadtree_max_height(1000, 300) == 10
+
+
+def test_leaves_are_blocks_of_a_power_of_two_grid():
+    F = np.random.default_rng(0).poisson(2.0, size=(64, 32)).astype(np.int64)
+    rel = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=3)
+    assert rel.n_leaves == 64
+    assert set(map(tuple, rel.leaves[:, [1, 3]] - rel.leaves[:, [0, 2]])) == {(8, 4)}
+    assert np.allclose(rel.values, rect_counts(summed_area(F), rel.leaves), rtol=0, atol=1e-6)
+    assert rel.epsilon["n"] == 0.0 and rel.info["n_nodes"] == 1 + 4 + 16 + 64
+    raw = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=3, consistency=False)
+    assert np.array_equal(raw.values, rect_counts(summed_area(F), raw.leaves))
+
+
+def test_full_depth_noise_free_reproduces_every_cell():
+    F = np.random.default_rng(1).poisson(1.5, size=(13, 6)).astype(np.int64)
+    rel = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=20)
+    assert rel.info["height"] == 4 and rel.info["height_clamped_from"] == 20
+    assert rel.n_leaves == 78 and np.all(coverage(rel.leaves, 13, 6) == 1)
+    assert np.allclose(rel.values, rect_counts(summed_area(F), rel.leaves), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("count_budget", ["geometric", "uniform"])
+def test_ledger_has_one_parallel_entry_per_level(count_budget):
+    F = np.ones((32, 32), dtype=np.int64)
+    ledger = BudgetLedger()
+    rel = build_quadtree(F, 0.4, Noise.seeded(2), ledger, height=4, count_budget=count_budget)
+    levels = [s for s in ledger.spends if s.composition == "parallel"]
+    assert [s.group for s in levels] == [f"quadtree-level-{d}" for d in range(5)]
+    shares = count_shares(4, 0.4, count_budget)
+    assert [s.epsilon for s in levels] == pytest.approx(shares[::-1].tolist())
+    assert abs(ledger.epsilon_spent - 0.4) < 1e-12
+    if count_budget == "geometric":  # root gets least, ratio 2^(1/3) per level (§2.7)
+        assert levels[1].epsilon / levels[0].epsilon == pytest.approx(2 ** (1 / 3))
+    assert rel.epsilon == {"total": 0.4, "n": 0.0, "count": 0.4}
+
+
+def test_auto_height_spends_eps_n():
+    F = np.random.default_rng(3).poisson(30.0, size=(64, 64)).astype(np.int64)
+    ledger = BudgetLedger()
+    rel = build_quadtree(F, 0.5, Noise.seeded(3), ledger)
+    assert rel.info["height"] == quadtree_height(rel.info["n_hat"], 0.5, 64, 64)
+    assert ledger.spends[0].epsilon == 1e-4
+    assert abs(ledger.epsilon_spent - 0.5) < 1e-12
+
+
+def test_consistency_lowers_leaf_error_on_the_same_draws():
+    """Same seed: identical raw measurements; GLS adds the upper levels' information."""
+    F = np.random.default_rng(4).poisson(20.0, size=(128, 128)).astype(np.int64)
+    truth = None
+    mse = {}
+    for consistency in (False, True):
+        rel = build_quadtree(
+            F, 0.2, Noise.seeded(5), BudgetLedger(), height=5, consistency=consistency
+        )
+        truth = rect_counts(summed_area(F), rel.leaves)
+        mse[consistency] = np.mean((rel.values - truth) ** 2)
+    assert mse[True] < 0.95 * mse[False]
+
+
+def test_consistent_release_sums_to_the_consistent_root():
+    """Re-measure the same tree with the same seed and check GLS level by level."""
+    F = np.random.default_rng(6).poisson(5.0, size=(32, 32)).astype(np.int64)
+    rel = build_quadtree(F, 0.3, Noise.seeded(6), BudgetLedger(), height=3)
+    from core.spatial.baselines.quadtree import _measure_quadtree
+    from core.spatial.consistency import gls_levels
+
+    levels = _measure_quadtree(F, 3, count_shares(3, 0.3, "geometric"), Noise.seeded(6))
+    x = gls_levels(levels.parents, levels.y, levels.var)
+    for d in range(3):
+        sums = np.bincount(levels.parents[d + 1], weights=x[d + 1], minlength=len(x[d]))
+        assert np.allclose(sums, x[d], rtol=1e-9)
+    assert rel.values.sum() == pytest.approx(x[0][0], rel=1e-9)
+
+
+def test_rejects_bad_parameters():
+    F = np.ones((8, 8), dtype=np.int64)
+    for kw in ({"height": -1}, {"height": "deep"}, {"count_budget": "linear"}, {"height": 2.5}):
+        with pytest.raises(InputError):
+            build_quadtree(F, 0.5, Noise.seeded(1), BudgetLedger(), **kw)

@@ -1,0 +1,114 @@
+"""HTF's split objective (Eq. 5-7, Theorem 1) and Algorithm 1 (spec §2.4-2.5, §6)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.privacy import Noise
+from core.spatial.split_search import _abs_dev, exhaustive_split_offset, get_split_offset, objective
+
+INF = math.inf
+
+
+def test_fig2b_objective_values():
+    F = np.array([[0, 0], [3, 3], [3, 3]])
+    assert objective(F, "y", 1) == 0.0
+    assert objective(F, "y", 2) == 6.0
+    assert _abs_dev(F.astype(float)) == 8.0  # unsplit
+
+
+def test_fig2b_noise_free_search_returns_offset_1():
+    F = np.array([[0, 0], [3, 3], [3, 3]])
+    assert get_split_offset(F, "y", INF, 3, Noise.seeded(0)) == 1
+
+
+def test_objective_x_axis_is_transpose_of_y():
+    rng = np.random.default_rng(5)
+    F = rng.integers(0, 9, size=(6, 9))
+    for s in range(1, 9):
+        assert objective(F, "x", s) == pytest.approx(objective(F.T, "y", s), rel=1e-12)
+
+
+def test_objective_sensitivity_below_two_on_neighbouring_datasets():
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(300):
+        ny, nx = rng.integers(2, 12, size=2)
+        F = rng.integers(0, 6, size=(ny, nx)) * rng.integers(0, 2, size=(ny, nx))
+        G = F.copy()
+        r, c = rng.integers(ny), rng.integers(nx)
+        if G[r, c] > 0 and rng.random() < 0.5:
+            G[r, c] -= 1  # remove a point
+        else:
+            G[r, c] += 1  # add a point
+        for axis, L in (("y", ny), ("x", nx)):
+            for s in range(1, L):
+                worst = max(worst, abs(objective(F, axis, s) - objective(G, axis, s)))
+    assert worst <= 2.0
+
+
+def test_sensitivity_bound_is_nearly_reached():
+    """The bound 2(1 - 1/|A|) is tight: a point added to a uniform part A."""
+    F = np.zeros((2, 50), dtype=int)
+    G = F.copy()
+    G[0, 0] = 1
+    d = abs(objective(G, "y", 1) - objective(F, "y", 1))
+    assert d == pytest.approx(2 * (1 - 1 / 50))
+
+
+def _step_matrix():
+    F = np.zeros((1024, 8), dtype=np.int64)
+    F[700:] = 5
+    return F
+
+
+@pytest.mark.parametrize(("T", "expected", "n_evals"), [(3, 704, 7), (8, 700, 17), (10, 700, 19)])
+def test_noise_free_anchor_on_step_matrix(T, expected, n_evals):
+    seen: list[int] = []
+    s = get_split_offset(_step_matrix(), "y", INF, T, Noise.seeded(0), evaluated=seen)
+    assert s == expected
+    assert len(seen) == n_evals
+
+
+def test_split_search_invariants_under_noise():
+    rng = np.random.default_rng(3)
+    noise = Noise.seeded(4)
+    for _ in range(400):
+        L = int(rng.integers(2, 300))
+        T = int(rng.integers(1, 9))
+        axis = "y" if rng.random() < 0.5 else "x"
+        shape = (L, 3) if axis == "y" else (3, L)
+        F = rng.integers(0, 20, size=shape)
+        seen: list[int] = []
+        s = get_split_offset(F, axis, 1e-3, T, noise, evaluated=seen)
+        assert 1 <= s <= L - 1
+        assert len(seen) <= 2 * T + 1
+        assert len(set(seen)) == len(seen)  # never two evaluations of one offset
+        assert all(1 <= k <= L - 1 for k in seen)
+        if L == 2:
+            assert seen == []  # one candidate: no noise drawn
+
+
+def test_reachable_offsets_lie_on_the_lattice():
+    """With T = 3 and L = 1024 the reachable offsets are multiples of 64 (spec §2.5)."""
+    noise = Noise.seeded(9)
+    F = np.random.default_rng(1).integers(0, 3, size=(1024, 4))
+    results = {get_split_offset(F, "y", 1e-3, 3, noise) for _ in range(200)}
+    assert all(s % 64 == 0 for s in results)
+    assert len(results) > 3
+
+
+def test_exhaustive_search_noise_free_finds_true_argmin():
+    seen: list[int] = []
+    assert exhaustive_split_offset(_step_matrix(), "y", INF, Noise.seeded(0), seen) == 700
+    assert seen == list(range(1, 1024))
+
+
+def test_exhaustive_noise_uses_split_budget_evenly():
+    """Scale 2 (L-1) / eps: with L = 3 and eps = 4 the noise has scale 1 (var 2)."""
+    F = np.zeros((3, 1), dtype=int)
+    rng_noise = Noise.seeded(2)
+    picks = [exhaustive_split_offset(F, "y", 4.0, rng_noise) for _ in range(4000)]
+    # equal objectives: the noisy argmin picks each offset about half the time
+    assert abs(np.mean(np.array(picks) == 1) - 0.5) < 0.05
