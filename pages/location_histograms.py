@@ -27,7 +27,7 @@ from core.spatial.export import (
     to_csv_text,
     to_geojson_text,
 )
-from core.spatial.methods import LABELS, METHODS, VARIANTS
+from core.spatial.methods import LABELS, METHODS, VARIANTS, htf_method_params
 from core.spatial.pipeline import prepare
 from core.viz.spatial import budget_chart, density_legend, mre_chart, release_map
 from pages.common import current_noise, user_errors
@@ -67,7 +67,7 @@ def run_cached(digest: str, params_json: str, _F: np.ndarray, _progress=None):
         p["reps"],
         p["smoothing"],
         p["seed"],
-        method_params={m: p["htf"] for m in p["methods"] if m in ("htf", "htf+")},
+        method_params=htf_method_params(p["methods"], p["htf"]),
         progress=_progress,
         keep_releases=True,
     )

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from fractions import Fraction
 
 import pandas as pd
 import streamlit as st
 
 from core.balancing.demos import DEMO_SETTINGS, DEMOS
-from core.balancing.estimate import estimate_distribution
+from core.balancing.estimate import estimate_distribution, random_count_queries
 from core.balancing.explain import balance_text, markers_text, phi_text
 from core.balancing.invariants import check_plan
 from core.balancing.params import parse_rho
@@ -198,17 +199,22 @@ if st.session_state.get("pp_signature") != signature:
     st.session_state["pp_signature"] = signature
     st.session_state[STEP] = 1
     st.session_state.pop("pp_publication", None)
+if "pp_pending_step" in st.session_state:
+    st.session_state[STEP] = st.session_state.pop("pp_pending_step")
 st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)), 1), t)
 
 st.subheader(f"Phase 1: balancing {'T′' if plan.t2 else 'T'} — {t} iteration(s)")
 b = st.columns(4)
 current = st.session_state[STEP]
-b[0].button("⏮ First", key="pp_first", on_click=_set_step, args=(1,), disabled=current == 1)
+b[0].button("« First", key="pp_first", on_click=_set_step, args=(1,), disabled=current == 1)
 b[1].button("◀ Prev", key="pp_prev", on_click=_set_step, args=(current - 1,), disabled=current == 1)
 b[2].button("Next ▶", key="pp_next", on_click=_set_step, args=(current + 1,), disabled=current == t)
-b[3].button("Last ⏭", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
+b[3].button("Last »", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
 if t > 1:
     st.slider("Iteration", 1, t, key=STEP)
+    playing = st.toggle("▶ Play (one step every 0.8 s)", key="pp_play")
+else:
+    playing = False
 j = st.session_state[STEP]
 row = trace[j - 1]
 order = order_at(plan.phase1, j)
@@ -221,7 +227,7 @@ left.plotly_chart(
 with right:
     st.markdown(f"**Iteration {j} of {t}** — |T0| = {row.n0}, {beta_name} = {plan.phase1.beta}")
     st.markdown(markers_text(row, beta_name))
-    st.code(phi_text(row, plan.phase1.beta, beta_name), language=None)
+    st.code(phi_text(row, plan.phase1.beta, beta_name), language=None, wrap_lines=True)
     st.markdown(f"Branch of Equation (22): `{row.branch}`, h = **{row.h}**")
     group_txt = ", ".join(f"{v}: {c}" for v, c in row.group.items())
     st.markdown(f"**Group g{j}** = {{{group_txt}}} — size {sum(row.group.values())}")
@@ -241,6 +247,11 @@ st.plotly_chart(
     ),
     key="pp_groups_chart",
 )
+
+if playing and j < t:  # advance after this step is drawn; only the current step is rendered
+    time.sleep(0.8)
+    st.session_state["pp_pending_step"] = j + 1  # applied before the slider on the next run
+    st.rerun()
 
 # ----------------------------------------------------------------- T'' distribution step
 if plan.distribution is not None:
@@ -275,6 +286,9 @@ if plan.distribution is not None:
 
 # ----------------------------------------------------------------------- sub-table table
 st.subheader("Sub-tables and retention probabilities")
+if plan.merge_steps:
+    merged = ", ".join(f"g{m.i + 1} + g{m.j + 1} (gain {frac(m.gain)})" for m in plan.merge_steps)
+    st.caption(f"After Phase 2 merging (project design): {merged}; numbered after the merges.")
 rows = [
     {
         "sub-table": f"g{i}",
@@ -344,7 +358,10 @@ noise = current_noise()
 st.caption(f"Noise: {noise.label}")
 id_like = [c for c in columns if c != sa and ("id" in c.lower() or c.lower() in ("name", "record"))]
 drop = st.multiselect(
-    "Direct identifiers to remove", [c for c in columns if c != sa], id_like, key="pp_drop"
+    "Direct identifiers to remove",
+    [c for c in columns if c != sa],
+    id_like,
+    key=f"pp_drop_{demo_name}",
 )
 if st.button("Publish (perturb)", key="pp_publish", type="primary"):
     with user_errors():
@@ -379,6 +396,20 @@ if pub is not None:
         f"computed from the unperturbed table. Total-variation distance original vs "
         f"reconstructed: {tv:.4f}."
     )
+    qi = [c for c in published.columns if c not in (sa, SUBTABLE_COLUMN)]
+    if qi:
+        queries = random_count_queries(
+            df, published, sa, SUBTABLE_COLUMN, pub.metadata["subtables"], qi, current_noise()
+        )
+        if len(queries):
+            q1, q2 = st.columns(2)
+            q1.metric(
+                "Median relative error, 50 random count queries",
+                f"{queries['relative_error'].median():.3f}",
+            )
+            q2.metric("95% intervals covering the true count", f"{queries['covered'].mean():.0%}")
+            with st.expander("The random count queries (evaluation only — uses the raw data)"):
+                st.dataframe(queries, hide_index=True)
     st.dataframe(published.head(200), hide_index=True)
     report = {**plan_json(plan), "noise": noise.describe(), "publication": pub.metadata}
     d1, d2, d3 = st.columns(3)

@@ -69,3 +69,63 @@ def estimate_distribution(
 def true_variance(f: int, size: int, p: Fraction, q: Fraction) -> Fraction:
     """Var[f_hat] at the true count f (used by evaluation and tests)."""
     return (f * (p + q) * (1 - p - q) + (size - f) * q * (1 - q)) / (p * p)
+
+
+def random_count_queries(
+    original: pd.DataFrame,
+    published: pd.DataFrame,
+    sa: str,
+    subtable_column: str,
+    subtables_meta: Sequence[dict],
+    columns: Sequence[str],
+    noise,
+    n_queries: int = 50,
+    sanity: float = 0.001,
+) -> pd.DataFrame:
+    """EVALUATION ONLY (uses the raw data): random count queries "SA = x AND col = v".
+
+    The estimate uses only the published table and metadata (record set S = rows matching the
+    predicate, per sub-table); the true count comes from `original`. Relative error is
+    |estimate - true| / max(true, sanity * |T|). Query choices are drawn from `noise`.
+    """
+    cols = [c for c in columns if c in published.columns and c in original.columns]
+    domain = sorted({v for m in subtables_meta for v in m["domain"]})
+    if not cols or not domain:
+        return pd.DataFrame()
+    pub_sa = published[sa].astype(str).to_numpy()
+    pub_ids = published[subtable_column].to_numpy()
+    orig_sa = original[sa].astype(str).to_numpy()
+    floor = max(sanity * len(original), 1.0)
+    rows = []
+    picks_col = noise.integers(len(cols), size=n_queries)
+    picks_val = noise.integers(len(domain), size=n_queries)
+    picks_row = noise.integers(len(published), size=n_queries)
+    for qc, qv, qr in zip(picks_col.tolist(), picks_val.tolist(), picks_row.tolist(), strict=True):
+        col, x = cols[qc], domain[qv]
+        level = published[col].iloc[qr]  # a value that occurs, so the predicate selects rows
+        in_pub = (published[col] == level).to_numpy()
+        est = Fraction(0)
+        var = Fraction(0)
+        for meta in subtables_meta:
+            if x not in meta["domain"]:
+                continue
+            rows_s = in_pub & (pub_ids == meta["id"])
+            observed = int((pub_sa[rows_s] == x).sum())
+            e, v = subtable_estimate(
+                {x: observed}, int(rows_s.sum()), Fraction(meta["p"]), Fraction(meta["q"]), [x]
+            )[x]
+            est += e
+            var += v
+        true = int(((original[col] == level).to_numpy() & (orig_sa == x)).sum())
+        half = Z95 * math.sqrt(float(var))
+        rows.append(
+            {
+                "query": f"{sa} = {x} AND {col} = {level}",
+                "true": true,
+                "estimate": float(est),
+                "half_width_95": half,
+                "relative_error": abs(float(est) - true) / max(true, floor),
+                "covered": abs(float(est) - true) <= half,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -24,6 +24,8 @@ TIE_POLICIES: tuple[str, ...] = ("stable", "value_order")
 # order of a step is rebuilt on demand by `order_at` (storing d entries per row would need
 # gigabytes for 10,000 values and thousands of iterations).
 KEEP_ORDERS_MAX_VALUES = 1000
+# ... but every CHECKPOINT_EVERY-th order is kept, so rebuilding any step replays few iterations.
+CHECKPOINT_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Phase1Result:
     groups: list[dict[str, int]]
     trace: list[TraceRow]
     violations: list[str] = field(default_factory=list)
+    checkpoints: dict[int, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     @property
     def h_sequence(self) -> list[int]:
@@ -115,6 +118,8 @@ def balance(
     j = 1
     while keys:
         order = tuple((labels[k[2]], -k[0]) for k in keys) if keep_orders else None
+        if not keep_orders and (j - 1) % CHECKPOINT_EVERY == 0:
+            result.checkpoints[j] = tuple((labels[k[2]], -k[0]) for k in keys)
         n_live = len(keys)
         f1 = (labels[keys[0][2]], -keys[0][0])
         if n_live < beta:  # impossible for a beta-balanced T0 (spec 2.7); logged, not hidden
@@ -177,10 +182,16 @@ def order_at(result: Phase1Result, j: int) -> tuple[tuple[str, int], ...]:
     if row.order is not None:
         return row.order
     index = {v: i for i, v in enumerate(result.canonical)}
-    remaining = dict(result.counts)
-    order = [v for v in result.canonical if remaining.get(v, 0) > 0]
-    order.sort(key=lambda v: -remaining[v])
-    for group in result.groups[: j - 1]:
+    start = max((c for c in result.checkpoints if c <= j), default=1)
+    if start in result.checkpoints:
+        snapshot = result.checkpoints[start]
+        remaining = {v: 0 for v in result.counts} | dict(snapshot)
+        order = [v for v, _ in snapshot]
+    else:
+        start = 1
+        remaining = dict(result.counts)
+        order = sorted(remaining, key=lambda v: (-remaining[v], index[v]))
+    for group in result.groups[start - 1 : j - 1]:
         for v, c in group.items():
             remaining[v] -= c
         if result.tie_policy == "stable":

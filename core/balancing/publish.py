@@ -18,6 +18,7 @@ from core import __version__
 from core.balancing.plan import PartitionPlan
 from core.balancing.records import EncodedSA, assign_records, encode_sa
 from core.balancing.subtables import SubTable
+from core.errors import InputError
 from core.privacy import Noise
 
 SUBTABLE_COLUMN = "subtable"
@@ -69,6 +70,24 @@ def perturb_codes(
     return out
 
 
+def posterior_check(subtables: Sequence[SubTable], rho2: Fraction) -> list[str]:
+    """Section 6.3: the worst-case posterior implied by the p_i, q_i actually used, per sub-table.
+
+    Recomputed from p and q (gamma = (p + q)/q), not read from a stored field, so a plan whose
+    retention came from a global gamma (test T8) is caught here.
+    """
+    problems = []
+    for i, s in enumerate(subtables, 1):
+        if s.p is None or s.q is None:
+            problems.append(f"g{i}: inadmissible (rho1_i = {s.rho1} >= rho2 = {rho2})")
+            continue
+        gamma = (s.p + s.q) / s.q
+        posterior = gamma * s.rho1 / (gamma * s.rho1 + 1 - s.rho1)
+        if posterior > rho2:
+            problems.append(f"g{i}: worst posterior {posterior} > rho2 = {rho2}")
+    return problems
+
+
 @dataclass
 class Publication:
     table: pd.DataFrame  # shuffled rows, SA perturbed, sub-table id column added
@@ -107,6 +126,9 @@ def publish(
     """Perturb and publish `df`; raises InputError (nothing published) if the plan is refused."""
     subtables = plan.publishable(accept_fallback)
     fallback = subtables is not plan.subtables
+    problems = posterior_check(subtables, plan.rho2)
+    if problems:
+        raise InputError("refusing to publish: " + "; ".join(problems) + ". Nothing was published.")
     encoded = encode_sa(df[sa], missing=missing)
     if fallback:
         assignment = np.where(encoded.codes >= 0, 0, -1)
@@ -137,7 +159,8 @@ def publish(
         "missing_values": {"policy": encoded.missing_policy, "count": encoded.n_missing},
         "single_table_fallback": fallback,
         "dropped_columns": list(drop_columns),
-        "noise": noise.describe(),
+        # the seed is never released: it would undo the randomization (spec 6.2)
+        "noise": {k: v for k, v in noise.describe().items() if k != "seed"},
         "phase3": "project design: uniform perturbation per sub-table (SDR-style)",
         "stated_limits": list(STATED_LIMITS),
         "subtables": subtable_metadata(subtables),

@@ -27,6 +27,7 @@ def sandbox(
     con = duckdb.connect(":memory:")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
+    con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
     if threads:
         con.execute(f"SET threads = {int(threads)}")
     for name, frame in tables.items():
@@ -51,7 +52,8 @@ class Engine:
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise InputError("the engine only runs generated SELECT statements")
         try:
-            cur = self.con.execute(sql)
+            cur = self.con.cursor()  # one cursor per query: safe across Streamlit threads
+            cur.execute(sql)
             rows = cur.fetchall()
         except duckdb.Error as err:
             raise InputError(

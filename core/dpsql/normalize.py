@@ -510,6 +510,12 @@ def normalize(select: exp.Select, uid_names: set[str], defaults: dict, text: str
         )
 
     having = select.args.get("having")
+    if having is not None:  # HAVING may name output aliases
+        by_alias = {o.name.lower(): o.expression for o in outputs}
+        having = having.copy()
+        for c in list(having.find_all(exp.Column)):
+            if not c.table and c.name.lower() in by_alias and c.name.lower() not in uids:
+                c.replace(by_alias[c.name.lower()].copy())
     order = select.args.get("order")
     post = PostProcessing(
         having=substitute(having.this, " in HAVING") if having is not None else None,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from core.dpsql.quantile import private_quantile
 from core.dpsql.rewrite import Mechanism, StagedPlan, midpoints
-from core.dpsql.threshold import engine_threshold, realised_delta, tau
+from core.dpsql.threshold import engine_threshold, opendp_threshold_delta, realised_delta, tau
 from core.privacy import Noise, discrete_laplace_half_width
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -38,8 +38,13 @@ def threshold_info(plan: StagedPlan) -> ThresholdInfo:
     eps_tau = float(plan.threshold_epsilon)
     cu = o.max_groups_contributed
     t = engine_threshold(eps_tau, o.delta, cu)
+    own = realised_delta(t, eps_tau, cu)
+    try:
+        cross = opendp_threshold_delta(t, cu / eps_tau, cu)
+    except Exception:  # OpenDP rejects extreme parameters (e.g. T beyond i64); ours stands
+        cross = 0.0
     return ThresholdInfo(
-        tau(eps_tau, o.delta, cu), t, eps_tau, cu / eps_tau, o.delta, realised_delta(t, eps_tau, cu)
+        tau(eps_tau, o.delta, cu), t, eps_tau, cu / eps_tau, o.delta, max(own, cross)
     )
 
 

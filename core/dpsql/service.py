@@ -28,7 +28,13 @@ from core.dpsql.release import (
 )
 from core.dpsql.rewrite import DIALECTS, STAGE_CAPTIONS, StagedPlan, rewrite
 from core.dpsql.threshold import survival_curve
-from core.dpsql.validate import RelationChecker, check_functions, check_where, ctes_of, gate
+from core.dpsql.validate import (
+    RelationChecker,
+    check_expression_subqueries,
+    check_functions,
+    ctes_of,
+    gate,
+)
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise, Spend, make_spend
 
@@ -46,15 +52,15 @@ class Prepared:
 def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
     """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`."""
     select = gate(parse_statements(sql))
-    check_functions(select)
     checker = RelationChecker(catalog, ctes_of(select, catalog))
     sources = checker.sources(select)
+    check_functions(select)
     if not any(s.private for s in sources):
         raise InputError(
             "DPX-V014 the query reads no private table, so there is no privacy unit to protect. "
             "Fix: query a private table (public tables can be joined to it)."
         )
-    check_where(select.args.get("where"), checker)
+    check_expression_subqueries(select, checker)
     query = normalize(select, catalog.uid_names(), defaults or {}, sql)
     salt = int(noise.integers(2**62))
     return Prepared(query, rewrite(query, sources, salt), catalog)

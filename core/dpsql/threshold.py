@@ -114,3 +114,15 @@ def survival_curve(threshold: int, scale: float, units: list[int]) -> list[dict]
         }
         for n in units
     ]
+
+
+def opendp_threshold_delta(threshold: int, scale: float, max_groups: int) -> float:
+    """Cross-check (spec §2.8): delta' of OpenDP's make_laplace_threshold with the same scale and
+    threshold at d_in = (C_u, C_u, 1); the ledger reports the larger of this and our own."""
+    from core.privacy.noise import _opendp
+
+    dp = _opendp()
+    domain = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T="i64"))
+    metric = dp.l01inf_distance(dp.absolute_distance(T="i64"))
+    meas = dp.m.make_laplace_threshold(domain, metric, scale=float(scale), threshold=int(threshold))
+    return float(meas.map((max_groups, max_groups, 1))[1])

@@ -313,9 +313,8 @@ class RelationChecker:
         if not private:
             return Source(alias, False, None)  # public subqueries are unrestricted
         self._check_private_subquery(select, alias)
-        uid = self._projected_uid(select, private, alias)
         group = select.args.get("group")
-        has_agg = any(isinstance(n, exp.AggFunc) for n in select.expressions)
+        has_agg = any(isinstance(n, exp.AggFunc) for e in select.expressions for n in e.walk())
         if group is not None or has_agg:
             keys = group.expressions if group is not None else []
             uid_names = {s.uid.lower() for s in private if s.uid}
@@ -325,6 +324,7 @@ class RelationChecker:
                     "privacy unit. Rule: GROUP BY in a private subquery must include uid (Wilson "
                     f"Table 4.3). Fix: add {private[0].uid} to its GROUP BY and SELECT."
                 )
+        uid = self._projected_uid(select, private, alias)
         return Source(alias, True, uid)
 
     def _check_private_subquery(self, select: exp.Select, alias: str) -> None:
@@ -376,23 +376,24 @@ class RelationChecker:
         return False
 
 
-def check_where(where: exp.Expression | None, checker: RelationChecker) -> None:
-    """V016: no expression subqueries over private tables in the row predicate."""
-    if where is None:
-        return
-    for node in where.walk():
-        if isinstance(node, (exp.Subquery, exp.Exists)) or (
-            isinstance(node, exp.In) and node.args.get("query") is not None
-        ):
-            target = node.args.get("query") or node
-            if checker._reads_private(target):
-                raise InputError(
-                    "DPX-V016 expression subquery over a private table in WHERE. Rule: it would "
-                    "mix rows of several units. Fix: join a public table instead."
-                )
-            inner = target.this if isinstance(target, exp.Subquery) else target
-            if isinstance(inner, exp.Select):
-                checker.sources(inner)
+def check_expression_subqueries(select: exp.Select, checker: RelationChecker) -> None:
+    """V016: subqueries inside expressions (WHERE, ON, select list, GROUP BY, HAVING) may only
+    read public tables — over private rows they would mix units (e.g. a global MAX)."""
+    for node in select.find_all(exp.Select):
+        if node is select:
+            continue
+        parent = node.parent
+        if isinstance(parent, exp.CTE):
+            continue
+        if isinstance(parent, exp.Subquery) and isinstance(parent.parent, (exp.From, exp.Join)):
+            continue
+        if checker._reads_private(node):
+            raise InputError(
+                "DPX-V016 expression subquery (scalar, IN or EXISTS) over a private table. Rule: "
+                "it would mix rows of several units. Fix: join a public table, or move the "
+                "subquery into FROM with the privacy unit (Wilson Table 4.3)."
+            )
+        checker.sources(node)  # public subqueries must still name registered tables
 
 
 def ctes_of(select: exp.Select, catalog: Catalog) -> dict[str, exp.Select]:

@@ -199,7 +199,10 @@ def run_report(params: dict, noise_info: dict, grid: Grid, results: dict | None 
 
     import core
 
-    versions = {"dp-explorer": getattr(core, "__version__", "?"), "python": platform.python_version()}
+    versions = {
+        "dp-explorer": getattr(core, "__version__", "?"),
+        "python": platform.python_version(),
+    }
     versions |= {"numpy": numpy.__version__, "pandas": pandas.__version__}
     try:
         import opendp

@@ -17,7 +17,11 @@ from core.privacy import BudgetLedger, Noise, make_spend
 from core.spatial.common import geometric_shares, h_max, remaining_path_budget, tree_height
 from core.spatial.consistency import combine_measurements, gls_levels
 from core.spatial.release import Release
-from core.spatial.split_search import exhaustive_split_offset, get_split_offset
+from core.spatial.split_search import (
+    FastObjective,
+    exhaustive_split_offset,
+    level_split_offsets,
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,17 @@ def choose_axes(R: np.ndarray, i: int, even_axis: str) -> np.ndarray:
     return np.where(e_first >= 2, first, np.where(e_other >= 2, other, -1))
 
 
+def split_children(nodes: np.ndarray, axes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Children (2m, 4) of m nodes split at `offsets` (0 = rows/y, 1 = columns/x); pairs in order."""
+    r0, r1, c0, c1 = nodes[:, 0], nodes[:, 1], nodes[:, 2], nodes[:, 3]
+    y = axes == 0
+    first = np.stack([r0, np.where(y, r0 + offsets, r1), c0, np.where(y, c1, c0 + offsets)], 1)
+    second = np.stack([np.where(y, r0 + offsets, r0), r1, np.where(y, c0, c0 + offsets), c1], 1)
+    out = np.empty((2 * len(nodes), 4), dtype=np.int64)
+    out[0::2], out[1::2] = first, second
+    return out
+
+
 def build_htf(
     F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
 ) -> Release:
@@ -157,6 +172,8 @@ def build_htf(
     if F.ndim != 2 or not np.issubdtype(F.dtype, np.integer):
         raise ValueError("F must be a 2-D integer frequency matrix")
     ny, nx = F.shape
+    # refuse before any draw if the whole release cannot fit the ledger's remaining budget
+    ledger.check([make_spend("htf", "the whole release (worst case over paths)", float(eps_tot))])
     S = summed_area(F)
     n_hat = None
     if p.height is None:
@@ -166,7 +183,7 @@ def build_htf(
     ledger.spend_all(ledger_plan(plan, p, eps_tot))
 
     h, shares, rem = plan["h"], plan["shares"], plan["rem"]
-    Ff = F.astype(np.float64)
+    fast = FastObjective(F, S)
     leaves: list[np.ndarray] = []
     values: list[np.ndarray] = []
     heights: list[np.ndarray] = []
@@ -196,21 +213,24 @@ def build_htf(
 
         grow = np.flatnonzero(~leaf)
         expanded.append(np.column_stack([nodes[grow], np.full(len(grow), i)]))
-        children = np.empty((2 * len(grow), 4), dtype=np.int64)
-        for j, n in enumerate(grow):
-            r0, r1, c0, c1 = nodes[n]
-            axis = "y" if axes[n] == 0 else "x"
-            Fr = Ff[r0:r1, c0:c1]
-            if p.split_search == "binary":
-                s = get_split_offset(Fr, axis, p.eps_prt_level, p.T, noise)
-            else:
-                s = exhaustive_split_offset(Fr, axis, p.eps_prt_level, noise)
-            if axis == "y":
-                children[2 * j] = (r0, r0 + s, c0, c1)
-                children[2 * j + 1] = (r0 + s, r1, c0, c1)
-            else:
-                children[2 * j] = (r0, r1, c0, c0 + s)
-                children[2 * j + 1] = (r0, r1, c0 + s, c1)
+        g_nodes, g_axes = nodes[grow], axes[grow]
+        if p.split_search == "binary":
+            # the level's split noise in one vector draw (2T + 1 fresh values per node), then
+            # Algorithm 1 for all of the level's nodes at once
+            k = 2 * p.T + 1
+            level_draws = noise.laplace(2.0 * k / p.eps_prt_level, size=(len(grow), k))
+            offsets = level_split_offsets(g_nodes, g_axes, level_draws, p.T, fast)
+        else:
+            offsets = np.array(
+                [
+                    exhaustive_split_offset(
+                        F[r0:r1, c0:c1], "y" if ax == 0 else "x", p.eps_prt_level, noise
+                    )
+                    for (r0, r1, c0, c1), ax in zip(g_nodes, g_axes, strict=True)
+                ],
+                dtype=np.int64,
+            )
+        children = split_children(g_nodes, g_axes, offsets)
         nodes = children
         parents = np.repeat(grow, 2)  # children's parent index within this level
 

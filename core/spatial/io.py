@@ -22,7 +22,9 @@ def read_points_table(
     path = Path(path)
     if not path.is_file():
         raise InputError(f"file not found: {path}. Check the path.")
-    is_parquet = path.suffix.lower() in (".parquet", ".pq") or path.read_bytes()[:4] == b"PAR1"
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    is_parquet = path.suffix.lower() in (".parquet", ".pq") or magic == b"PAR1"
     try:
         if is_parquet:
             import pyarrow.parquet as pq

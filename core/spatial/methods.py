@@ -29,6 +29,9 @@ BASELINES = {
 LABELS = {
     "htf": "HTF",
     "htf+": "HTF (modified: combine_pruned, consistency)",
+    "htf-combine": "HTF (modified: combine_pruned)",
+    "htf-consistency": "HTF (modified: consistency)",
+    "htf-cap": "HTF (modified: cap_height)",
     "identity": "Identity (singular)",
     "uniform": "Uniform",
     "ug": "UG",
@@ -66,6 +69,9 @@ METHODS: dict[str, Callable] = _registry()
 # Switchable improvements evaluated as separate rows (spec §2.10); not part of the nine.
 VARIANTS: dict[str, Callable] = {
     "htf+": partial(build_htf, combine_pruned=True, consistency=True),
+    "htf-combine": partial(build_htf, combine_pruned=True),
+    "htf-consistency": partial(build_htf, consistency=True),
+    "htf-cap": partial(build_htf, cap_height=True),
 }
 
 
@@ -86,3 +92,16 @@ def parse_methods(text: str | list[str] | tuple[str, ...]) -> list[str]:
     for n in names:
         get_method(n)
     return names
+
+
+def htf_method_params(methods: list[str], htf: dict) -> dict[str, dict]:
+    """User-set HTF parameters for "htf" and its variants; a variant keeps its own §2.10 flags
+    (call keywords would otherwise override the ones its `partial` fixes)."""
+    flags = ("combine_pruned", "consistency", "cap_height")
+    out: dict[str, dict] = {}
+    for m in methods:
+        if m == "htf":
+            out[m] = dict(htf)
+        elif m in VARIANTS:
+            out[m] = {k: v for k, v in htf.items() if k not in flags}
+    return out

@@ -51,7 +51,12 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
     assert all(t["error_y"]["visible"] for t in spec["data"])
     assert _chart(at, "lh_budget")["layout"]["barmode"] == "stack"
     labels = [b.label for b in at.get("download_button")]
-    assert labels == ["Release GeoJSON", "Release CSV", "MRE CSV (evaluation only)", "Run report (JSON)"]
+    assert labels == [
+        "Release GeoJSON",
+        "Release CSV",
+        "MRE CSV (evaluation only)",
+        "Run report (JSON)",
+    ]
     # secure mode by default; the data-owner-only counts are labelled as such
     assert any("Secure mode" in s.value for s in at.success)
     assert any("data owner only" in c.value for c in at.caption)
@@ -59,11 +64,15 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
 
 def test_upload_run_and_bbox(app_test):
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"Latitude": rng.normal(48.85, 0.02, 3000), "Longitude": rng.normal(2.35, 0.02, 3000)})
+    df = pd.DataFrame(
+        {"Latitude": rng.normal(48.85, 0.02, 3000), "Longitude": rng.normal(2.35, 0.02, 3000)}
+    )
     at = app_test(PAGE).run()
     at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
     assert any("Upload a file" in i.value for i in at.info)
-    at.file_uploader(key="lh_up").set_value(("paris.csv", df.to_csv(index=False).encode(), "text/csv")).run()
+    at.file_uploader(key="lh_up").set_value(
+        ("paris.csv", df.to_csv(index=False).encode(), "text/csv")
+    ).run()
     assert not at.exception
     digest_keys = [w.key for w in at.selectbox if w.key and w.key.startswith("lh_lat_")]
     assert at.selectbox(key=digest_keys[0]).value == "Latitude"  # auto-detected

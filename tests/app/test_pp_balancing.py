@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+import pytest
+
 from core.balancing.demos import FIGURE9_COUNTS
 from core.balancing.plan import plan_partition
 
@@ -109,3 +111,25 @@ def test_patient_demo_shows_t2_distribution(app_test):
     assert not at.exception
     assert any("Distributing T''" in s.value for s in at.subheader)
     assert any("Hypertension" in m.value for m in at.markdown)
+
+
+def test_nothing_to_protect_needs_confirmation(app_test):
+    at = app_test(PAGE).run()
+    demos = at.selectbox(key="pp_demo").options
+    if not any("pp-palmer-penguins" in o for o in demos):
+        pytest.skip("palmerpenguins is not installed")
+    at.selectbox(key="pp_demo").set_value("pp-palmer-penguins").run()
+    at.text_input(key="pp_rho1_pp-palmer-penguins").set_value("0.15")
+    at.text_input(key="pp_rho2_pp-palmer-penguins").set_value("0.5").run()
+    assert not at.exception
+    assert any("SA' is empty" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.key == "pp_publish"]
+
+
+def test_play_advances_to_the_last_step_and_stops(app_test):
+    trace = e6_trace()
+    at = app_test(PAGE).run()
+    at.slider(key="pp_step").set_value(4).run()
+    at.toggle(key="pp_play").set_value(True).run()
+    assert not at.exception
+    assert shown_group(at).startswith(expected_group(5, trace[4].group))

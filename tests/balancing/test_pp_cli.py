@@ -162,3 +162,11 @@ def test_text_output(capsys):
     assert main(["balance", "--freqs", FIG9_FREQS, "--rho1", "1/3", "--rho2", "2/3"]) == 0
     text = capsys.readouterr().out
     assert "beta = 3" in text and "whole table" in text
+
+
+def test_shipped_figure9_csv_reproduces_example_6(capsys):
+    out = run_json(
+        capsys, "demo_data/pp/figure9.csv", "--sa", "SA", "--rho1", "1/3", "--rho2", "2/3"
+    )
+    assert [it["h"] for it in out["iterations"]] == [6, 4, 2, 1, 1]
+    assert [s["p"] for s in out["subtables"]] == ["1/2"] * 5

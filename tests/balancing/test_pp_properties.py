@@ -141,3 +141,17 @@ def test_exhaustive_923_vectors():
         differ += a.groups != b.groups
     assert with_h0 == 512
     assert differ == 9
+
+
+def test_checkpointed_replay_matches_stored_orders_on_many_iterations():
+    """Above KEEP_ORDERS_MAX_VALUES the orders are rebuilt from checkpoints; they must agree."""
+    weights = [1200 // r for r in range(1, 301)]
+    c = {f"v{i}": w for i, w in enumerate(weights, 1)}
+    beta = sum(weights) // max(weights)
+    for policy in ("stable", "value_order"):
+        stored = balance(c, beta, list(c), policy, keep_orders=True)
+        replay = balance(c, beta, list(c), policy, keep_orders=False)
+        assert len(stored.trace) > 64 and replay.checkpoints
+        for j in (1, 2, 33, 34, 40, 65, len(stored.trace)):
+            assert order_at(replay, j) == stored.trace[j - 1].order
+        assert list(iter_orders(replay)) == [r.order for r in stored.trace]

@@ -10,7 +10,7 @@ import pytest
 
 from core.balancing.estimate import estimate_distribution, subtable_estimate, true_variance
 from core.balancing.plan import plan_partition
-from core.balancing.publish import SUBTABLE_COLUMN, perturb_codes, publish
+from core.balancing.publish import SUBTABLE_COLUMN, perturb_codes, posterior_check, publish
 from core.errors import InputError
 from core.privacy import Noise
 from tests.balancing.pp_helpers import FIG9, counts
@@ -32,6 +32,7 @@ def test_publish_structure_and_metadata():
     assert sorted(t["age"]) == list(range(42)) and t["age"].tolist() != list(range(42))
     meta = pub.metadata
     assert meta["noise"]["mode"] == "seeded" and "not for real releases" in meta["noise"]["warning"]
+    assert "seed" not in meta["noise"]  # a seed would undo the randomization
     assert [m["p"] for m in meta["subtables"]] == ["1/2"] * 5
     assert meta["subtables"][0]["domain"] == ["x1", "x2", "x3"]
     # every published value lies in its sub-table's domain
@@ -108,3 +109,48 @@ def test_secure_mode_publish_runs():
     plan = plan_partition(FIG9, F(1, 3), F(2, 3))
     pub = publish(df, "sa", plan, Noise.secure())
     assert pub.metadata["noise"] == {"mode": "secure"} and len(pub.table) == 42
+
+
+def test_publish_rejects_global_gamma_retention():
+    """T8: a plan carrying p from the global gamma = 14/3 must fail the section 6.3 check."""
+    from dataclasses import replace
+
+    from core.balancing.subtables import gamma_for, retention
+
+    plan = plan_partition(FIG9, F(3, 10), F(2, 3))
+    p, q = retention(gamma_for(F(3, 10), F(2, 3)), 3)
+    assert (p, q) == (F(11, 20), F(3, 20))
+    plan.subtables = [replace(s, p=p, q=q) for s in plan.subtables]
+    assert posterior_check(plan.subtables, plan.rho2)[0].endswith("7/10 > rho2 = 2/3")
+    with pytest.raises(InputError, match="refusing to publish"):
+        publish(fig9_frame(), "sa", plan, Noise.seeded(0))
+
+
+def test_posterior_check_passes_per_subtable_gamma():
+    plan = plan_partition(FIG9, F(3, 10), F(2, 3))
+    assert posterior_check(plan.subtables, plan.rho2) == []
+
+
+def test_random_count_queries_report():
+    from core.balancing.estimate import random_count_queries
+    from core.balancing.synthetic import patient_table
+
+    df = patient_table(n=3000, seed=5)
+    from core.balancing.records import encode_sa
+
+    plan = plan_partition(encode_sa(df["Disease"]).counts(), F(1, 5), F(1, 2))
+    pub = publish(df, "Disease", plan, Noise.seeded(3), drop_columns=["patient_id"])
+    report = random_count_queries(
+        df, pub.table, "Disease", SUBTABLE_COLUMN, pub.metadata["subtables"],
+        ["sex", "insurance"], Noise.seeded(4), n_queries=40,
+    )  # fmt: skip
+    assert len(report) == 40
+    assert (report["half_width_95"] > 0).all()
+    # true counts are recomputed from the raw table for each predicate
+    first = report.iloc[0]
+    x, rest = first["query"].split(" = ", 1)[1].split(" AND ")
+    col, level = rest.split(" = ")
+    mask = (df["Disease"] == x) & (df[col].astype(str) == level)
+    assert first["true"] == int(mask.sum())
+    # nominal 95% intervals: with 40 queries, far fewer than half can miss
+    assert report["covered"].mean() > 0.5

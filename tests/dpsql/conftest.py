@@ -79,6 +79,8 @@ def catalog_of():
 def shop_tables():
     """A tiny employee/orders/public-departments catalogue for validator tests."""
     emp = pd.DataFrame({"uid": [1, 2, 3], "dept": ["HR", "HR", "IT"], "age": [30, 40, 50]})
-    orders = pd.DataFrame({"uid": [1, 1, 2, 3], "amount": [10.0, 20.0, 30.0, 5.0], "day": [1, 2, 3, 4]})
+    orders = pd.DataFrame(
+        {"uid": [1, 1, 2, 3], "amount": [10.0, 20.0, 30.0, 5.0], "day": [1, 2, 3, 4]}
+    )
     depts = pd.DataFrame({"dept": ["HR", "IT"], "floor": [1, 2]})
     return {"Employee": emp, "Orders": orders}, {"Depts": depts}

@@ -112,3 +112,62 @@ def test_exhaustive_noise_uses_split_budget_evenly():
     picks = [exhaustive_split_offset(F, "y", 4.0, rng_noise) for _ in range(4000)]
     # equal objectives: the noisy argmin picks each offset about half the time
     assert abs(np.mean(np.array(picks) == 1) - 0.5) < 0.05
+
+
+def test_fast_objective_equals_direct_pass():
+    """The summed-area shortcut gives the same o_s as the direct numpy pass, whatever path
+    (table for k = 0..2, or fallback for dense parts) each part takes."""
+    from core.spatial.htf import summed_area
+    from core.spatial.split_search import FastObjective
+
+    rng = np.random.default_rng(8)
+    F = rng.poisson(0.3, size=(96, 80)) * rng.integers(0, 2, size=(96, 80))
+    F[20:30, 10:25] += rng.poisson(40, size=(10, 15))  # a dense spot: high k, fallback path
+    for min_cells in (1, 10**9):  # tables used everywhere, or never
+        fast = FastObjective(F, summed_area(F), min_cells=min_cells)
+        for _ in range(300):
+            r0, c0 = int(rng.integers(0, 94)), int(rng.integers(0, 78))
+            r1, c1 = int(rng.integers(r0 + 2, 97)), int(rng.integers(c0 + 2, 81))
+            Fr = F[r0:r1, c0:c1]
+            for axis, L in (("y", r1 - r0), ("x", c1 - c0)):
+                s = int(rng.integers(1, L))
+                want = objective(Fr, axis, s)
+                assert fast.split((r0, r1, c0, c1), axis, s) == pytest.approx(
+                    want, rel=1e-9, abs=1e-9
+                )
+    assert set(FastObjective(F, summed_area(F), min_cells=1).tables) == set()  # lazily built
+
+
+def test_fast_objective_budget_limits_tables():
+    from core.spatial.htf import summed_area
+    from core.spatial.split_search import FastObjective
+
+    F = np.random.default_rng(1).integers(0, 3, size=(64, 64))
+    fast = FastObjective(F, summed_area(F), max_bytes=0, min_cells=1)
+    assert fast.split((0, 64, 0, 64), "y", 30) == pytest.approx(objective(F, "y", 30))
+    assert fast.tables == {}
+
+
+@pytest.mark.parametrize("T", [1, 3, 6])
+def test_level_vectorised_search_equals_scalar_algorithm_1(T):
+    """Same draws -> same offsets as the index-exact scalar `get_split_offset`, node by node."""
+    from core.spatial.htf import summed_area
+    from core.spatial.split_search import FastObjective, level_split_offsets
+
+    rng = np.random.default_rng(T)
+    F = rng.poisson(0.4, size=(120, 100)) * rng.integers(0, 2, size=(120, 100))
+    F[40:60, 30:70] += rng.poisson(30, size=(20, 40))
+    nodes, axes = [], []
+    for _ in range(400):
+        r0, c0 = int(rng.integers(0, 118)), int(rng.integers(0, 98))
+        r1, c1 = int(rng.integers(r0 + 2, 121)), int(rng.integers(c0 + 2, 101))
+        nodes.append((r0, r1, c0, c1))
+        axes.append(int(rng.integers(0, 2)))
+    nodes, axes = np.array(nodes), np.array(axes)
+    scale = 2 * (2 * T + 1) / 0.05  # noise comparable to the objective: every branch is taken
+    draws = Noise.seeded(T).laplace(scale, size=(len(nodes), 2 * T + 1))
+    fast = FastObjective(F, summed_area(F), min_cells=50)
+    got = level_split_offsets(nodes, axes, draws, T, fast)
+    for (r0, r1, c0, c1), ax, d, g in zip(nodes, axes, draws, got, strict=True):
+        want = get_split_offset(F[r0:r1, c0:c1], "yx"[ax], 0.05, T, None, draws=d)
+        assert g == want

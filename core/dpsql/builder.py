@@ -1,0 +1,71 @@
+"""Compose a DP SQL query from widget choices (the page's query builder)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.errors import InputError
+
+BUILDER_KINDS = ("COUNT(*)", "COUNT(DISTINCT uid)", "SUM", "AVG", "VAR", "STDDEV", "MEDIAN")
+
+
+@dataclass(frozen=True)
+class BuilderAggregate:
+    kind: str
+    column: str | None = None
+    lower: float = 0.0
+    upper: float = 1.0
+    alias: str | None = None
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def _ident(name: str) -> str:
+    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
+
+
+def compose(
+    from_sql: str,
+    keys: list[str],
+    aggregates: list[BuilderAggregate],
+    epsilon: float,
+    delta: float,
+    max_groups: int,
+    uid: str = "uid",
+) -> str:
+    """A paper-form query; identifiers are quoted when needed, bounds are literals."""
+    if not aggregates:
+        raise InputError("add at least one aggregate to the query builder.")
+    items = [_ident(k) for k in keys]
+    for i, a in enumerate(aggregates):
+        alias = _ident(a.alias or f"{a.kind.split('(')[0].lower()}_{i + 1}")
+        if a.kind == "COUNT(*)":
+            call = f"ANON_COUNT(*, {_num(a.upper)})"
+        elif a.kind == "COUNT(DISTINCT uid)":
+            call = f"COUNT(DISTINCT {_ident(uid)})"
+        else:
+            if not a.column:
+                raise InputError(f"choose a column for {a.kind} in the query builder.")
+            fn = {"MEDIAN": "ANON_MEDIAN"}.get(a.kind, f"ANON_{a.kind}")
+            call = f"{fn}({_ident(a.column)}, {_num(a.lower)}, {_num(a.upper)})"
+        items.append(f"{call} AS {alias}")
+    sql = (
+        f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = {_num(epsilon)}, delta = {delta:g}, "
+        f"max_groups_contributed = {int(max_groups)})\n  "
+        + ",\n  ".join(items)
+        + f"\nFROM {from_sql}"
+    )
+    if keys:
+        sql += "\nGROUP BY " + ", ".join(_ident(k) for k in keys)
+    return sql
+
+
+def from_options(private: list[str], uid: str) -> list[str]:
+    """Each private table alone, and each pair joined on the privacy unit."""
+    out = list(private)
+    for i, a in enumerate(private):
+        for b in private[i + 1 :]:
+            out.append(f"{a} JOIN {b} USING ({_ident(uid)})")
+    return out

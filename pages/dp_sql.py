@@ -1,0 +1,295 @@
+"""DP SQL: register tables, write or build a SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY
+query, see its staged rewrite, release noisy rows with 95% intervals under a session ledger.
+
+Thin page: widgets -> core.dpsql -> core.viz.dpsql -> st.*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.data.loading import load_table
+from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
+from core.dpsql.catalog import Catalog
+from core.dpsql.demos import DEMOS, EXAMPLE_QUERIES, PUBLIC_TABLES, SHOP_QUERY
+from core.dpsql.engine import Engine
+from core.dpsql.rewrite import DIALECTS
+from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
+from core.errors import InputError
+from core.privacy import BudgetLedger
+from core.viz.dpsql import budget_figure, ledger_figure, result_figure, survival_figure
+from pages.common import current_noise, user_errors
+
+LEDGER = "dpsql_ledger"
+RESULT = "dpsql_result"
+QUERY = "dpsql_query"
+DEMO_NAMES = [d.name for d in DEMOS]
+
+
+@st.cache_data(show_spinner="Loading demo tables…")
+def _demo_tables(name: str) -> dict[str, pd.DataFrame]:
+    return next(d for d in DEMOS if d.name == name).load()
+
+
+@st.cache_data(show_spinner=False)
+def _upload(data: bytes, name: str, digest: str) -> pd.DataFrame:
+    return load_table(data, name=name)
+
+
+@st.cache_resource(show_spinner="Loading tables into the DuckDB sandbox…", max_entries=4)
+def _engine(key: str, _catalog: Catalog) -> Engine:
+    return Engine(_catalog)
+
+
+def _ledger() -> BudgetLedger:
+    if LEDGER not in st.session_state:
+        st.session_state[LEDGER] = BudgetLedger(total_epsilon=10.0, total_delta=1e-4)
+    return st.session_state[LEDGER]
+
+
+st.title("🗄️ DP SQL")
+st.write(
+    "Write SQL with `SELECT WITH ANONYMIZATION` (Wilson et al.) or `SELECT WITH "
+    "DIFFERENTIAL_PRIVACY` (ZetaSQL/BigQuery). The query is rewritten into stages — per-user "
+    "aggregation, at most C_u groups per user, clamping — then noise is added outside SQL and "
+    "groups with too few users are suppressed."
+)
+
+# ------------------------------------------------------------------------------------ tables
+st.header("1 · Tables")
+source = st.radio(
+    "Data", ["Demo dataset", "Upload CSV/Parquet"], horizontal=True, key="dpsql_source"
+)
+tables: dict[str, pd.DataFrame] = {}
+public: set[str] = set()
+with user_errors():
+    if source == "Demo dataset":
+        demo = st.selectbox("Demo", DEMO_NAMES, key="dpsql_demo")
+        st.caption(next(d.description for d in DEMOS if d.name == demo))
+        tables = _demo_tables(demo)
+        public = set(PUBLIC_TABLES.get(demo, set()))
+        data_key = f"demo:{demo}"
+    else:
+        files = st.file_uploader(
+            "Tables (one file per table; the file name is the table name)",
+            type=["csv", "parquet"], accept_multiple_files=True, key="dpsql_files",
+        )  # fmt: skip
+        digests = []
+        for f in files or []:
+            data = f.getvalue()
+            digest = hashlib.sha256(data).hexdigest()
+            name = "".join(c if c.isalnum() else "_" for c in Path(f.name).stem) or "t"
+            tables[name] = _upload(data, f.name, digest)
+            digests.append(f"{name}:{digest}")
+        data_key = "upload:" + ",".join(sorted(digests))
+        if not tables:
+            st.info("Upload at least one table, or pick a demo dataset.")
+            st.stop()
+
+    names = list(tables)
+    public = set(
+        st.multiselect(
+            "Public tables (no privacy unit; joined freely)", names, default=sorted(public),
+            key=f"dpsql_public_{data_key}",
+        )
+    )  # fmt: skip
+    private = [n for n in names if n not in public]
+    common_cols = (
+        sorted(set.intersection(*(set(map(str, tables[n].columns)) for n in private)))
+        if private
+        else []
+    )
+    if not common_cols:
+        st.error(
+            "Mark at least one table as private; all private tables need the privacy-unit column."
+        )
+        st.stop()
+    uid = st.selectbox(
+        "Privacy-unit column (whose data each row is)", common_cols,
+        index=common_cols.index("uid") if "uid" in common_cols else 0, key="dpsql_uid",
+    )  # fmt: skip
+    catalog = Catalog()
+    for n in names:
+        if n in public:
+            catalog.add_public(n, tables[n])
+        else:
+            catalog.add_private(n, tables[n], uid)
+    with st.expander("Table previews"):
+        for n in names:
+            role = "public" if n in public else f"private (unit: {uid})"
+            st.write(f"**{n}** — {role}, {len(tables[n]):,} rows")
+            st.dataframe(tables[n].head(5), hide_index=True)
+
+# ------------------------------------------------------------------------------------- query
+st.header("2 · Query")
+examples = dict(EXAMPLE_QUERIES)
+if source == "Demo dataset" and demo == "synthetic_shop":
+    examples = {"Purchases per department (public join)": SHOP_QUERY}
+mode = st.radio("Compose", ["Example queries", "Builder"], horizontal=True, key="dpsql_compose")
+if mode == "Example queries":
+    choice = st.selectbox("Example", list(examples), key="dpsql_example")
+    if st.session_state.get("dpsql_example_loaded") != (choice, data_key):
+        st.session_state[QUERY] = examples[choice]
+        st.session_state["dpsql_example_loaded"] = (choice, data_key)
+else:
+    with st.container(border=True), user_errors():
+        frm = st.selectbox("FROM", from_options(private, uid), key="dpsql_b_from")
+        cols = sorted({str(c) for n in private for c in tables[n].columns} - {uid})
+        keys = st.multiselect("GROUP BY keys", cols, key="dpsql_b_keys")
+        c1, c2, c3, c4, c5 = st.columns(5)
+        kind = c1.selectbox("Aggregate", BUILDER_KINDS, key="dpsql_b_kind")
+        column = c2.selectbox("Column", cols, key="dpsql_b_col")
+        lower = c3.number_input("Lower bound L", value=0.0, key="dpsql_b_lo")
+        upper = c4.number_input("Upper bound U", value=10.0, key="dpsql_b_hi")
+        alias = c5.text_input("Name", value="value", key="dpsql_b_alias")
+        e1, e2, e3 = st.columns(3)
+        eps = e1.select_slider(
+            "ε (more privacy ← → more accuracy)",
+            options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], value=1.0, key="dpsql_b_eps",
+        )  # fmt: skip
+        delta = e2.select_slider(
+            "δ", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="dpsql_b_delta"
+        )
+        cu = e3.number_input("C_u (max groups per unit)", 1, 100, 1, key="dpsql_b_cu")
+        if st.button("Use this query", key="dpsql_b_use"):
+            agg = BuilderAggregate(kind, column, lower, upper, alias or None)
+            st.session_state[QUERY] = compose(frm, keys, [agg], eps, delta, cu, uid)
+sql = st.text_area("DP SQL", key=QUERY, height=180)
+
+noise = current_noise()
+with user_errors():
+    prepared = prepare(sql, catalog, noise)
+
+tab_explain, tab_run, tab_ledger, tab_teach = st.tabs(["Explain", "Run", "Ledger", "Teaching"])
+
+# ----------------------------------------------------------------------------------- explain
+with tab_explain:
+    st.caption(
+        "Everything here follows from public parameters only: no data is read, nothing is spent."
+    )
+    dialect = st.selectbox("Transpile to", DIALECTS, key="dpsql_dialect")
+    info = explain(prepared, dialect)
+    th = info["threshold"]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("τ (Wilson)", f"{th['tau']:.2f}")
+    m2.metric("T (integer threshold applied)", th["integer"])
+    m3.metric("ε for the unit count", f"{th['epsilon']:.3g}")
+    m4.metric("realised δ", f"{th['realised_delta']:.2e}")
+    st.subheader("Stages (one CTE each)")
+    for stage in info["stages"]:
+        with st.expander(f"{stage['name']} — {stage['caption']}"):
+            st.code(stage["sql"], language="sql")
+    st.markdown("**Python steps after SQL:** " + " → ".join(info["python_steps"]))
+    st.subheader(f"Staged SQL in {dialect}")
+    st.code(info["rewritten_sql"], language="sql")
+    st.subheader("Budget split")
+    st.dataframe(pd.DataFrame(info["budget_split"]), hide_index=True, key="dpsql_split")
+    st.plotly_chart(budget_figure(info["budget_split"]), key="dpsql_budget_chart")
+    st.plotly_chart(
+        survival_figure(info["survival_curve"], th["integer"], th["tau"]), key="dpsql_survival"
+    )
+    st.caption(
+        "AVG is the average of per-user averages; VAR/STDDEV/quantiles use at most "
+        f"k = {prepared.query.options.max_rows_per_group} values per user and group."
+    )
+
+# --------------------------------------------------------------------------------------- run
+ledger = _ledger()
+with tab_run:
+    spend = sum(r["epsilon"] for r in info["budget_split"])
+    st.write(
+        f"Running releases noisy rows and spends **ε = {spend:.3g}, δ = "
+        f"{prepared.query.options.delta:g}** from the session budget. Noise: {noise.label}."
+    )
+    if st.button("Run query", type="primary", key="dpsql_run"):
+        try:
+            with st.spinner("Running the staged query…"):
+                result = run(prepared, _engine(data_key, catalog), noise, ledger)
+            st.session_state[RESULT] = {"sql": sql, **result.to_dict()}
+        except InputError as exc:  # e.g. the session budget: shown, the rest of the page stays
+            st.error(str(exc))
+    res = st.session_state.get(RESULT)
+    if res:
+        if not noise.is_secure:
+            st.warning(f"Seeded noise: {noise.label}.")
+        table = pd.DataFrame(res["rows"], columns=res["columns"])
+        for name, widths in res["ci95"].items():
+            table[f"{name} ±95%"] = widths
+        r1, r2 = st.columns(2)
+        r1.metric("Partitions released", res["partitions_released"])
+        r2.metric("Threshold T", res["threshold"]["integer"])
+        st.caption(
+            "Suppressed partitions are not counted here: an exact count of dropped groups is "
+            "not private (see the Teaching view for learning). " + CI_CAVEAT + "."
+        )
+        if table.empty:
+            st.info(
+                f"No group reached the release threshold T = {res['threshold']['integer']}. "
+                "Raise ε, lower C_u, use fewer aggregates, or group more coarsely."
+            )
+        st.dataframe(table, hide_index=True, key="dpsql_result_table")
+        numeric = [c for c in res["ci95"] if res["ci95"][c] and res["ci95"][c][0] is not None]
+        if numeric and not table.empty:
+            col = numeric[0]
+            keys = table.iloc[:, 0].tolist()
+            iv = res["intervals95"][col]
+            st.plotly_chart(
+                result_figure(
+                    keys, table[col].tolist(), [a for a, _ in iv], [b for _, b in iv], col
+                ),
+                key="dpsql_result_chart",
+            )
+        st.write("Ledger entries of this run")
+        st.dataframe(pd.DataFrame(res["ledger"]), hide_index=True, key="dpsql_run_ledger")
+
+# ------------------------------------------------------------------------------------ ledger
+with tab_ledger:
+    c1, c2 = st.columns(2)
+    total_eps = c1.number_input(
+        "Session total ε", 0.1, 1000.0, float(ledger.total_epsilon or 10.0), key="dpsql_total_eps"
+    )
+    total_delta = c2.number_input(
+        "Session total δ",
+        0.0,
+        1.0,
+        float(ledger.total_delta or 1e-4),
+        format="%.1e",
+        key="dpsql_total_delta",
+    )
+    ledger.total_epsilon, ledger.total_delta = float(total_eps), float(total_delta)
+    st.plotly_chart(
+        ledger_figure(ledger.epsilon_spent, ledger.total_epsilon), key="dpsql_ledger_chart"
+    )
+    st.write(
+        f"Spent ε = {ledger.epsilon_spent:.4g} of {ledger.total_epsilon:g}, "
+        f"δ = {ledger.delta_spent:.2e} of {ledger.total_delta:.1e}. A query that would exceed "
+        "the total is refused before it reads any data."
+    )
+    st.dataframe(pd.DataFrame(ledger.to_records()), hide_index=True, key="dpsql_ledger_table")
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Ledger (JSON)", ledger.to_json(), "dpsql_ledger.json", key="dpsql_dl_json")
+    d2.download_button("Ledger (CSV)", ledger.to_csv(), "dpsql_ledger.csv", key="dpsql_dl_csv")
+    if d3.button("Reset session ledger", key="dpsql_reset"):
+        st.session_state[LEDGER] = BudgetLedger(ledger.total_epsilon, ledger.total_delta)
+        st.session_state.pop(RESULT, None)
+        st.rerun()
+
+# ---------------------------------------------------------------------------------- teaching
+with tab_teach:
+    st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
+    if st.toggle("Show the per-stage intermediate tables", key="dpsql_teach"):
+        with user_errors():
+            stages = stage_tables(prepared, _engine(data_key, catalog), limit=50)
+        for name, frame in stages.items():
+            st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")
+            st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")
+        cross = stages["cross_user"]
+        t = info["threshold"]["integer"]
+        st.write(
+            f"In the first {len(cross)} partitions of cross_user, {int((cross['n_units'] >= t).sum())} "
+            f"have at least T = {t} units; the noisy count decides which are released."
+        )

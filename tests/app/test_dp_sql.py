@@ -1,0 +1,106 @@
+"""AppTest of the DP SQL page: explain, run with the session ledger, refusals, teaching view."""
+
+from __future__ import annotations
+
+import pytest
+
+from pages.common import MODE_KEY, SEED_KEY
+
+PAGE = "pages/dp_sql.py"
+
+
+@pytest.fixture
+def page(app_test):
+    at = app_test(PAGE)
+    at.session_state[MODE_KEY] = True  # reproducible demo noise
+    at.session_state[SEED_KEY] = 7
+    return at.run()
+
+
+def frame_with(at, *columns: str):
+    """The first dataframe holding all `columns` (AppTest does not look dataframes up by key)."""
+    for element in at.dataframe:
+        if set(columns) <= set(element.value.columns):
+            return element.value
+    raise AssertionError(f"no dataframe with columns {columns}")
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_explain_shows_stages_threshold_and_split(page):
+    at = page
+    assert not at.exception
+    assert "FROM Employee E JOIN Orders O USING (uid)" in at.text_area(key="dpsql_query").value
+    m = metrics(at)
+    # ANON_COUNT + unit count: eps_tau = 1/2, delta = 1e-5, C_u = 1 -> tau 22.64, T 24 (spec §2.8)
+    assert m["τ (Wilson)"] == "22.64"
+    assert m["T (integer threshold applied)"] == "24"
+    code = "\n".join(c.value for c in at.code)
+    for stage in ("src AS", "per_user AS", "sampled AS", "clamped AS", "cross_user AS"):
+        assert stage in code
+    split = frame_with(at, "aggregate", "component", "epsilon")
+    assert split["epsilon"].sum() == pytest.approx(1.0)
+
+
+def test_transpile_to_spark(page):
+    at = page
+    at.selectbox(key="dpsql_dialect").set_value("spark").run()
+    assert any("RAND()" in c.value for c in at.code)
+
+
+def test_run_releases_rows_and_updates_ledger(page):
+    at = page
+    at.button(key="dpsql_run").click().run()
+    assert not at.exception
+    table = frame_with(at, "dept", "c")
+    assert set(table["dept"]) == {"HR", "Sales"}  # IT (3 people) is below T
+    assert "c ±95%" in table.columns
+    assert metrics(at)["Partitions released"] == "2"
+    ledger = frame_with(at, "mechanism", "protects", "epsilon")
+    assert ledger["epsilon"].sum() == pytest.approx(1.0)
+    assert ledger["delta"].sum() == pytest.approx(1e-5)
+
+
+def test_session_budget_refuses_before_running(page):
+    at = page
+    at.number_input(key="dpsql_total_eps").set_value(1.5).run()
+    at.button(key="dpsql_run").click().run()
+    assert not at.error or all("budget" not in e.value for e in at.error)
+    at.button(key="dpsql_run").click().run()
+    assert any("budget exceeded" in e.value for e in at.error)
+    assert frame_with(at, "mechanism", "protects", "epsilon")["epsilon"].sum() == pytest.approx(1.0)
+
+
+def test_refused_query_shows_the_rule(page):
+    at = page
+    at.text_area(key="dpsql_query").set_value(
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, "
+        "max_groups_contributed = 1) uid FROM Employee"
+    ).run()
+    assert any("DPX-V028" in e.value for e in at.error)
+
+
+def test_teaching_view_is_labelled_not_private(page):
+    at = page
+    at.toggle(key="dpsql_teach").set_value(True).run()
+    assert not at.exception
+    assert any("not private" in e.value and "for learning only" in e.value for e in at.error)
+    assert any("not private — for learning only" in m.value for m in at.markdown)
+    per_user = frame_with(at, "k0", "_uid", "p0")
+    assert {"k0", "_uid", "p0"} <= set(per_user.columns)
+
+
+def test_builder_composes_a_runnable_query(page):
+    at = page
+    at.radio(key="dpsql_compose").set_value("Builder").run()
+    at.selectbox(key="dpsql_b_from").set_value("Employee JOIN Orders USING (uid)").run()
+    at.multiselect(key="dpsql_b_keys").set_value(["dept"]).run()
+    at.selectbox(key="dpsql_b_kind").set_value("SUM").run()
+    at.selectbox(key="dpsql_b_col").set_value("amount").run()
+    at.number_input(key="dpsql_b_hi").set_value(100.0).run()
+    at.button(key="dpsql_b_use").click().run()
+    query = at.text_area(key="dpsql_query").value
+    assert "ANON_SUM(amount, 0, 100) AS value" in query and "GROUP BY dept" in query
+    assert not at.exception and not at.error[1:]

@@ -1,0 +1,52 @@
+WITH src AS (
+  SELECT
+    COALESCE(E.uid, O.uid) AS _uid,
+    dept AS k0
+  FROM Employee AS E
+  JOIN Orders AS O
+    USING (uid)
+), per_user AS (
+  SELECT
+    k0,
+    _uid,
+    COUNT(*) AS p0
+  FROM src
+  WHERE
+    NOT _uid IS NULL
+  GROUP BY
+    k0,
+    _uid
+), keyed AS (
+  SELECT
+    *,
+    RAND() AS _r
+  FROM per_user
+), sampled AS (
+  SELECT
+    *
+  FROM (
+    SELECT
+      *,
+      ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r NULLS LAST) AS _w
+    FROM keyed
+  ) AS _t
+  WHERE
+    _w <= 2
+), clamped AS (
+  SELECT
+    k0,
+    _uid,
+    LEAST(GREATEST(p0, 0), 5) AS c0
+  FROM sampled
+), cross_user AS (
+  SELECT
+    k0,
+    COUNT(*) AS n_units,
+    SUM(CAST(c0 AS DECIMAL(38, 0))) AS s0
+  FROM clamped
+  GROUP BY
+    k0
+)
+SELECT
+  *
+FROM cross_user

@@ -1,0 +1,51 @@
+WITH src AS (
+  SELECT
+    E.uid AS _uid,
+    floor AS k0
+  FROM Employee AS E
+  LEFT JOIN Depts AS D
+    ON E.dept = D.dept
+), per_user AS (
+  SELECT
+    k0,
+    _uid
+  FROM src
+  WHERE
+    NOT _uid IS NULL
+  GROUP BY
+    k0,
+    _uid
+), keyed AS (
+  SELECT
+    *,
+    HASH(_uid, k0, 2937467307694268567) AS _r
+  FROM per_user
+), chosen AS (
+  SELECT
+    _uid,
+    k0
+  FROM keyed
+  QUALIFY
+    ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 2
+), sampled AS (
+  SELECT
+    keyed.*
+  FROM keyed
+  SEMI JOIN chosen
+    ON keyed._uid = chosen._uid AND keyed.k0 IS NOT DISTINCT FROM chosen.k0
+), clamped AS (
+  SELECT
+    k0,
+    _uid
+  FROM sampled
+), cross_user AS (
+  SELECT
+    k0,
+    COUNT(*) AS n_units
+  FROM clamped
+  GROUP BY
+    k0
+)
+SELECT
+  *
+FROM cross_user

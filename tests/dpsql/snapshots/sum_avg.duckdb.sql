@@ -1,0 +1,66 @@
+WITH src AS (
+  SELECT
+    COALESCE(E.uid, O.uid) AS _uid,
+    dept AS k0,
+    O.amount AS a0
+  FROM Employee AS E
+  JOIN Orders AS O
+    ON E.uid = O.uid
+  WHERE
+    O.amount > 1
+), per_user AS (
+  SELECT
+    k0,
+    _uid,
+    SUM(a0) AS p0,
+    AVG(a0) AS p1
+  FROM src
+  WHERE
+    NOT _uid IS NULL
+  GROUP BY
+    k0,
+    _uid
+), keyed AS (
+  SELECT
+    *,
+    RANDOM() AS _r
+  FROM per_user
+), sampled AS (
+  SELECT
+    *
+  FROM keyed
+  QUALIFY
+    ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 2
+), clamped AS (
+  SELECT
+    k0,
+    _uid,
+    CASE
+      WHEN p0 IS NULL
+      THEN NULL
+      ELSE CAST(ROUND((
+        LEAST(GREATEST(CAST(p0 AS DOUBLE), 0), 100)
+      ) * 65536) AS BIGINT)
+    END AS c0,
+    CASE
+      WHEN p1 IS NULL
+      THEN NULL
+      ELSE CAST(ROUND((
+        LEAST(GREATEST(CAST(p1 AS DOUBLE), 0), 100) - 50
+      ) * 65536) AS BIGINT)
+    END AS c1
+  FROM sampled
+), cross_user AS (
+  SELECT
+    k0,
+    COUNT(*) AS n_units,
+    SUM(c0) AS s0,
+    COUNT(c1) AS n1,
+    SUM(c1) AS s1
+  FROM clamped
+  GROUP BY
+    k0
+)
+SELECT
+  *
+FROM cross_user

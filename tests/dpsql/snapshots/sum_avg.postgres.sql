@@ -1,0 +1,71 @@
+WITH src AS (
+  SELECT
+    COALESCE(E.uid, O.uid) AS _uid,
+    dept AS k0,
+    O.amount AS a0
+  FROM Employee AS E
+  JOIN Orders AS O
+    ON E.uid = O.uid
+  WHERE
+    O.amount > 1
+), per_user AS (
+  SELECT
+    k0,
+    _uid,
+    SUM(a0) AS p0,
+    AVG(a0) AS p1
+  FROM src
+  WHERE
+    NOT _uid IS NULL
+  GROUP BY
+    k0,
+    _uid
+), keyed AS (
+  SELECT
+    *,
+    RANDOM() AS _r
+  FROM per_user
+), sampled AS (
+  SELECT
+    *
+  FROM (
+    SELECT
+      *,
+      ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) AS _w
+    FROM keyed
+  ) AS _t
+  WHERE
+    _w <= 2
+), clamped AS (
+  SELECT
+    k0,
+    _uid,
+    CASE
+      WHEN p0 IS NULL
+      THEN NULL
+      ELSE CAST(ROUND((
+        LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+      ) * 65536) AS BIGINT)
+    END AS c0,
+    CASE
+      WHEN p1 IS NULL
+      THEN NULL
+      ELSE CAST(ROUND((
+        LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+      ) * 65536) AS BIGINT)
+    END AS c1
+  FROM sampled
+), cross_user AS (
+  SELECT
+    k0,
+    COUNT(*) AS n_units,
+    SUM(CAST(c0 AS DECIMAL(38, 0))) AS s0,
+    COUNT(c1) AS n1,
+    SUM(CAST(c1 AS DECIMAL(38, 0))) AS s1
+  FROM clamped
+  GROUP BY
+    k0
+)
+SELECT
+  *
+FROM cross_user

@@ -1,0 +1,100 @@
+"""Budget split (spec §2.10) and the session ledger: refusal before any data is read."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pandas as pd
+import pytest
+
+from core.dpsql.budget_split import split_epsilon
+from core.dpsql.service import explain, planned_spends, prepare, run
+from core.errors import BudgetExceededError
+from core.privacy import BudgetLedger, Noise
+
+ZETA = (
+    "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1.0, delta = 1e-5, "
+    "max_groups_contributed = 2, privacy_unit_column = uid) dept, "
+    "COUNT(*, contribution_bounds_per_group => (0, 5)) AS c, "
+    "SUM(amount, contribution_bounds_per_group => (0, 100)) AS s, "
+    "AVG(amount, contribution_bounds_per_group => (0, 100)) AS a "
+    "FROM Employee E JOIN Orders O USING (uid) GROUP BY dept"
+)
+
+
+@pytest.fixture
+def catalog(catalog_of):
+    emp = pd.DataFrame({"uid": range(1, 41), "dept": ["HR", "IT"] * 20})
+    orders = pd.DataFrame({"uid": list(range(1, 41)) * 2, "amount": [10.0] * 80})
+    return catalog_of({"Employee": emp, "Orders": orders})
+
+
+def test_split_matches_the_spec_example(catalog):
+    """§2.10 table: c, s, a at 0.25 each (a halved), threshold 0.25 with tau 93.10, T 94."""
+    info = explain(prepare(ZETA, catalog, Noise.seeded(0)))
+    rows = {(r["aggregate"], r["component"]): r for r in info["budget_split"]}
+    assert rows[("c", "count")]["epsilon"] == 0.25
+    assert rows[("c", "count")]["scale"] == pytest.approx(40)
+    assert rows[("s", "sum")]["epsilon"] == 0.25
+    assert rows[("s", "sum")]["scale"] == pytest.approx(800)
+    assert rows[("a", "count")]["epsilon"] == 0.125
+    assert rows[("a", "count")]["scale"] == pytest.approx(16)
+    assert rows[("a", "sum")]["scale"] == pytest.approx(800)
+    th = info["threshold"]
+    assert th["tau"] == pytest.approx(93.103, abs=1e-3)
+    assert th["integer"] == 94
+    assert th["realised_delta"] <= 1e-5
+    assert sum(r["epsilon"] for r in info["budget_split"]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_shares_are_exact_fractions(catalog):
+    q = prepare(ZETA, catalog, Noise.seeded(0)).query
+    shares, reuse = split_epsilon(q)
+    assert reuse is None
+    assert sum(s.epsilon for s in shares) == Fraction(1)
+    assert [s.epsilon for s in shares] == [Fraction(1, 4)] * 4
+
+
+def test_count_distinct_uid_is_reused_as_threshold(catalog):
+    sql = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
+        "dept, COUNT(DISTINCT uid) AS n, ANON_SUM(amount, 0, 10) AS s "
+        "FROM Employee JOIN Orders USING (uid) GROUP BY dept"
+    )
+    plan = prepare(sql, catalog, Noise.seeded(0)).plan
+    assert plan.threshold_mechanism.aggregate == 0
+    assert float(plan.threshold_epsilon) == 0.5
+
+
+def test_ledger_records_every_spend_and_totals_equal_epsilon(catalog):
+    ledger = BudgetLedger()
+    result = run(prepare(ZETA, catalog, Noise.seeded(1)), _engine(catalog), Noise.seeded(1), ledger)
+    assert ledger.epsilon_spent == pytest.approx(1.0)
+    assert ledger.delta_spent == pytest.approx(1e-5)
+    assert len(ledger.spends) == 5
+    assert result.to_dict()["epsilon_spent"] == pytest.approx(1.0)
+
+
+def test_query_exceeding_the_session_budget_is_refused_before_it_runs(catalog, monkeypatch):
+    ledger = BudgetLedger(total_epsilon=1.5)
+    noise = Noise.seeded(2)
+    engine = _engine(catalog)
+    run(prepare(ZETA, catalog, noise), engine, noise, ledger)
+    calls = []
+    monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))
+    with pytest.raises(BudgetExceededError) as err:
+        run(prepare(ZETA, catalog, noise), engine, noise, ledger)
+    assert "Nothing was released" in str(err.value)
+    assert calls == []  # no data was read
+    assert ledger.epsilon_spent == pytest.approx(1.0)
+
+
+def test_planned_spends_fit_exactly(catalog):
+    spends = planned_spends(prepare(ZETA, catalog, Noise.seeded(0)).plan)
+    BudgetLedger(total_epsilon=1.0, total_delta=1e-5).check(spends)
+
+
+def _engine(catalog):
+    from core.dpsql.engine import Engine
+
+    return Engine(catalog)

@@ -1,0 +1,145 @@
+"""`dpx sql` contract exactly as the issue writes it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from core.cli import main
+
+QUERY = (
+    "SELECT WITH ANONYMIZATION dept, ANON_COUNT(*, 5) AS c, ANON_SUM(amount, 0, 100) AS s "
+    "FROM Employee E JOIN Orders O USING (uid) GROUP BY dept"
+)
+
+
+@pytest.fixture
+def files(tmp_path):
+    emp = pd.DataFrame({"uid": range(1, 61), "dept": ["HR"] * 30 + ["Sales"] * 29 + ["IT"] * 1})
+    orders = pd.DataFrame({"uid": list(range(1, 61)) * 2, "amount": [10.0, 30.0] * 60})
+    depts = pd.DataFrame({"dept": ["HR", "Sales", "IT"], "floor": [1, 2, 3]})
+    emp.to_csv(tmp_path / "emp.csv", index=False)
+    orders.to_parquet(tmp_path / "orders.parquet")
+    depts.to_csv(tmp_path / "depts.csv", index=False)
+    return tmp_path
+
+
+def base(files, *extra):
+    return [
+        "sql", "--table", f"Employee={files / 'emp.csv'}",
+        "--table", f"Orders={files / 'orders.parquet'}", "--uid", "uid", *extra,
+    ]  # fmt: skip
+
+
+def run_json(capsys, argv):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if code == 0 else None), out.err
+
+
+def test_json_contract(files, capsys):
+    argv = base(files, "--query", QUERY, "--epsilon", "1e9", "--delta", "0.1",
+                "--max-groups", "1", "--seed", "3", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0
+    for key in ("columns", "rows", "ci95", "threshold", "partitions_released", "ledger",
+                "epsilon_spent", "delta_spent", "mode"):  # fmt: skip
+        assert key in out
+    assert out["columns"] == ["dept", "c", "s"]
+    assert set(out["ci95"]) == {"c", "s"}
+    assert out["mode"] == "seeded"
+    assert isinstance(out["threshold"]["tau"], float)
+    assert isinstance(out["threshold"]["integer"], int)
+    assert out["partitions_released"] == len(out["rows"]) == 2  # IT (1 unit) never passes
+    rows = {r[0]: r for r in out["rows"]}
+    assert rows["HR"][1] == pytest.approx(60, abs=0.5)
+    assert rows["HR"][2] == pytest.approx(1200, abs=0.5)
+    assert all(len(v) == len(out["rows"]) for v in out["ci95"].values())
+    assert {"mechanism", "epsilon", "delta"} <= set(out["ledger"][0])
+    assert out["epsilon_spent"] == pytest.approx(1e9)
+    assert out["delta_spent"] == pytest.approx(0.1)
+    assert "rewritten_sql" not in out
+
+
+def test_query_options_take_precedence(files, capsys):
+    q = QUERY.replace("ANONYMIZATION", "ANONYMIZATION OPTIONS (epsilon = 2, delta = 1e-4, "
+                      "max_groups_contributed = 1)")  # fmt: skip
+    argv = base(files, "--query", q, "--epsilon", "5", "--delta", "0.1", "--max-groups", "3",
+                "--seed", "1", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0
+    assert out["epsilon_spent"] == pytest.approx(2)
+    assert out["delta_spent"] == pytest.approx(1e-4)
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "spark", "bigquery", "postgres"])
+def test_explain_gives_rewritten_sql_in_dialect(files, capsys, dialect):
+    qf = files / "q.sql"
+    qf.write_text(QUERY)
+    argv = base(files, "--query-file", str(qf), "--epsilon", "1", "--delta", "1e-5",
+                "--max-groups", "1", "--seed", "1", "--explain", "--dialect", dialect, "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0
+    assert "cross_user" in out["rewritten_sql"]
+    assert ("RAND()" in out["rewritten_sql"]) == (dialect in ("spark", "bigquery"))
+
+
+def test_public_table(files, capsys):
+    q = ("SELECT WITH ANONYMIZATION floor, ANON_COUNT(*, 5) AS c FROM Employee E "
+         "JOIN Depts D ON E.dept = D.dept GROUP BY floor")  # fmt: skip
+    argv = base(files, "--public", f"Depts={files / 'depts.csv'}", "--query", q, "--epsilon",
+                "1e9", "--delta", "0.1", "--max-groups", "1", "--seed", "1", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0 and out["columns"] == ["floor", "c"]
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ("SELECT WITH ANONYMIZATION uid FROM Employee", "DPX-V028"),
+        ("SELECT * FROM Employee; DROP TABLE Employee", "DPX-S001"),
+        ("SELECT WITH ANONYMIZATION ANON_COUNT(*, 1) FROM read_csv('/etc/passwd')", "DPX-S003"),
+        ("ATTACH 'x.db'", "DPX-S002"),
+    ],
+)
+def test_refused_query_exits_2_with_reason(files, capsys, query, fragment):
+    argv = base(files, "--query", query, "--epsilon", "1", "--delta", "1e-5", "--max-groups", "1")
+    code, _, err = run_json(capsys, argv)
+    assert code == 2
+    assert fragment in err
+
+
+def test_budget_epsilon_refuses_a_bigger_query(files, capsys):
+    argv = base(files, "--query", QUERY, "--epsilon", "2", "--delta", "1e-5", "--max-groups",
+                "1", "--budget-epsilon", "1", "--json")  # fmt: skip
+    code, out, err = run_json(capsys, argv)
+    assert code == 2
+    assert "budget" in err and out is None
+    argv = base(files, "--query", QUERY, "--epsilon", "1", "--delta", "1e-5", "--max-groups",
+                "1", "--budget-epsilon", "1", "--seed", "2", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0
+
+
+def test_secure_mode_without_seed(files, capsys):
+    argv = base(files, "--query", QUERY, "--epsilon", "1", "--delta", "1e-5", "--max-groups",
+                "1", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0 and out["mode"] == "secure"
+
+
+def test_dry_run_reads_no_data_and_charges_nothing(files, capsys):
+    argv = base(files, "--query", QUERY, "--epsilon", "1", "--delta", "1e-5", "--max-groups",
+                "1", "--dry-run", "--json")  # fmt: skip
+    code, out, _ = run_json(capsys, argv)
+    assert code == 0
+    assert "ledger" not in out and out["threshold"]["integer"] >= 1
+    assert len(out["survival_curve"]) > 5
+
+
+def test_missing_table_file_is_a_clean_error(files, capsys):
+    argv = ["sql", "--table", f"E={files / 'nope.csv'}", "--uid", "uid", "--query", QUERY]
+    code, _, err = run_json(capsys, argv)
+    assert code == 2 and err

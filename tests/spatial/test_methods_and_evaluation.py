@@ -1,0 +1,114 @@
+"""The method registry and the MRE comparison (spec htf.md §5.3, §6 determinism)."""
+
+import numpy as np
+import pytest
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.evaluate import compare, stream
+from core.spatial.methods import METHODS, VARIANTS, get_method, htf_method_params, parse_methods
+from core.spatial.release import paint
+
+NINE = {
+    "htf",
+    "identity",
+    "uniform",
+    "ug",
+    "ag",
+    "kdtree-geo",
+    "kdtree-uniform",
+    "quadtree",
+    "privtree",
+}
+
+
+def _F(seed=0, ny=40, nx=56):
+    rng = np.random.default_rng(seed)
+    F = rng.poisson(0.5, size=(ny, nx))
+    F[5:15, 10:30] += rng.poisson(20, size=(10, 20))
+    return F
+
+
+def test_registry_lists_all_nine_methods():
+    assert set(METHODS) == NINE
+
+
+@pytest.mark.parametrize("name", sorted(NINE | set(VARIANTS)))
+def test_every_method_tiles_the_grid_and_spends_exactly_epsilon(name):
+    F = _F()
+    led = BudgetLedger(0.7)
+    rel = get_method(name)(F, 0.7, Noise.seeded(3), led)
+    assert np.allclose(paint(rel.leaves, np.ones(rel.n_leaves), *F.shape), 1.0)
+    assert rel.cells_per_leaf().sum() == F.size
+    assert abs(led.epsilon_spent - 0.7) <= 1e-12
+    parts = sum(v for k, v in rel.epsilon.items() if k != "total")
+    assert abs(parts - rel.epsilon["total"]) <= 1e-12
+
+
+def test_variant_params_keep_their_own_flags():
+    htf = {"T": 2, "combine_pruned": False, "consistency": False, "cap_height": False}
+    p = htf_method_params(["htf", "htf+", "ug"], htf)
+    assert p["htf"] == htf and p["htf+"] == {"T": 2} and "ug" not in p
+    rel = get_method("htf+")(_F(), 1.0, Noise.seeded(1), BudgetLedger(), **p["htf+"])
+    assert rel.info["modified"] == ["combine_pruned", "consistency"] and rel.params["T"] == 2
+
+
+def test_parse_methods():
+    assert parse_methods("htf, ug,htf") == ["htf", "ug"]
+    with pytest.raises(InputError):
+        parse_methods("htf,nope")
+    with pytest.raises(InputError):
+        parse_methods(" , ")
+
+
+def test_results_do_not_depend_on_method_order():
+    F = _F(1)
+    a = compare(F, 0.5, ["htf", "ug", "privtree"], n_queries=200, reps=2, seed=9)
+    b = compare(F, 0.5, ["privtree", "htf", "ug"], n_queries=200, reps=2, seed=9)
+    key = lambda rows: sorted((r["method"], r["query_size"], r["mre"], r["mre_std"]) for r in rows)  # noqa: E731
+    assert key(a.rows) == key(b.rows)
+    c = compare(F, 0.5, ["htf", "ug", "privtree"], n_queries=200, reps=2, seed=10)
+    assert key(a.rows) != key(c.rows)
+
+
+def test_comparison_rows_and_statistics():
+    F = _F(2)
+    comp = compare(
+        F,
+        1.0,
+        ["uniform", "identity"],
+        sizes=(0.05, 0.2),
+        n_queries=300,
+        reps=3,
+        seed=1,
+        keep_releases=True,
+    )
+    assert [(r["method"], r["query_size"]) for r in comp.rows] == [
+        ("uniform", 0.05), ("uniform", 0.2), ("identity", 0.05), ("identity", 0.2)
+    ]  # fmt: skip
+    assert all(r["mre_std"] is not None and r["mre_std"] >= 0 for r in comp.rows)
+    assert set(comp.releases) == {"uniform", "identity"}
+    one = compare(F, 1.0, ["uniform"], n_queries=50, reps=1, seed=1)
+    assert one.rows[0]["mre_std"] is None  # std over one repetition is undefined
+    assert 0 <= comp.workload[0]["fraction_empty"] <= 1
+
+
+def test_huge_epsilon_identity_is_exact():
+    F = _F(3)
+    comp = compare(F, 1e9, ["identity"], n_queries=100, reps=1, seed=2)
+    assert comp.rows[0]["mre"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(NINE))
+def test_huge_epsilon_raster_sums_to_n(name):
+    F = _F(4)
+    rel = get_method(name)(F, 1e9, Noise.seeded(2), BudgetLedger())
+    assert rel.density_raster(*F.shape).sum() == pytest.approx(F.sum(), abs=1e-3)
+
+
+def test_streams_are_stable_and_distinct():
+    a = stream(5, 0, "htf").laplace(1.0, size=3)
+    assert np.array_equal(a, stream(5, 0, "htf").laplace(1.0, size=3))
+    assert not np.array_equal(a, stream(5, 1, "htf").laplace(1.0, size=3))
+    assert not np.array_equal(a, stream(5, 0, "ug").laplace(1.0, size=3))
+    assert stream(None, 0, "htf").is_secure
