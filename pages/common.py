@@ -12,6 +12,24 @@ import streamlit as st
 from core.errors import InputError
 from core.privacy import SEEDED_LABEL, Noise
 
+
+def _leave_legacy_pages_mode() -> None:
+    """Make the first run of a fresh server use app.py's `st.navigation`.
+
+    Streamlit starts in its legacy multipage mode whenever a `pages/` folder sits beside the
+    main script, until the first `st.navigation` call. A first visitor who opens a page URL
+    directly would then get the page without app.py's shell (no mode switch, the folder's
+    files listed as pages). Leaving that mode and rerunning sends the run through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_legacy_pages_mode()  # once per process: the first importer is the first run
+
 MODE_KEY = "dpx_demo_mode"
 SEED_KEY = "dpx_demo_seed"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -73,7 +74,15 @@ def _read_csv(data: bytes) -> pd.DataFrame:
         raise InputError(
             f"the file is not UTF-8 text (bad byte at position {exc.start}). Save it as UTF-8 CSV and upload again."
         ) from exc
-    return pd.read_csv(io.StringIO(text), sep=None, engine="python")
+    return pd.read_csv(io.StringIO(text), sep=_sniff_separator(text))
+
+
+def _sniff_separator(text: str) -> str:
+    """The field separator among , ; tab | — a comma when the sample does not decide."""
+    try:
+        return csv.Sniffer().sniff(text[:65536], delimiters=",;\t|").delimiter
+    except csv.Error:  # e.g. a single-column file
+        return ","
 
 
 def _too_large(label: str, size: int, limit: int) -> str:

@@ -27,6 +27,11 @@ def test_loads_parquet_bytes():
     assert df["lon"].tolist() == [3.0, 4.0]
 
 
+def test_single_column_csv_keeps_its_header():
+    df = load_table(b"sa\na\nb\n", name="x.csv")
+    assert list(df.columns) == ["sa"] and df["sa"].tolist() == ["a", "b"]
+
+
 def test_semicolon_separated_csv_is_sniffed():
     df = load_table(b"lat;lon\n1;2\n3;4\n", name="x.csv")
     assert list(df.columns) == ["lat", "lon"]

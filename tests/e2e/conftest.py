@@ -4,6 +4,7 @@ through Debian's Chromium. Every request that would leave localhost is aborted a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -37,9 +38,9 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url():
-    """Base URL of a fresh `streamlit run app.py` on 127.0.0.1 (stopped after the session)."""
+@contextlib.contextmanager
+def serve_app():
+    """Run `streamlit run app.py` on a free 127.0.0.1 port; yields the base URL."""
     port = _free_port()
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
@@ -61,6 +62,20 @@ def app_url():
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Base URL of `streamlit run app.py` shared by the session's browser tests."""
+    with serve_app() as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url():
+    """Base URL of a server no browser has visited yet (for first-visit behaviour)."""
+    with serve_app() as url:
+        yield url
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log) -> None:

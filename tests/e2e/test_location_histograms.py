@@ -42,7 +42,10 @@ def test_comparison_shows_map_and_chart(page, app_url, external_requests):
     page.locator(".js-plotly-plot").first.wait_for()
     page.get_by_text("MRE by query size").first.wait_for()
     page.get_by_text("Budget breakdown").first.wait_for()
-    page.wait_for_timeout(1500)
+    # Streamlit scrolls inside its own container: a tall viewport shows map and charts at once
+    page.set_viewport_size({"width": 1400, "height": 2300})
+    page.get_by_role("heading", name="Partitions").scroll_into_view_if_needed()
+    page.wait_for_timeout(2000)
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert SCREENSHOT.stat().st_size > 20_000
