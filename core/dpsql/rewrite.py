@@ -231,6 +231,9 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
 
     # src: project _uid, keys and aggregate arguments from the validated relation
     uid_cols = [col(s.uid, s.alias) for s in plan.sources if s.private]
+    sides = {(j.args.get("side") or "").upper() for j in q.relation.args.get("joins") or []}
+    if not sides & {"FULL", "RIGHT"}:
+        uid_cols = uid_cols[:1]  # inner/left joins on the unit: the first private side suffices
     uid_expr = (
         uid_cols[0]
         if len(uid_cols) == 1

@@ -98,3 +98,26 @@ def _engine(catalog):
     from core.dpsql.engine import Engine
 
     return Engine(catalog)
+
+
+def test_weights_set_the_split(catalog):
+    sql = (
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
+        "max_groups_contributed = 1, threshold_weight = 2) dept, "
+        "COUNT(*, contribution_bounds_per_group => (0, 5), weight => 3) AS c, "
+        "SUM(amount, contribution_bounds_per_group => (0, 100)) AS s "
+        "FROM Employee JOIN Orders USING (uid) GROUP BY dept"
+    )
+    shares, _ = split_epsilon(prepare(sql, catalog, Noise.seeded(0)).query)
+    assert [s.epsilon for s in shares] == [Fraction(3, 6), Fraction(1, 6), Fraction(2, 6)]
+
+
+def test_full_join_propagates_the_unit_with_coalesce(catalog):
+    sql = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
+        "ANON_COUNT(*, 5) AS c FROM Employee E FULL JOIN Orders O ON E.uid = O.uid"
+    )
+    plan = prepare(sql, catalog, Noise.seeded(0)).plan
+    assert "COALESCE(E.uid, O.uid) AS _uid" in plan.sql("duckdb", pretty=False)
+    inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).plan
+    assert "E.uid AS _uid" in inner.sql("duckdb", pretty=False)
