@@ -17,6 +17,7 @@ from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_op
 from core.dpsql.catalog import Catalog
 from core.dpsql.demos import DEMOS, EXAMPLE_QUERIES, PUBLIC_TABLES, SHOP_QUERY
 from core.dpsql.engine import Engine
+from core.dpsql.export import to_bigquery
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
 from core.errors import InputError
@@ -186,6 +187,12 @@ with tab_explain:
     st.markdown("**Python steps after SQL:** " + " → ".join(info["python_steps"]))
     st.subheader(f"Staged SQL in {dialect}")
     st.code(info["rewritten_sql"], language="sql")
+    with st.expander("Export to BigQuery syntax (BigQuery adds its own noise: numbers differ)"):
+        bq_sql, bq_warnings = to_bigquery(prepared.query, uid)
+        st.code(bq_sql, language="sql")
+        for w in bq_warnings:
+            st.warning(w)
+        st.download_button("Download .sql", bq_sql + ";\n", "dp_query_bigquery.sql", key="dpsql_bq")
     st.subheader("Budget split")
     st.dataframe(pd.DataFrame(info["budget_split"]), hide_index=True, key="dpsql_split")
     st.plotly_chart(budget_figure(info["budget_split"]), key="dpsql_budget_chart")

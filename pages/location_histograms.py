@@ -266,7 +266,7 @@ st_folium(fmap, height=560, use_container_width=True, returned_objects=[], key="
 if skipped:
     st.caption("Not drawn (too many leaves for the map): " + ", ".join(skipped))
 vmax = max(float(np.max(np.maximum(r.values / r.cells_per_leaf(), 0))) for r in releases.values())
-st.plotly_chart(density_legend(vmax), use_container_width=True, key="lh_legend")
+st.plotly_chart(density_legend(vmax), key="lh_legend")
 st.dataframe(
     pd.DataFrame(
         [
@@ -277,18 +277,18 @@ st.dataframe(
             }
             for m, r in releases.items()
         ]
-    ),
+    ).fillna(0.0),
     hide_index=True,
 )
 
 st.subheader("Accuracy")
 st.caption(f"MRE — {EVALUATION_LABEL}.")
-st.plotly_chart(mre_chart(comp.rows), use_container_width=True, key="lh_mre")
+st.plotly_chart(mre_chart(comp.rows), key="lh_mre")
 mre_df = pd.DataFrame(comp.rows)
 st.dataframe(mre_df, hide_index=True)
 
 st.subheader("Budget")
-st.plotly_chart(budget_chart(releases), use_container_width=True, key="lh_budget")
+st.plotly_chart(budget_chart(releases), key="lh_budget")
 with st.expander("Budget ledgers"):
     for m, r in releases.items():
         st.markdown(f"**{LABELS.get(m, m)}**")

@@ -3,7 +3,7 @@
 dpx sql --table NAME=FILE [--table NAME=FILE ...] [--public NAME=FILE ...] --uid COL
         (--query SQL | --query-file F) [--epsilon E] [--delta D] [--max-groups C]
         [--budget-epsilon TOTAL] [--seed S] [--explain] [--dialect duckdb|spark|bigquery|postgres]
-        [--json] [--dry-run]
+        [--json] [--dry-run] [--export-bigquery FILE.sql]
 Options written in the query's OPTIONS(...) take precedence over the flags.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
+from core.dpsql.export import to_bigquery
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import explain, prepare, run
 from core.errors import InputError
@@ -65,6 +66,12 @@ def register(sub, common) -> None:
         help="public parameters only (tau, T, interval widths, survival); reads no "
         "data and charges nothing",
     )
+    p.add_argument(
+        "--export-bigquery",
+        metavar="FILE.sql",
+        help="write the query in BigQuery's SELECT WITH DIFFERENTIAL_PRIVACY syntax "
+        "and exit; reads no data, charges nothing",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -104,6 +111,11 @@ def handle(args) -> dict | str:
         "max_groups_contributed": args.max_groups,
     }
     prepared = prepare(sql, catalog, noise, defaults)
+    if args.export_bigquery:
+        text, warnings = to_bigquery(prepared.query, args.uid)
+        Path(args.export_bigquery).write_text(text + ";\n")
+        out = {"bigquery_export": args.export_bigquery, "warnings": warnings, "sql": text}
+        return out if args.json else "\n".join([text, *[f"warning: {w}" for w in warnings]])
     if args.dry_run:
         info = explain(prepared, args.dialect)
         info["mode"] = noise.mode

@@ -35,7 +35,7 @@ from core.dpsql.validate import (
     ctes_of,
     gate,
 )
-from core.errors import InputError
+from core.errors import BudgetExceededError, InputError
 from core.privacy import BudgetLedger, Noise, Spend, make_spend
 
 NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
@@ -178,7 +178,20 @@ def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) 
     """Check the budget, charge it, run the staged SQL and release noisy rows with intervals."""
     plan = prepared.plan
     spends = planned_spends(plan)
-    ledger.check(spends)  # refused before any data is read
+    try:
+        ledger.check(spends)  # refused before any data is read
+    except BudgetExceededError as err:
+        need = sum(x.epsilon for x in spends)
+        left = ledger.epsilon_remaining
+        raise BudgetExceededError(
+            f"DPX-B001 {err} This query needs epsilon = {need:.4g}, delta = "
+            f"{sum(x.delta for x in spends):.2g}"
+            + (
+                f"; remaining epsilon = {left:.4g}. Fix: lower epsilon to <= {left:.4g}."
+                if left is not None
+                else "."
+            )
+        ) from None
     ledger.spend_all(spends)
     cross = engine.frame(plan.sql("duckdb", executable=True, pretty=False))
     rel = release(plan, cross, noise)

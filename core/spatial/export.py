@@ -39,6 +39,28 @@ def leaf_bounds(release: Release, grid: Grid) -> np.ndarray:
     )
 
 
+def leaf_noise_std(release: Release) -> np.ndarray | None:
+    """Std of the noise in each leaf value, when the method states it (None otherwise).
+
+    HTF states it per leaf (by the height where the leaf stopped); single-measurement methods
+    (Identity, Uniform, UG, PrivTree) give one Laplace scale b for all leaves: std = sqrt(2) b.
+    Methods whose leaves are post-processed combinations (AG, kd-trees, QuadTree, HTF with
+    consistency) return None.
+    """
+    std = release.info.get("leaf_noise_std")
+    if std is not None:
+        return np.asarray(std, dtype=float)
+    scale = release.info.get("count_noise_scale")
+    if isinstance(scale, int | float) and release.method in (
+        "identity",
+        "uniform",
+        "ug",
+        "privtree",
+    ):
+        return np.full(release.n_leaves, math.sqrt(2) * float(scale))
+    return None
+
+
 def cell_area_km2(grid: Grid) -> float:
     """Approximate area of one cell (equirectangular, at the bbox's mid-latitude)."""
     mid = math.radians((grid.bbox[1] + grid.bbox[3]) / 2)
@@ -81,6 +103,8 @@ def to_geojson(
     values = release.values
     dens = values / cells
     area = cells * cell_area_km2(grid)
+    std = leaf_noise_std(release)
+    std_l = std.tolist() if std is not None else None
     features = []
     bl, L_l, c_l, v_l, d_l, a_l = (
         b.tolist(),
@@ -103,6 +127,8 @@ def to_geojson(
             "density": d_l[k],
             "area_km2": round(a_l[k], 4),
         }
+        if std_l is not None:
+            props["noise_std"] = round(std_l[k], 3)
         if col is not None:
             props["color"] = col[k]
         features.append(
@@ -141,28 +167,18 @@ def to_csv_text(
         buf.write(f"# noise: {noise_info['warning']}\n")
     b = leaf_bounds(release, grid)
     cells = release.cells_per_leaf()
+    std = leaf_noise_std(release)
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(
-        [
-            "row0",
-            "row1",
-            "col0",
-            "col1",
-            "minlon",
-            "minlat",
-            "maxlon",
-            "maxlat",
-            "noisy_count",
-            "cells",
-            "density",
-        ]
-    )
-    for (r0, r1, c0, c1), (x0, y0, x1, y1), v, c in zip(
-        release.leaves.tolist(), b.tolist(), release.values.tolist(), cells.tolist(), strict=True
-    ):
-        w.writerow(
-            [r0, r1, c0, c1, repr(x0), repr(y0), repr(x1), repr(y1), repr(v), c, repr(v / c)]
-        )
+    header = ["row0", "row1", "col0", "col1", "minlon", "minlat", "maxlon", "maxlat"]
+    header += ["noisy_count", "cells", "density"] + (["noise_std"] if std is not None else [])
+    w.writerow(header)
+    std_l = std.tolist() if std is not None else [None] * release.n_leaves
+    for (r0, r1, c0, c1), (x0, y0, x1, y1), v, c, sd in zip(
+        release.leaves.tolist(), b.tolist(), release.values.tolist(), cells.tolist(), std_l,
+        strict=True,
+    ):  # fmt: skip
+        row = [r0, r1, c0, c1, repr(x0), repr(y0), repr(x1), repr(y1), repr(v), c, repr(v / c)]
+        w.writerow(row + ([repr(sd)] if std is not None else []))
     return buf.getvalue()
 
 

@@ -187,6 +187,7 @@ def build_htf(
     leaves: list[np.ndarray] = []
     values: list[np.ndarray] = []
     heights: list[np.ndarray] = []
+    stds: list[np.ndarray] = []  # std of each released leaf value's noise (before consistency)
     expanded: list[np.ndarray] = []  # split nodes (r0, r1, c0, c1, height): implied by the leaves
     tree = _TreeLog() if p.consistency else None
 
@@ -209,6 +210,7 @@ def build_htf(
             tree.add(parents, y1, shares[i], leaf, val, rem[i], structural, p)
         leaves.append(nodes[leaf])
         values.append(val[leaf])
+        stds.append(_leaf_noise_std(structural[leaf], shares[i], rem[i], p.combine_pruned))
         heights.append(np.full(int(leaf.sum()), i))
 
         grow = np.flatnonzero(~leaf)
@@ -256,6 +258,8 @@ def build_htf(
             "label": "HTF" if not p.modified else "HTF (modified: " + ", ".join(p.modified) + ")",
             "modified": p.modified,
             "leaf_heights": np.concatenate(heights),
+            # GLS mixes measurements across the tree: no per-leaf Laplace std is stated then
+            "leaf_noise_std": None if p.consistency else np.concatenate(stds),
             "eps_shares": shares.tolist(),
             "expanded": np.concatenate(expanded) if expanded else np.empty((0, 5), np.int64),
         },
@@ -285,6 +289,19 @@ def _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p: HTFParams, noise: N
         else:
             val[pruned] = y1[pruned]
     return val
+
+
+def _leaf_noise_std(
+    structural: np.ndarray, eps_i: float, rem_i: float, combine: bool
+) -> np.ndarray:
+    """Std of the noise in each leaf value released at height i (Laplace(b) has std sqrt(2) b)."""
+    if rem_i == 0:  # height 0: the value is y1
+        return np.full(len(structural), math.sqrt(2) / eps_i)
+    if not combine:  # faithful: a fresh measurement with rem(i)
+        return np.full(len(structural), math.sqrt(2) / rem_i)
+    return np.where(
+        structural, math.sqrt(2) / (eps_i + rem_i), math.sqrt(2 / (eps_i**2 + rem_i**2))
+    )
 
 
 class _TreeLog:

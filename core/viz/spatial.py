@@ -26,6 +26,12 @@ STATIC = Path(__file__).parent / "static" / "leaflet"
 LEAFLET_VERSION = "1.9.4"
 MAX_MAP_LEAVES = 50_000  # a layer with more leaves is listed, not drawn (the browser would stall)
 COLORSCALE = "Viridis"
+ALIASES = {
+    "noisy_count": "noisy count",
+    "cells": "cells",
+    "area_km2": "area (km²)",
+    "noise_std": "noise std (≈)",
+}
 METHOD_COLORS = {
     "htf": "#d62728", "htf+": "#ff7f0e", "kdtree-geo": "#1f77b4", "kdtree-uniform": "#17becf",
     "ug": "#2ca02c", "ag": "#9467bd", "quadtree": "#8c564b", "privtree": "#e377c2",
@@ -103,16 +109,16 @@ def release_map(
         colors, _ = density_colors(rel, vmax)
         gj = to_geojson(rel, grid, noise_info, bbox_from_data, colors=colors)
         gj.pop("metadata")
+        fields = ["noisy_count", "cells", "area_km2"]
+        if gj["features"] and "noise_std" in gj["features"][0]["properties"]:
+            fields.append("noise_std")
         folium.GeoJson(
             gj,
             name=f"{name} ({rel.n_leaves} leaves)",
             show=i == 0,
             style_function=_style,
             highlight_function=lambda f: {"weight": 2, "color": "#000000"},
-            tooltip=folium.GeoJsonTooltip(
-                fields=["noisy_count", "cells", "area_km2"],
-                aliases=["noisy count", "cells", "area (km²)"],
-            ),
+            tooltip=folium.GeoJsonTooltip(fields=fields, aliases=[ALIASES[f] for f in fields]),
             zoom_on_click=False,
             smooth_factor=0,
         ).add_to(m)
@@ -159,7 +165,8 @@ def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:
         )
     fig.update_layout(
         title=title,
-        xaxis_title="query size (fraction of the domain)",
+        xaxis_title="query size (share of the domain's area)",
+        xaxis_type="category",
         yaxis_title="mean relative error (log scale)",
         yaxis_type="log",
         legend_title="method",

@@ -230,3 +230,25 @@ def test_null_group_key_is_a_partition(run_sql):
     result = run_sql(sql, {"t": t})
     assert result.table["c"].tolist() == [2, 2]
     assert result.table["g"].isna().sum() == 1
+
+
+def test_sql_sums_are_exact_integers_and_releases_sit_on_the_grid(catalog_of, t1):
+    """Floating-point hygiene (spec §7.12): cross_user sums are Python ints (exact, any order),
+    and each released SUM is a multiple of 2^-j."""
+    from core.dpsql.engine import Engine
+    from core.dpsql.release import release
+    from core.dpsql.service import prepare
+    from core.privacy import Noise
+
+    catalog = catalog_of({"t": t1})
+    sql = dp("SUM(double_val, contribution_bounds_per_group => (0, 10)) AS s",
+             options="epsilon = 1, delta = 0.5, max_groups_contributed = 1")  # fmt: skip
+    prepared = prepare(sql, catalog, Noise.seeded(3))
+    names, rows = Engine(catalog).fetch(prepared.plan.sql("duckdb", executable=True))
+    assert all(isinstance(v, int) for v in rows[0])
+    j = prepared.plan.mechanisms[0].exponent
+    assert rows[0][names.index("s0")] == 13 * 2**j
+    frame = pd.DataFrame(rows, columns=names)
+    for seed in range(20):
+        v = release(prepared.plan, frame, Noise.seeded(seed)).table["v0"]
+        assert all(float(x * 2**j).is_integer() for x in v)

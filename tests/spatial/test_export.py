@@ -56,3 +56,16 @@ def test_csv_round_trip():
     assert len(df) == rel.n_leaves
     np.testing.assert_allclose(df["noisy_count"], rel.values)
     assert (df["cells"] == rel.cells_per_leaf()).all()
+
+
+def test_noise_std_is_exported_when_stated():
+    rel, grid, info = _release()
+    gj = to_geojson(rel, grid, info)
+    stds = [f["properties"]["noise_std"] for f in gj["features"]]
+    np.testing.assert_allclose(stds, rel.info["leaf_noise_std"], atol=1e-3)
+    df = pd.read_csv(io.StringIO(to_csv_text(rel, grid, info)), comment="#")
+    np.testing.assert_allclose(df["noise_std"], rel.info["leaf_noise_std"])
+    F = np.random.default_rng(0).integers(0, 40, size=(16, 20))
+    cons = build_htf(F, 1.0, Noise.seeded(3), BudgetLedger(), consistency=True)
+    assert "noise_std" not in to_geojson(cons, grid, info)["features"][0]["properties"]
+    assert "noise_std" not in to_csv_text(cons, grid, info)

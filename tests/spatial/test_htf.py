@@ -224,6 +224,7 @@ def _standardised(seeds, **kw):
     for seed in seeds:
         rel = _zero_tree(seed, **kw)
         scale = _expected_scale(rel, kw.get("combine_pruned", False))
+        np.testing.assert_allclose(rel.info["leaf_noise_std"], math.sqrt(2) * scale)  # stated std
         var = np.array([_dlap_var(b) for b in scale])
         z.append(rel.values / np.sqrt(var))
         raw.append(rel.values)
@@ -298,3 +299,17 @@ def test_seeded_runs_are_deterministic_and_secure_runs_work():
     assert np.array_equal(a.leaves, b.leaves) and np.array_equal(a.values, b.values)
     s = build_htf(F, 0.5, Noise.secure(), BudgetLedger(0.5))
     assert s.cells_per_leaf().sum() == 32 * 32
+
+
+def test_stated_noise_std_of_count_pruned_leaves_with_combine():
+    """A leaf pruned by its noisy count under combine_pruned states sqrt(2 / (eps_i^2 + rem^2))."""
+    F = np.zeros((16, 16), dtype=np.int64)
+    rel = build_htf(F, 1.0, Noise.seeded(2), BudgetLedger(), height=4, combine_pruned=True)
+    assert rel.n_leaves == 1  # the root's noisy count is far below 100
+    eps = rel.info["eps_shares"]
+    want = math.sqrt(2 / (eps[4] ** 2 + sum(eps[:4]) ** 2))
+    assert rel.info["leaf_noise_std"][0] == pytest.approx(want)
+    assert (
+        build_htf(F, 1.0, Noise.seeded(2), BudgetLedger(), consistency=True).info["leaf_noise_std"]
+        is None
+    )

@@ -1,6 +1,6 @@
 WITH src AS (
   SELECT
-    COALESCE(E.uid, O.uid) AS _uid,
+    E.uid AS _uid,
     dept AS k0
   FROM Employee AS E
   JOIN Orders AS O
