@@ -152,6 +152,11 @@ def _checked_options(o: dict) -> DPOptions:
             f"DPX-V031 Delta must be in the inclusive interval [0,1], but is {delta}. "
             "Fix: use e.g. delta = 1e-5."
         )
+    if delta == 1:
+        raise InputError(
+            "DPX-V031 delta = 1 gives no privacy guarantee (any group could be released). "
+            "Fix: use delta < 1, e.g. 1e-5."
+        )
     if delta == 0:
         raise InputError(
             "DPX-V031 delta = 0 with group thresholding means nothing could ever be released "

@@ -222,8 +222,8 @@ def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
         sel = sel.where(post.having.copy())
     if post.order is not None:
         sel.set("order", post.order.copy())
-    else:
-        sel = sel.order_by("_row")
+    else:  # default: by the keys, so repeated runs list partitions in the same order
+        sel = sel.order_by(*[f"k{i}" for i in range(len(query.keys))], "_row")
     if post.limit is not None:
         sel.set("limit", post.limit.copy())
     out = post_process(released, sel.sql(dialect="duckdb"))

@@ -87,6 +87,8 @@ REJECT = [
      ["DPX-V031", "Delta must be in the inclusive interval [0,1], but is 1.01"]),
     ("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 0, max_groups_contributed = 1) ANON_COUNT(*, 1) FROM Employee",
      ["DPX-V031", "nothing could ever be released"]),
+    ("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1, max_groups_contributed = 1) ANON_COUNT(*, 1) FROM Employee",
+     ["DPX-V031", "no privacy guarantee"]),
     ("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5) ANON_COUNT(*, 1) FROM Employee",
      ["DPX-V032", "max_groups_contributed"]),
     ("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1, color = 3) ANON_COUNT(*, 1) FROM Employee",
