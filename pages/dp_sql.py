@@ -28,6 +28,7 @@ from pages.common import current_noise, user_errors
 LEDGER = "dpsql_ledger"
 RESULT = "dpsql_result"
 QUERY = "dpsql_query"
+QUERY_LOG = "dpsql_query_log"
 DEMO_NAMES = [d.name for d in DEMOS]
 
 
@@ -43,7 +44,7 @@ def _upload(data: bytes, name: str, digest: str) -> pd.DataFrame:
 
 @st.cache_resource(show_spinner="Loading tables into the DuckDB sandbox…", max_entries=4)
 def _engine(key: str, _catalog: Catalog) -> Engine:
-    return Engine(_catalog)
+    return Engine(_catalog, timeout_s=120)  # a watchdog stops runaway queries
 
 
 def _ledger() -> BudgetLedger:
@@ -175,11 +176,14 @@ with tab_explain:
     dialect = st.selectbox("Transpile to", DIALECTS, key="dpsql_dialect")
     info = explain(prepared, dialect)
     th = info["threshold"]
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("τ (Wilson)", f"{th['tau']:.2f}")
-    m2.metric("T (integer threshold applied)", th["integer"])
-    m3.metric("ε for the unit count", f"{th['epsilon']:.3g}")
-    m4.metric("realised δ", f"{th['realised_delta']:.2e}")
+    if th["integer"] is None:
+        st.info("PUBLIC_GROUPS: every key of the public table is released; no τ, no δ spent.")
+    else:
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("τ (Wilson)", f"{th['tau']:.2f}")
+        m2.metric("T (integer threshold applied)", th["integer"])
+        m3.metric("ε for the unit count", f"{th['epsilon']:.3g}")
+        m4.metric("realised δ", f"{th['realised_delta']:.2e}")
     st.subheader("Stages (one CTE each)")
     for stage in info["stages"]:
         with st.expander(f"{stage['name']} — {stage['caption']}"):
@@ -196,9 +200,11 @@ with tab_explain:
     st.subheader("Budget split")
     st.dataframe(pd.DataFrame(info["budget_split"]), hide_index=True, key="dpsql_split")
     st.plotly_chart(budget_figure(info["budget_split"]), key="dpsql_budget_chart")
-    st.plotly_chart(
-        survival_figure(info["survival_curve"], th["integer"], th["tau"]), key="dpsql_survival"
-    )
+    if info["survival_curve"]:
+        st.plotly_chart(
+            survival_figure(info["survival_curve"], th["integer"], th["tau"]),
+            key="dpsql_survival",
+        )
     st.caption(
         "AVG is the average of per-user averages; VAR/STDDEV/quantiles use at most "
         f"k = {prepared.query.options.max_rows_per_group} values per user and group."
@@ -217,6 +223,7 @@ with tab_run:
             with st.spinner("Running the staged query…"):
                 result = run(prepared, _engine(data_key, catalog), noise, ledger)
             st.session_state[RESULT] = {"sql": sql, **result.to_dict()}
+            st.session_state.setdefault(QUERY_LOG, []).append(result.record)
         except InputError as exc:  # e.g. the session budget: shown, the rest of the page stays
             st.error(str(exc))
     res = st.session_state.get(RESULT)
@@ -228,12 +235,12 @@ with tab_run:
             table[f"{name} ±95%"] = widths
         r1, r2 = st.columns(2)
         r1.metric("Partitions released", res["partitions_released"])
-        r2.metric("Threshold T", res["threshold"]["integer"])
+        r2.metric("Threshold T", res["threshold"]["integer"] or "none (public groups)")
         st.caption(
             "Suppressed partitions are not counted here: an exact count of dropped groups is "
             "not private (see the Teaching view for learning). " + CI_CAVEAT + "."
         )
-        if table.empty:
+        if table.empty and res["threshold"]["integer"] is not None:
             st.info(
                 f"No group reached the release threshold T = {res['threshold']['integer']}. "
                 "Raise ε, lower C_u, use fewer aggregates, or group more coarsely."
@@ -277,12 +284,19 @@ with tab_ledger:
         "the total is refused before it reads any data."
     )
     st.dataframe(pd.DataFrame(ledger.to_records()), hide_index=True, key="dpsql_ledger_table")
+    log = st.session_state.get(QUERY_LOG, [])
+    if log:
+        st.write("Queries charged in this session")
+        st.dataframe(pd.DataFrame(log)[["timestamp", "form", "epsilon", "delta",
+                                        "max_groups_contributed", "threshold", "query"]],
+                     hide_index=True, key="dpsql_query_log_table")  # fmt: skip
     d1, d2, d3 = st.columns(3)
     d1.download_button("Ledger (JSON)", ledger.to_json(), "dpsql_ledger.json", key="dpsql_dl_json")
     d2.download_button("Ledger (CSV)", ledger.to_csv(), "dpsql_ledger.csv", key="dpsql_dl_csv")
     if d3.button("Reset session ledger", key="dpsql_reset"):
         st.session_state[LEDGER] = BudgetLedger(ledger.total_epsilon, ledger.total_delta)
         st.session_state.pop(RESULT, None)
+        st.session_state.pop(QUERY_LOG, None)
         st.rerun()
 
 # ---------------------------------------------------------------------------------- teaching
@@ -296,7 +310,8 @@ with tab_teach:
             st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")
         cross = stages["cross_user"]
         t = info["threshold"]["integer"]
-        st.write(
-            f"In the first {len(cross)} partitions of cross_user, {int((cross['n_units'] >= t).sum())} "
-            f"have at least T = {t} units; the noisy count decides which are released."
-        )
+        if t is not None:
+            st.write(
+                f"In the first {len(cross)} partitions of cross_user, {int((cross['n_units'] >= t).sum())} "
+                f"have at least T = {t} units; the noisy count decides which are released."
+            )

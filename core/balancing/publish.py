@@ -129,7 +129,21 @@ def publish(
     problems = posterior_check(subtables, plan.rho2)
     if problems:
         raise InputError("refusing to publish: " + "; ".join(problems) + ". Nothing was published.")
+    if any(s.p.denominator >= 2**63 for s in subtables):
+        raise InputError(
+            "the exact retention probabilities have denominators beyond 64-bit integers, so they "
+            "cannot be sampled exactly. Nothing was published; type rho1 and rho2 with fewer "
+            "digits (e.g. 1/3 instead of 0.3333333333333333333)."
+        )
     encoded = encode_sa(df[sa], missing=missing)
+    if encoded.counts() != plan.counts:
+        # the p_i were derived for the plan's groups; other data would form other groups whose
+        # real rho1_i (and posterior) the plan never checked
+        raise InputError(
+            f"the SA counts of column '{sa}' do not match the counts the plan was made from. "
+            "Nothing was published; plan the partition again from this table (same missing-value "
+            "choice)."
+        )
     if fallback:
         assignment = np.where(encoded.codes >= 0, 0, -1)
     else:
@@ -156,7 +170,8 @@ def publish(
         "tie_policy": plan.tie_policy,
         "merge_policy": plan.merge_policy,
         "record_order": record_order,
-        "missing_values": {"policy": encoded.missing_policy, "count": encoded.n_missing},
+        # the choice only: the number of missing values is an original count (audit artefact)
+        "missing_values": {"policy": encoded.missing_policy},
         "single_table_fallback": fallback,
         "dropped_columns": list(drop_columns),
         # the seed is never released: it would undo the randomization (spec 6.2)

@@ -39,6 +39,8 @@ def split_epsilon(query: DPQuery) -> tuple[list[Share], int | None]:
     weights = [Fraction(a.weight) for a in query.aggregates]
     reuse = next((i for i, a in enumerate(query.aggregates) if a.kind == "COUNT_UNITS"), None)
     total = sum(weights, Fraction(0))
+    if query.options.public_groups:  # no partition selection: eps/n, no delta
+        return [Share(i, eps * w / total) for i, w in enumerate(weights)], None
     if reuse is None:
         total += Fraction(query.options.threshold_weight)
     shares = [Share(i, eps * w / total) for i, w in enumerate(weights)]

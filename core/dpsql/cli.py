@@ -140,9 +140,14 @@ def _result_text(out: dict) -> str:
             )
         lines.append(" | ".join(cells))
     th = out["threshold"]
+    rule = (
+        "public groups, no threshold"
+        if th["integer"] is None
+        else f"noisy unit count >= T = {th['integer']}, tau = {th['tau']:.3f}"
+    )
     lines.append(
-        f"{out['partitions_released']} partitions released (noisy unit count >= T = "
-        f"{th['integer']}, tau = {th['tau']:.3f}); epsilon spent {out['epsilon_spent']:g}, "
+        f"{out['partitions_released']} partitions released ({rule}); "
+        f"epsilon spent {out['epsilon_spent']:g}, "
         f"delta spent {out['delta_spent']:g}; noise: {out['mode']}. "
         "Intervals are 95% noise-only."
     )
@@ -153,7 +158,11 @@ def _result_text(out: dict) -> str:
 
 def _explain_text(info: dict) -> str:
     th = info["threshold"]
-    lines = [f"tau = {th['tau']:.3f}, T = {th['integer']}, threshold scale {th['scale']:.4g}"]
+    lines = [
+        "public groups: no threshold"
+        if th["integer"] is None
+        else f"tau = {th['tau']:.3f}, T = {th['integer']}, threshold scale {th['scale']:.4g}"
+    ]
     for r in info["budget_split"]:
         lines.append(
             f"  {r['aggregate']} [{r['component']}]: epsilon {r['epsilon']:.4g}, delta "

@@ -8,6 +8,8 @@ SELECTs generated from the validated AST, never the user's string.
 
 from __future__ import annotations
 
+import threading
+
 import duckdb
 import pandas as pd
 
@@ -43,28 +45,46 @@ def sandbox(
 class Engine:
     """A locked DuckDB connection over a catalogue; runs generated SELECTs only."""
 
-    def __init__(self, catalog: Catalog, threads: int | None = None):
+    def __init__(
+        self, catalog: Catalog, threads: int | None = None, timeout_s: float | None = None
+    ):
         self.catalog = catalog
+        self.timeout_s = timeout_s
         self.con = sandbox({t.name: t.frame for t in catalog.tables()}, threads=threads)
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple]]:
-        """Column names and rows (Python ints stay exact, HUGEINT included)."""
+        """Column names and rows (Python ints stay exact, HUGEINT included). A watchdog
+        interrupts a query that runs longer than `timeout_s`."""
         if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
             raise InputError("the engine only runs generated SELECT statements")
+        cur = self.con.cursor()  # one cursor per query: safe across Streamlit threads
+        watchdog = None
+        if self.timeout_s:
+            watchdog = threading.Timer(self.timeout_s, cur.interrupt)
+            watchdog.start()
         try:
-            cur = self.con.cursor()  # one cursor per query: safe across Streamlit threads
             cur.execute(sql)
             rows = cur.fetchall()
+        except duckdb.InterruptException:
+            raise InputError(
+                f"DPX-E003 the query was stopped after {self.timeout_s:g} s. Fix: filter the "
+                "data, group more coarsely, or raise the time limit."
+            ) from None
         except duckdb.Error as err:
             raise InputError(
                 f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
                 "column names and types in the query."
             ) from None
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
         return [d[0] for d in cur.description], rows
 
-    def frame(self, sql: str) -> pd.DataFrame:
+    def frame(self, sql: str, exact: bool = True) -> pd.DataFrame:
+        """Rows as a DataFrame; `exact` keeps object dtype so Python ints (HUGEINT sums beyond
+        2^53) and None stay as they are; otherwise pandas infers display-friendly dtypes."""
         names, rows = self.fetch(sql)
-        return pd.DataFrame(rows, columns=names)
+        return pd.DataFrame(rows, columns=names, dtype=object if exact else None)
 
     def close(self) -> None:
         self.con.close()

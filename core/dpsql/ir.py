@@ -36,6 +36,8 @@ class DPOptions:
     max_rows_per_group: int = 5
     threshold_weight: float = 1.0
     quantile_grid_size: int = 1001
+    min_privacy_units_per_group: int | None = None
+    public_groups: bool = False
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ OPTION_NAMES = {
     "max_rows_per_group",
     "threshold_weight",
     "quantile_grid_size",
+    "min_privacy_units_per_group",
     "group_selection_strategy",
 }
 PAPER_AGGS = {
@@ -125,11 +126,14 @@ def read_options(clause: DPClause, defaults: dict) -> DPOptions:
 
 def _checked_options(o: dict) -> DPOptions:
     strategy = str(o.get("group_selection_strategy", "LAPLACE_THRESHOLD")).upper()
-    if strategy != "LAPLACE_THRESHOLD":
+    if strategy not in ("LAPLACE_THRESHOLD", "PUBLIC_GROUPS"):
         raise InputError(
-            "DPX-V033 group_selection_strategy = PUBLIC_GROUPS is not supported yet. "
-            "Fix: remove the option (LAPLACE_THRESHOLD is used)."
+            f"DPX-V033 group_selection_strategy = {strategy} is unknown. "
+            "Fix: use LAPLACE_THRESHOLD (default) or PUBLIC_GROUPS."
         )
+    public_groups = strategy == "PUBLIC_GROUPS"
+    if public_groups and o.get("delta") is None:
+        o = {**o, "delta": 0.0}  # no thresholding: delta is not used
     eps = o.get("epsilon")
     if eps is None:
         raise InputError(
@@ -157,7 +161,7 @@ def _checked_options(o: dict) -> DPOptions:
             "DPX-V031 delta = 1 gives no privacy guarantee (any group could be released). "
             "Fix: use delta < 1, e.g. 1e-5."
         )
-    if delta == 0:
+    if delta == 0 and not public_groups:
         raise InputError(
             "DPX-V031 delta = 0 with group thresholding means nothing could ever be released "
             "(tau is infinite). Fix: use delta > 0, e.g. 1e-5."
@@ -183,9 +187,20 @@ def _checked_options(o: dict) -> DPOptions:
     grid = o.get("quantile_grid_size", 1001)
     if not isinstance(grid, int) or grid < 2:
         raise InputError(f"DPX-V033 quantile_grid_size must be an integer >= 2, got {grid}.")
+    m = o.get("min_privacy_units_per_group")
+    if m is not None and (not isinstance(m, int) or m < 1):
+        raise InputError(f"DPX-V033 min_privacy_units_per_group must be an integer >= 1, got {m}.")
     uid = o.get("privacy_unit_column")
     return DPOptions(
-        float(eps), float(delta), cu, None if uid is None else str(uid), k, float(weight), grid
+        float(eps),
+        float(delta),
+        cu,
+        None if uid is None else str(uid),
+        k,
+        float(weight),
+        grid,
+        m,
+        public_groups,
     )
 
 

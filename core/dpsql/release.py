@@ -33,7 +33,10 @@ class ThresholdInfo:
     realised_delta: float
 
 
-def threshold_info(plan: StagedPlan) -> ThresholdInfo:
+def threshold_info(plan: StagedPlan) -> ThresholdInfo | None:
+    """tau, T and the realised delta; None with PUBLIC_GROUPS (nothing is thresholded)."""
+    if plan.threshold_mechanism is None:
+        return None
     o = plan.query.options
     eps_tau = float(plan.threshold_epsilon)
     cu = o.max_groups_contributed
@@ -54,17 +57,21 @@ class Released:
 
     table: pd.DataFrame
     intervals: dict[int, np.ndarray]  # aggregate index -> (rows, 2) [low, high]
-    threshold: ThresholdInfo
+    threshold: ThresholdInfo | None
     partitions_released: int
     notes: list[str] = field(default_factory=list)
 
 
 def _noisy(values: list, m: Mechanism, noise: Noise) -> np.ndarray:
     """Exact integers + discrete Laplace, saturating at the int64 range (never an error)."""
-    exact = np.array([0 if v is None else int(v) for v in values], dtype=object)
+    exact = np.array([0 if _missing(v) else int(v) for v in values], dtype=object)
     z = noise.discrete_laplace(m.scale, size=len(values)) if values else np.zeros(0, np.int64)
     out = exact + z.astype(object)
     return np.array([min(max(int(v), INT64_MIN), INT64_MAX) for v in out], dtype=float)
+
+
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
 
 
 def _half(m: Mechanism, confidence: float) -> float:
@@ -76,13 +83,22 @@ def _half(m: Mechanism, confidence: float) -> float:
 def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Released:
     q = plan.query
     th = threshold_info(plan)
-    data = cross_user[cross_user["n_units"] > 0].reset_index(drop=True)
-    units = data["n_units"].tolist()
     tm = plan.threshold_mechanism
-    noisy_units = _noisy(units, tm, noise)
-    keep = noisy_units >= th.integer
-    data = data[keep].reset_index(drop=True)
-    noisy_units = noisy_units[keep]
+    if tm is None:  # PUBLIC_GROUPS: every public key is released, empty ones as pure noise
+        data = cross_user.copy()
+        data["n_units"] = data["n_units"].fillna(0).astype("int64")
+        noisy_units = None
+    else:
+        data = cross_user[cross_user["n_units"] > 0].reset_index(drop=True)
+        units = data["n_units"].tolist()
+        noisy_units = _noisy(units, tm, noise)
+        m = q.options.min_privacy_units_per_group
+        if m:  # Google's pre-threshold: exact count >= m and noisy count - (m - 1) >= T
+            keep = (np.asarray(units) >= m) & (noisy_units - (m - 1) >= th.integer)
+        else:
+            keep = noisy_units >= th.integer
+        data = data[keep].reset_index(drop=True)
+        noisy_units = noisy_units[keep]
     rows = len(data)
     out = pd.DataFrame({f"k{i}": data[f"k{i}"] for i in range(len(q.keys))})
     intervals: dict[int, np.ndarray] = {}
@@ -94,7 +110,7 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
         if agg.kind == "COUNT_UNITS":
             value = (
                 noisy_units
-                if tm.aggregate == i
+                if tm is not None and tm.aggregate == i
                 else _noisy(data["n_units"].tolist(), mech["units"], noise)
             )
             value = np.maximum(value, 0)
@@ -226,6 +242,8 @@ def mechanism_rows(plan: StagedPlan) -> list[dict]:
             }
         )
     tm = plan.threshold_mechanism
+    if tm is None:
+        return rows
     rows.append(
         {
             "aggregate": "partition selection (unit count)",

@@ -24,12 +24,14 @@ from sqlglot import exp
 from core.dpsql.budget_split import split_epsilon
 from core.dpsql.ir import ROW_LEVEL_KINDS, DPAggregate, DPQuery
 from core.dpsql.validate import Source
+from core.errors import InputError
 
 DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
 MAX_EXPONENT = 24
 # Integer partials stay below 2^31 per unit, so 2^31 units cannot overflow a 64-bit sum.
 MAX_UNIT_CONTRIBUTION = 2**31
-# Integer noise scales stay below 2^26 so a 32-bit integer sampler never saturates.
+# Integer noise scales stay below 2^26: a larger scale drowns every result, and noisy
+# integer sums stay far inside int64.
 MAX_INT_SCALE = 2**26
 
 STAGE_CAPTIONS = {
@@ -42,6 +44,8 @@ STAGE_CAPTIONS = {
     "sampled": "Sample_{uid, C_u} — keep at most C_u partitions per unit",
     "clamped": "partials clamped to [L, U] (NULL stays NULL) and integerised (× 2^j)",
     "cross_user": "γ_{keys} — exact per-partition sums and unit count (NON-PRIVATE, noised next)",
+    "public_keys": "PUBLIC_GROUPS: the distinct keys of the public table",
+    "public_groups": "every public key, left-joined to cross_user (empty groups are pure noise)",
 }
 
 
@@ -73,9 +77,10 @@ class StagedPlan:
     sources: list[Source]
     salt: int
     mechanisms: list[Mechanism]
-    threshold_mechanism: Mechanism
-    threshold_epsilon: Fraction
+    threshold_mechanism: Mechanism | None  # None with PUBLIC_GROUPS (no partition selection)
+    threshold_epsilon: Fraction | None
     stages: list[tuple[str, exp.Select]] = field(default_factory=list)
+    public_source: Source | None = None
 
     def sql(self, dialect: str = "duckdb", executable: bool = False, pretty: bool = True) -> str:
         """The staged query in `dialect`. Exports use random(); execution uses the salted hash."""
@@ -180,7 +185,9 @@ def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fractio
         elif a.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
             bound = max(abs(a.lower), abs(a.upper))
             integral = float(a.lower).is_integer() and float(a.upper).is_integer()
-            j = 0 if a.kind != "SUM" and integral else choose_exponent(bound, eps / cu, 1)
+            j = choose_exponent(bound, eps / cu, 1)
+            if a.kind != "SUM" and integral:
+                j = min(0, j)  # integer counts stay on the integer grid unless noise is huge
             sens = max(abs(int_bound(a.lower, j)), abs(int_bound(a.upper, j)))
             comp = "sum" if a.kind == "SUM" else "count"
             mechs.append(Mechanism(i, comp, f"s{i}", sens, j, eps, cu))
@@ -199,15 +206,26 @@ def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fractio
             mechs.append(Mechanism(i, "sumsq", f"q{i}", k * int_bound(r2 / 2, j2), j2, eps / 3, cu))
         else:  # QUANTILE: up to k values per unit and partition change
             mechs.append(Mechanism(i, "quantile", f"l{i}", k, 0, eps, cu))
-    if threshold is None:
+    if query.options.public_groups:
+        threshold = None
+    elif threshold is None:
         threshold = next(m for m in mechs if m.aggregate == reuse)
-    return mechs, threshold, threshold.epsilon
+    for m in [*mechs, threshold]:
+        if m is not None and m.component != "quantile" and m.scale > MAX_INT_SCALE:
+            raise InputError(
+                f"DPX-V030 epsilon = {query.options.epsilon:g} is too small: a noise scale of "
+                f"{m.scale:.3g} would drown every result. Fix: raise epsilon or use fewer "
+                "aggregates."
+            )
+    return mechs, threshold, None if threshold is None else threshold.epsilon
 
 
-def rewrite(query: DPQuery, sources: list[Source], salt: int) -> StagedPlan:
+def rewrite(
+    query: DPQuery, sources: list[Source], salt: int, public_source: Source | None = None
+) -> StagedPlan:
     """The staged plan for `query`; `salt` (from `Noise`) seeds the partition sampling key."""
     mechs, threshold, eps_tau = plan_mechanisms(query)
-    plan = StagedPlan(query, sources, int(salt), mechs, threshold, eps_tau)
+    plan = StagedPlan(query, sources, int(salt), mechs, threshold, eps_tau, [], public_source)
     plan.stages = build_stages(plan, use_hash=True, dialect="duckdb")
     return plan
 
@@ -312,6 +330,8 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
             if a.kind == "QUANTILE":
                 cond = keep
                 agg = exp.ArrayAgg(this=row) if wide else exp.List(expressions=[row])
+                if dialect == "bigquery":  # BigQuery's ARRAY_AGG rejects NULL elements
+                    agg = exp.IgnoreNulls(this=agg)
                 partials.append(
                     exp.alias_(exp.Filter(this=agg, expression=exp.Where(this=cond)), f"p{i}")
                 )
@@ -423,6 +443,9 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
             outs.append(exp.alias_(total(col(f"p{i}s")), f"s{i}"))
             outs.append(exp.alias_(total(col(f"p{i}q")), f"q{i}"))
         elif a.kind == "QUANTILE":
+            if dialect == "bigquery":  # no nested arrays in BigQuery: concatenate instead
+                outs.append(exp.alias_(exp.ArrayConcatAgg(this=col(f"p{i}")), f"l{i}"))
+                continue
             gathered = (
                 exp.ArrayAgg(this=col(f"p{i}")) if wide else exp.List(expressions=[col(f"p{i}")])
             )
@@ -431,7 +454,49 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
     if keys:
         cross = cross.group_by(*[k.copy() for k in keys])
     stages.append(("cross_user", cross))
+    if plan.public_source is not None:
+        stages += _public_group_stages(plan, [o.alias for o in outs])
     return stages
+
+
+def _public_group_stages(plan: StagedPlan, stat_names: list[str]) -> list[tuple[str, exp.Select]]:
+    """PUBLIC_GROUPS: every distinct key of the public table, left-joined to cross_user."""
+    src = plan.public_source
+    nk = len(plan.query.keys)
+    table = exp.Table(
+        this=exp.to_identifier(src.table), alias=exp.TableAlias(this=exp.to_identifier(src.alias))
+    )
+    keys = (
+        exp.select(
+            *[
+                exp.alias_(exp.column(k.name, table=src.alias), f"k{i}")
+                for i, k in enumerate(plan.query.keys)
+            ]
+        )
+        .from_(table)
+        .distinct()
+    )
+    on = exp.and_(
+        *[exp.NullSafeEQ(this=col(f"k{i}", "pk"), expression=col(f"k{i}", "cu")) for i in range(nk)]
+    )
+    joined = (
+        exp.select(*[col(f"k{i}", "pk") for i in range(nk)], *[col(n, "cu") for n in stat_names])
+        .from_(
+            exp.Table(
+                this=exp.to_identifier("public_keys"),
+                alias=exp.TableAlias(this=exp.to_identifier("pk")),
+            )
+        )
+        .join(
+            exp.Table(
+                this=exp.to_identifier("cross_user"),
+                alias=exp.TableAlias(this=exp.to_identifier("cu")),
+            ),
+            on=on,
+            join_type="LEFT",
+        )
+    )
+    return [("public_keys", keys), ("public_groups", joined)]
 
 
 def assemble(

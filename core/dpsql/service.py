@@ -7,7 +7,9 @@ them atomically, executes the generated SQL in the sandbox and releases noisy ro
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
@@ -34,6 +36,7 @@ from core.dpsql.validate import (
     check_functions,
     ctes_of,
     gate,
+    public_key_source,
 )
 from core.errors import BudgetExceededError, InputError
 from core.privacy import BudgetLedger, Noise, Spend, make_spend
@@ -62,8 +65,9 @@ def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = No
         )
     check_expression_subqueries(select, checker)
     query = normalize(select, catalog.uid_names(), defaults or {}, sql)
+    public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
-    return Prepared(query, rewrite(query, sources, salt), catalog)
+    return Prepared(query, rewrite(query, sources, salt, public), catalog)
 
 
 def planned_spends(plan: StagedPlan) -> list[Spend]:
@@ -95,9 +99,14 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
     """Everything about a query that follows from public parameters: SQL, split, tau, T, curve."""
     plan = prepared.plan
     th = threshold_info(plan)
-    span = max(3.0, 4 * th.scale)
-    lo, hi = max(1, int(th.integer - span)), int(th.integer + span) + 1
-    units = sorted({int(x) for x in np.linspace(lo, hi, 41)} | {1, th.integer})
+    if th is not None:
+        span = max(3.0, 4 * th.scale)
+        lo, hi = max(1, int(th.integer - span)), int(th.integer + span) + 1
+        units = sorted({int(x) for x in np.linspace(lo, hi, 41)} | {1, th.integer})
+        selection = f"thresholded: keep partitions whose noisy unit count >= T = {th.integer}"
+    else:
+        units = []
+        selection = "public groups: every key of the public table is released (no threshold)"
     widths = half_widths(plan)
     return {
         "form": plan.query.form,
@@ -108,14 +117,14 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
         ],
         "python_steps": [
             "noised: discrete Laplace (OpenDP in secure mode) on every cross_user statistic",
-            f"thresholded: keep partitions whose noisy unit count >= T = {th.integer}",
+            selection,
             "post: HAVING / ORDER BY / LIMIT and select-list arithmetic on released rows only",
         ],
         "rewritten_sql": plan.sql(dialect),
         "dialect": dialect,
         "budget_split": mechanism_rows(plan),
         "threshold": _threshold_dict(th),
-        "survival_curve": survival_curve(th.integer, th.scale, units),
+        "survival_curve": _survival(plan, th, units),
         "half_widths_95": {
             o.name: widths.get(o.aggregate_index)
             for o in plan.query.outputs
@@ -124,7 +133,23 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
     }
 
 
+def _survival(plan: StagedPlan, th, units: list[int]) -> list[dict]:
+    """P(kept | n); with pre-threshold m: zero below m, and T + m - 1 in place of T."""
+    if th is None:
+        return []
+    m = plan.query.options.min_privacy_units_per_group
+    if not m:
+        return survival_curve(th.integer, th.scale, units)
+    curve = survival_curve(th.integer + m - 1, th.scale, units)
+    for point in curve:
+        if point["units"] < m:
+            point["keep_probability"] = point["keep_probability_continuous"] = 0.0
+    return curve
+
+
 def _threshold_dict(th) -> dict:
+    if th is None:
+        return {"tau": None, "integer": None, "strategy": "PUBLIC_GROUPS"}
     return {
         "tau": th.tau,
         "integer": int(th.integer),
@@ -145,6 +170,7 @@ class QueryResult:
     spends: list[Spend]
     ledger: BudgetLedger
     noise: Noise
+    record: dict
 
     def to_dict(self) -> dict:
         th = self.released.threshold
@@ -160,6 +186,7 @@ class QueryResult:
             "epsilon_spent": float(sum(s.epsilon for s in self.spends)),
             "delta_spent": float(sum(s.delta for s in self.spends)),
             "session": self.ledger.summary(),
+            "query_record": self.record,
             **self.noise.describe(),
         }
 
@@ -210,7 +237,28 @@ def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) 
             continue
         ci95[o.name] = [float(max(v - lo, hi - v)) for v, (lo, hi) in zip(values, iv, strict=True)]
         intervals[o.name] = [[float(lo), float(hi)] for lo, hi in iv]
-    return QueryResult(columns, table, ci95, intervals, rel, spends, ledger, noise)
+    return QueryResult(
+        columns, table, ci95, intervals, rel, spends, ledger, noise, query_record(plan, rel)
+    )
+
+
+def query_record(plan: StagedPlan, rel: Released) -> dict:
+    """An audit record of one charged query (spec §2.10): what ran, at which parameters."""
+    q = plan.query
+    return {
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "query_sha256": hashlib.sha256(q.text.encode()).hexdigest(),
+        "query": q.text,
+        "form": q.form,
+        "epsilon": q.options.epsilon,
+        "delta": q.options.delta,
+        "max_groups_contributed": q.options.max_groups_contributed,
+        "max_rows_per_group": q.options.max_rows_per_group,
+        "tau": None if rel.threshold is None else rel.threshold.tau,
+        "threshold": None if rel.threshold is None else int(rel.threshold.integer),
+        "realised_delta": 0.0 if rel.threshold is None else rel.threshold.realised_delta,
+        "status": "charged",
+    }
 
 
 def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
@@ -234,7 +282,7 @@ def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
 def stage_tables(prepared: Prepared, engine: Engine, limit: int = 50) -> dict[str, pd.DataFrame]:
     """Per-stage intermediate tables for teaching and the data owner — NOT private."""
     return {
-        name: engine.frame(prepared.plan.stage_sql(name, limit=limit))
+        name: engine.frame(prepared.plan.stage_sql(name, limit=limit), exact=False)
         for name, _ in prepared.plan.stages
     }
 

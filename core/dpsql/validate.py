@@ -194,6 +194,7 @@ class Source:
     alias: str
     private: bool
     uid: str | None
+    table: str | None = None  # the catalogue table, when the source is one
 
 
 class RelationChecker:
@@ -238,7 +239,7 @@ class RelationChecker:
                     f"DPX-S003 unknown table `{name}`. Rule: only registered tables can be read "
                     f"(no file paths). Registered: {known}. Fix: use one of them."
                 )
-            return Source(alias, spec.private, spec.uid)
+            return Source(alias, spec.private, spec.uid, spec.name)
         if isinstance(node, exp.Subquery):
             if not node.alias:
                 raise InputError("DPX-V016 a subquery in FROM needs an alias. Fix: add AS name.")
@@ -411,3 +412,24 @@ def ctes_of(select: exp.Select, catalog: Catalog) -> dict[str, exp.Select]:
             )
         ctes[name] = cte.this
     return ctes
+
+
+def public_key_source(keys: list[exp.Expression], sources: list[Source]) -> Source:
+    """PUBLIC_GROUPS: every GROUP BY key is a column of one public catalogue table (qualified)."""
+    by_alias = {s.alias.lower(): s for s in sources}
+    found: set[str] = set()
+    for k in keys:
+        src = by_alias.get(k.table.lower()) if isinstance(k, exp.Column) and k.table else None
+        if src is None or src.private or src.table is None:
+            raise InputError(
+                f"DPX-V034 with PUBLIC_GROUPS every GROUP BY key must be a column of a public "
+                f"table, written with its alias; `{k.sql(dialect=DPSQL)}` is not. Fix: join a "
+                "public table listing the groups and group by e.g. D.dept."
+            )
+        found.add(src.alias.lower())
+    if len(found) != 1:
+        raise InputError(
+            "DPX-V034 PUBLIC_GROUPS needs GROUP BY keys from exactly one public table. Fix: "
+            "group by columns of one public table."
+        )
+    return by_alias[found.pop()]

@@ -26,6 +26,8 @@ def discrete_laplace_half_width(scale: float, confidence: float = 0.95) -> int:
         return 0
     alpha = 1.0 - confidence
     a = math.exp(-1.0 / scale)
+    if 2.0 * a / (1.0 + a) <= alpha:  # even P(|X| > 0) is small enough (covers a == 0 underflow)
+        return 0
     # 2a^(k+1)/(1+a) <= alpha  <=>  k + 1 >= ln(alpha(1+a)/2) / ln(a)
     k = math.ceil(math.log(alpha * (1.0 + a) / 2.0) / math.log(a) - 1.0 - 1e-12)
     return max(0, k)

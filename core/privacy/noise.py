@@ -29,8 +29,9 @@ def _opendp():
 @cache
 def _opendp_laplace(kind: Literal["float", "int"], scale: float):
     dp = _opendp()
-    atom = dp.atom_domain(T=float, nan=False) if kind == "float" else dp.atom_domain(T=int)
-    metric = dp.l1_distance(T=float) if kind == "float" else dp.l1_distance(T=int)
+    # integers are 64-bit: OpenDP's `int` means i32, whose sampler saturates at large scales
+    atom = dp.atom_domain(T=float, nan=False) if kind == "float" else dp.atom_domain(T="i64")
+    metric = dp.l1_distance(T=float) if kind == "float" else dp.l1_distance(T="i64")
     return dp.m.make_laplace(dp.vector_domain(atom), metric, scale=float(scale))
 
 

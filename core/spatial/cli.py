@@ -8,7 +8,13 @@ import re
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.spatial.evaluate import EVALUATION_LABEL, compare
-from core.spatial.export import DEMO_BBOX_LABEL, leaves_json, to_csv_text, to_geojson_text
+from core.spatial.export import (
+    DEMO_BBOX_LABEL,
+    PRIVACY_UNIT,
+    leaves_json,
+    to_csv_text,
+    to_geojson_text,
+)
 from core.spatial.htf import build_htf
 from core.spatial.io import read_points_table
 from core.spatial.methods import DEFAULT_COMPARE, parse_methods
@@ -142,6 +148,8 @@ def run_htf(args) -> dict | str:
         "noise": info,
         "epsilon": rel.epsilon,
         "height": int(rel.info["height"]),
+        "params": rel.params,
+        "privacy_unit": PRIVACY_UNIT,
         "grid": data.grid.describe(),
         "n_points_used": data.n_used,
         "n_points_dropped": data.n_dropped,

@@ -1,7 +1,8 @@
 """Release export: GeoJSON FeatureCollection (one rectangle per leaf) and CSV, with run metadata.
 
 Only released quantities go out: leaf rectangles, noisy counts, the budget, public parameters
-(grid, bbox) and the noise mode. True counts and the number of dropped points stay private.
+(grid, bbox) and the noise mode. True counts, the number of dropped points and the seed of a
+seeded run stay private.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def metadata(release: Release, grid: Grid, noise_info: dict, bbox_from_data: boo
         "grid": grid.describe(),
         "bbox": list(grid.bbox),
         "mode": noise_info.get("mode"),
-        "noise": noise_info,
+        # a seed lets anyone regenerate the noise and subtract it: never in an exported file
+        "noise": {k: v for k, v in noise_info.items() if k != "seed"},
         "n_leaves": release.n_leaves,
         "params": _jsonable(release.params),
         "ledger": release.ledger.to_records(),

@@ -14,7 +14,13 @@ import numpy as np
 
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise, make_spend
-from core.spatial.common import geometric_shares, h_max, remaining_path_budget, tree_height
+from core.spatial.common import (
+    geometric_shares,
+    h_max,
+    ledger_scope,
+    remaining_path_budget,
+    tree_height,
+)
 from core.spatial.consistency import combine_measurements, gls_levels
 from core.spatial.release import Release
 from core.spatial.split_search import (
@@ -98,8 +104,11 @@ def plan_budget(n_hat: float | None, eps_tot: float, ny: int, nx: int, p: HTFPar
     }
 
 
-def ledger_plan(plan: dict, p: HTFParams, eps_tot: float) -> list:
-    """HTF's planned worst-case spends (spec §7); they sum to eps_tot."""
+def ledger_plan(plan: dict, p: HTFParams, eps_tot: float, scope: str = "htf") -> list:
+    """HTF's planned worst-case spends (spec §7); they sum to eps_tot.
+
+    `scope` prefixes the parallel groups; it must be unique on the ledger (`ledger_scope`).
+    """
     h = plan["h"]
     spends = []
     if plan["eps_height"] > 0:
@@ -111,7 +120,7 @@ def ledger_plan(plan: dict, p: HTFParams, eps_tot: float) -> list:
                 "split positions (parallel over the level's nodes)",
                 p.eps_prt_level,
                 composition="parallel",
-                group=f"htf-partition-height-{i}",
+                group=f"{scope}-partition-height-{i}",
             )
         )
     for i in range(h, -1, -1):
@@ -122,7 +131,7 @@ def ledger_plan(plan: dict, p: HTFParams, eps_tot: float) -> list:
                 f"node counts (parallel over the level's nodes){note}",
                 float(plan["shares"][i]),
                 composition="parallel",
-                group=f"htf-counts-height-{i}",
+                group=f"{scope}-counts-height-{i}",
             )
         )
     return spends
@@ -179,8 +188,13 @@ def build_htf(
     if p.height is None:
         # drawn before the ledger entry so the plan can use it; recorded atomically below
         n_hat = float(S[-1, -1]) + noise.laplace(1.0 / p.eps_height)
-    plan = plan_budget(n_hat, eps_tot, ny, nx, p)
-    ledger.spend_all(ledger_plan(plan, p, eps_tot))
+    try:
+        plan = plan_budget(n_hat, eps_tot, ny, nx, p)
+    except InputError:
+        if n_hat is not None:  # the refusal (and the h it names) depends on N_hat: ledger it
+            ledger.spend("htf: noisy N (height); release refused", "number of points", p.eps_height)
+        raise
+    ledger.spend_all(ledger_plan(plan, p, eps_tot, ledger_scope(ledger, "htf")))
 
     h, shares, rem = plan["h"], plan["shares"], plan["rem"]
     fast = FastObjective(F, S)

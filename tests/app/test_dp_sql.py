@@ -61,6 +61,8 @@ def test_run_releases_rows_and_updates_ledger(page):
     ledger = frame_with(at, "mechanism", "protects", "epsilon")
     assert ledger["epsilon"].sum() == pytest.approx(1.0)
     assert ledger["delta"].sum() == pytest.approx(1e-5)
+    log = frame_with(at, "timestamp", "form", "threshold", "query")
+    assert log["threshold"].tolist() == [24]
 
 
 def test_session_budget_refuses_before_running(page):

@@ -61,6 +61,9 @@ def test_json_contract(files, capsys):
     assert out["epsilon_spent"] == pytest.approx(1e9)
     assert out["delta_spent"] == pytest.approx(0.1)
     assert "rewritten_sql" not in out
+    record = out["query_record"]
+    assert record["threshold"] == out["threshold"]["integer"] and record["status"] == "charged"
+    assert len(record["query_sha256"]) == 64
 
 
 def test_query_options_take_precedence(files, capsys):

@@ -76,3 +76,10 @@ def test_cursors_inherit_the_lock(tmp_path):
         cur.execute("SET lock_configuration = false")
     with pytest.raises(duckdb.Error):
         cur.execute(f"SELECT * FROM read_csv('{tmp_path / 'x.csv'}')")
+
+
+def test_watchdog_stops_a_long_query(catalog_of):
+    eng = Engine(catalog_of({"t": pd.DataFrame({"uid": [1]})}), timeout_s=0.2)
+    with pytest.raises(InputError, match="DPX-E003"):
+        eng.fetch("SELECT COUNT(*) FROM range(100000000000) a")
+    assert eng.fetch("SELECT 1 AS one")[1] == [(1,)]  # the engine stays usable

@@ -252,3 +252,45 @@ def test_sql_sums_are_exact_integers_and_releases_sit_on_the_grid(catalog_of, t1
     for seed in range(20):
         v = release(prepared.plan, frame, Noise.seeded(seed)).table["v0"]
         assert all(float(x * 2**j).is_integer() for x in v)
+
+
+def test_paper_form_min_max_ntile(run_sql, t2):
+    """Clamped T2 doubles: 1, 1, 1.5, 1.5, 1.5, 2.5, 2.5, 3 (bounds 1..3). The optimal grid
+    candidate is unique for MIN (1), MAX (3) and the 0.4-quantile (1.5)."""
+    sql = (
+        f"SELECT WITH ANONYMIZATION OPTIONS ({EXACT}) ANON_MIN(double_val, 1, 3) AS lo, "
+        "ANON_MAX(double_val, 1, 3) AS hi, ANON_NTILE(double_val, 0.4, 1, 3) AS q FROM t"
+    )
+    result = run_sql(sql, {"t": t2})
+    assert (value(result, "lo"), value(result, "hi"), value(result, "q")) == (1.0, 3.0, 1.5)
+
+
+def test_public_groups_release_every_public_key(run_sql):
+    """PUBLIC_GROUPS: keys from a public table; every public key is released (empty ones as
+    pure noise), non-public keys are dropped, no delta is spent and eps is split eps/n."""
+    t = pd.DataFrame({"uid": [1, 2, 3], "dept": ["HR", "HR", "Legal"], "x": [1.0, 2.0, 3.0]})
+    depts = pd.DataFrame({"dept": ["HR", "IT", "Sales"]})
+    sql = (
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1e20, max_groups_contributed = 1, "
+        "group_selection_strategy = PUBLIC_GROUPS) D.dept, "
+        "COUNT(*, contribution_bounds_per_group => (0, 1)) AS c "
+        "FROM t JOIN depts D ON t.dept = D.dept GROUP BY D.dept ORDER BY D.dept"
+    )
+    result = run_sql(sql, {"t": t}, public={"depts": depts})
+    assert result.table["dept"].tolist() == ["HR", "IT", "Sales"]
+    assert result.table["c"].tolist() == [2, 0, 0]
+    out = result.to_dict()
+    assert out["delta_spent"] == 0 and out["threshold"]["integer"] is None
+    assert out["epsilon_spent"] == pytest.approx(1e20)
+
+
+def test_public_groups_need_public_keys(run_sql):
+    from core.errors import InputError
+
+    t = pd.DataFrame({"uid": [1], "dept": ["HR"]})
+    sql = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, max_groups_contributed = 1, "
+        "group_selection_strategy = PUBLIC_GROUPS) dept, ANON_COUNT(*, 1) AS c FROM t GROUP BY dept"
+    )
+    with pytest.raises(InputError, match="DPX-V034"):
+        run_sql(sql, {"t": t})

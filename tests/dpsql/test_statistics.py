@@ -101,3 +101,18 @@ def test_average_interval_is_conservative():
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
     assert np.mean((lo <= mean) & (mean <= hi)) >= 0.95
     assert np.all((out.table["v0"] >= 0) & (out.table["v0"] <= 10))
+
+
+def test_pre_threshold_min_units():
+    """min_privacy_units_per_group = m: partitions with fewer than m units are never released;
+    others pass iff noisy count - (m - 1) >= T."""
+    plan = plan_for(
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1e6, delta = 0.5, max_groups_contributed = 1, "
+        "min_privacy_units_per_group = 5) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
+    )
+    frame = pd.DataFrame({"k0": np.arange(8), "n_units": np.arange(1, 9, dtype=np.int64)})
+    out = release(plan, frame, Noise.seeded(1))
+    t = out.threshold.integer
+    expected = [n for n in range(1, 9) if n >= 5 and n - 4 >= t]
+    assert out.table["v0"].tolist() == expected
+    assert min(expected) >= 5

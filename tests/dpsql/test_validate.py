@@ -120,3 +120,14 @@ def test_flags_fill_missing_options_and_query_options_win(catalog_of, shop_table
     written = anon("ANON_COUNT(*, 1) AS c FROM Employee")
     q = prepare(written, catalog, Noise.seeded(0), defaults).query
     assert (q.options.epsilon, q.options.delta, q.options.max_groups_contributed) == (1.0, 1e-5, 1)
+
+
+def test_absurdly_small_epsilon_is_refused(catalog_of, shop_tables):
+    private, public = shop_tables
+    sql = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1e-9, delta = 1e-5, max_groups_contributed = 1) "
+        "dept, ANON_COUNT(*, 5) AS c FROM Employee GROUP BY dept"
+    )
+    with pytest.raises(InputError) as err:
+        prepare(sql, catalog_of(private, public), Noise.seeded(0))
+    assert "DPX-V030" in str(err.value) and "too small" in str(err.value)

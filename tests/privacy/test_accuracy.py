@@ -37,3 +37,13 @@ def test_discrete_tail_matches_the_pmf_sum():
     a = math.exp(-1 / scale)
     pmf = [(1 - a) / (1 + a) * a ** abs(j) for j in range(-k, k + 1)]
     assert math.isclose(discrete_laplace_tail(scale, k), 1 - sum(pmf))
+
+
+def test_tiny_scales_need_no_width():
+    assert discrete_laplace_half_width(1e-3) == 0  # exp(-1000) underflows to 0.0
+    assert discrete_laplace_half_width(0.2) == 0  # P(|X| > 0) = 2e^-5/(1 + e^-5) < 0.05
+
+
+def test_secure_integer_noise_has_64_bit_range():
+    draws = Noise.secure().discrete_laplace(2.0**40, size=50)
+    assert np.abs(draws).max() > 2**32  # a 32-bit sampler would saturate at 2^31 - 1

@@ -22,7 +22,7 @@ from core.spatial.baselines.inputs import (
     reserve,
 )
 from core.spatial.baselines.rectangles import grid_rects, rect_counts, subgrid_rects, summed_area
-from core.spatial.common import ceil_tol, near_equal_edges, noisy_total
+from core.spatial.common import ceil_tol, ledger_scope, near_equal_edges, noisy_total
 from core.spatial.release import Release
 
 METHOD = "ag"
@@ -75,6 +75,7 @@ def build_ag(
     check_positive("c", c)
     check_positive("c2", c2)
     reserve(ledger, METHOD, eps_tot)
+    scope = ledger_scope(ledger, METHOD)
     ny, nx = F.shape
     n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
     eps_c = eps_tot - eps_n
@@ -89,7 +90,7 @@ def build_ag(
         "first-level cell counts (disjoint cells)",
         eps1,
         composition="parallel",
-        group=f"{METHOD}-level-1",
+        group=f"{scope}-level-1",
     )
     v = noise.add_laplace(rect_counts(P, cells1), 1.0 / eps1).astype(np.float64)
     m2 = ag_m2(v, eps_tot, alpha, c2)
@@ -102,7 +103,7 @@ def build_ag(
         "second-level sub-cell counts (disjoint cells)",
         eps2,
         composition="parallel",
-        group=f"{METHOD}-level-2",
+        group=f"{scope}-level-2",
     )
     u = noise.add_laplace(rect_counts(P, cells2), 1.0 / eps2).astype(np.float64)
 

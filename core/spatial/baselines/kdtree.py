@@ -31,7 +31,7 @@ from core.spatial.baselines.tree_counts import (
     laplace_counts,
     measure_level,
 )
-from core.spatial.common import noisy_total, remaining_path_budget, tree_height
+from core.spatial.common import ledger_scope, noisy_total, remaining_path_budget, tree_height
 from core.spatial.consistency import combine_measurements
 from core.spatial.release import Release
 
@@ -131,6 +131,7 @@ def build_kdtree(
             f"early_stop must be a finite count threshold or None, got {early_stop!r}."
         )
     reserve(ledger, method, eps_tot)
+    scope = ledger_scope(ledger, method)
     ny, nx = F.shape
     info: dict = {}
     if fixed is None:
@@ -152,7 +153,7 @@ def build_kdtree(
             f"split medians at depth {d} (exponential mechanism; disjoint nodes)",
             eps_m,
             composition="parallel",
-            group=f"{method}-split-level-{d}",
+            group=f"{scope}-split-level-{d}",
         )
     for d in range(h + 1):
         ledger.spend(
@@ -161,7 +162,7 @@ def build_kdtree(
             "spends the rest of its path budget here)",
             float(shares[h - d]),
             composition="parallel",
-            group=f"{method}-count-level-{d}",
+            group=f"{scope}-count-level-{d}",
         )
     levels = _grow_kdtree(F, h, eps_m, median_levels, shares, even_axis, early_stop, noise)
     leaves, values = levels.release(consistency)

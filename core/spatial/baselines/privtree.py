@@ -16,6 +16,7 @@ from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.spatial.baselines.inputs import check_epsilon, check_matrix, reserve
 from core.spatial.baselines.rectangles import quad_children, rect_counts, summed_area
+from core.spatial.common import ledger_scope
 from core.spatial.release import Release
 
 METHOD = "privtree"
@@ -45,6 +46,7 @@ def build_privtree(
     if not math.isfinite(theta):
         raise InputError(f"theta must be a finite number, got {theta!r}.")
     reserve(ledger, METHOD, eps_tot)
+    scope = ledger_scope(ledger, METHOD)
     ny, nx = F.shape
     lam, delta = privtree_constants(eps_tot, beta)
     P = summed_area(F)
@@ -68,7 +70,7 @@ def build_privtree(
         "leaf counts (disjoint leaves)",
         eps_tot / 2,
         composition="parallel",
-        group=f"{METHOD}-leaves",
+        group=f"{scope}-leaves",
     )
     values = noise.add_laplace(rect_counts(P, leaves), 2.0 / eps_tot).astype(np.float64)
     return Release(

@@ -27,7 +27,7 @@ from core.spatial.baselines.tree_counts import (
     count_shares,
     measure_level,
 )
-from core.spatial.common import noisy_total, tree_height
+from core.spatial.common import ledger_scope, noisy_total, tree_height
 from core.spatial.release import Release
 
 METHOD = "quadtree"
@@ -66,6 +66,7 @@ def build_quadtree(
             f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
         )
     reserve(ledger, METHOD, eps_tot)
+    scope = ledger_scope(ledger, METHOD)
     ny, nx = F.shape
     info: dict = {}
     if fixed is None:
@@ -86,7 +87,7 @@ def build_quadtree(
             "spends the rest of its path budget here)",
             float(shares[h - d]),
             composition="parallel",
-            group=f"{METHOD}-level-{d}",
+            group=f"{scope}-level-{d}",
         )
     levels = _measure_quadtree(F, h, shares, noise)
     leaves, values = levels.release(consistency)
