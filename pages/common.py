@@ -5,8 +5,10 @@ Pages stay thin: they read widgets, call `core`, and render with these helpers.
 
 from __future__ import annotations
 
+import zlib
 from contextlib import contextmanager
 
+import numpy as np
 import streamlit as st
 
 from core.errors import InputError
@@ -49,11 +51,20 @@ def mode_sidebar() -> None:
             st.success("Secure mode: noise from OpenDP, never seeded.")
 
 
-def current_noise() -> Noise:
-    """The `Noise` the sidebar asks for (a fresh seeded generator per call in demo mode)."""
-    if st.session_state.get(MODE_KEY):
-        return Noise.seeded(int(st.session_state.get(SEED_KEY, 42)))
-    return Noise.secure()
+def current_noise(purpose: str = "release") -> Noise:
+    """The `Noise` the sidebar asks for (a fresh seeded generator per call in demo mode).
+
+    In demo mode, a `purpose` other than "release" (e.g. "evaluation") gets its own stream
+    derived from the seed, so evaluation draws never repeat the release's noise.
+    """
+    if not st.session_state.get(MODE_KEY):
+        return Noise.secure()
+    seed = int(st.session_state.get(SEED_KEY, 42))
+    if purpose != "release":
+        seed = int(
+            np.random.SeedSequence([seed, zlib.crc32(purpose.encode())]).generate_state(1)[0]
+        )
+    return Noise.seeded(seed)
 
 
 def mode_label() -> str:

@@ -129,7 +129,7 @@ with user_errors():
 # ------------------------------------------------------------------------------------- query
 st.header("2 · Query")
 examples = dict(EXAMPLE_QUERIES)
-if source == "Demo dataset" and demo == "synthetic_shop":
+if source == "Demo dataset" and demo == "sql-synthetic-shop":
     examples = {"Purchases per department (public join)": SHOP_QUERY}
 mode = st.radio("Compose", ["Example queries", "Builder"], horizontal=True, key="dpsql_compose")
 if mode == "Example queries":

@@ -399,7 +399,13 @@ if pub is not None:
     qi = [c for c in published.columns if c not in (sa, SUBTABLE_COLUMN)]
     if qi:
         queries = random_count_queries(
-            df, published, sa, SUBTABLE_COLUMN, pub.metadata["subtables"], qi, current_noise()
+            df,
+            published,
+            sa,
+            SUBTABLE_COLUMN,
+            pub.metadata["subtables"],
+            qi,
+            current_noise("evaluation"),
         )
         if len(queries):
             q1, q2 = st.columns(2)

@@ -2,7 +2,7 @@
 
 Quasi-identifiers: age, sex, zip3, admission_year, insurance; a direct identifier patient_id;
 and a skewed sensitive attribute Disease whose probabilities are listed in DISEASES (they are
-also documented in demo_data/README_pp.md).
+also documented in demo_data/README.md).
 """
 
 from __future__ import annotations

@@ -114,11 +114,11 @@ def _normal(noise: Noise, size: int) -> np.ndarray:
     return np.sqrt(-2 * np.log(u1)) * np.cos(2 * np.pi * u2)
 
 
-PUBLIC_TABLES = {"thesis_employee_orders": set(), "synthetic_shop": {"categories"}}
+PUBLIC_TABLES = {"sql-employee-orders": set(), "sql-synthetic-shop": {"categories"}}
 
 DEMOS = [
     DemoDataset(
-        name="thesis_employee_orders",
+        name="sql-employee-orders",
         kind="sql",
         description="Employee and Orders tables (privacy unit uid) as in the thesis's Figure 4.9 "
         "example; the small IT department does not pass the threshold.",
@@ -127,7 +127,7 @@ DEMOS = [
         loader=employee_orders,
     ),
     DemoDataset(
-        name="synthetic_shop",
+        name="sql-synthetic-shop",
         kind="sql",
         description="100,000 users, ~600,000 purchases with skewed categories and heavy users; "
         "public categories table (privacy unit uid).",
