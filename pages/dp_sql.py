@@ -53,7 +53,7 @@ def _ledger() -> BudgetLedger:
     return st.session_state[LEDGER]
 
 
-st.title("🗄️ DP SQL")
+st.title("DP SQL")
 st.write(
     "Write SQL with `SELECT WITH ANONYMIZATION` (Wilson et al.) or `SELECT WITH "
     "DIFFERENTIAL_PRIVACY` (ZetaSQL/BigQuery). The query is rewritten into stages — per-user "
