@@ -1,30 +1,17 @@
 """Registry of the spatial methods: name -> build function with the common interface
 
     build_<name>(F, eps_tot, noise, ledger, **params) -> Release
-
-The baselines live in `core.spatial.baselines`; they are looked up lazily so that HTF works
-on its own and a missing baseline shows as a clear error only when it is asked for.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import partial
 
 from core.errors import InputError
+from core.spatial.baselines import BASELINES
+from core.spatial.baselines import LABELS as BASELINE_LABELS
 from core.spatial.htf import build_htf
-
-BASELINES = {
-    "identity": "build_identity",
-    "uniform": "build_uniform",
-    "ug": "build_ug",
-    "ag": "build_ag",
-    "kdtree-geo": "build_kdtree_geo",
-    "kdtree-uniform": "build_kdtree_uniform",
-    "quadtree": "build_quadtree",
-    "privtree": "build_privtree",
-}
 
 LABELS = {
     "htf": "HTF",
@@ -32,39 +19,15 @@ LABELS = {
     "htf-combine": "HTF (modified: combine_pruned)",
     "htf-consistency": "HTF (modified: consistency)",
     "htf-cap": "HTF (modified: cap_height)",
+    **BASELINE_LABELS,
     "identity": "Identity (singular)",
-    "uniform": "Uniform",
-    "ug": "UG",
-    "ag": "AG",
-    "kdtree-geo": "KdTree (geo)",
-    "kdtree-uniform": "KdTree (uniform)",
-    "quadtree": "QuadTree",
-    "privtree": "PrivTree",
 }
 
 DEFAULT_COMPARE = (
     "htf", "kdtree-geo", "kdtree-uniform", "ug", "ag", "quadtree", "privtree", "identity", "uniform",
 )  # fmt: skip
 
-
-def _baseline(func_name: str) -> Callable | None:
-    try:
-        module = importlib.import_module("core.spatial.baselines")
-    except ImportError:
-        return None
-    return getattr(module, func_name, None)
-
-
-def _registry() -> dict[str, Callable]:
-    reg: dict[str, Callable] = {"htf": build_htf}
-    for name, func_name in BASELINES.items():
-        fn = _baseline(func_name)
-        if fn is not None:
-            reg[name] = fn
-    return reg
-
-
-METHODS: dict[str, Callable] = _registry()
+METHODS: dict[str, Callable] = {"htf": build_htf, **BASELINES}
 
 # Switchable improvements evaluated as separate rows (spec §2.10); not part of the nine.
 VARIANTS: dict[str, Callable] = {

@@ -29,11 +29,11 @@ def _F(seed=0, ny=40, nx=56):
     return F
 
 
-def test_registry_lists_all_nine_methods():
-    assert set(METHODS) == NINE
+def test_registry_lists_the_nine_methods_and_optional_privelet():
+    assert set(METHODS) == NINE | {"privelet"}
 
 
-@pytest.mark.parametrize("name", sorted(NINE | set(VARIANTS)))
+@pytest.mark.parametrize("name", sorted(set(METHODS) | set(VARIANTS)))
 def test_every_method_tiles_the_grid_and_spends_exactly_epsilon(name):
     F = _F()
     led = BudgetLedger(0.7)
