@@ -1,6 +1,6 @@
 """Registry of the spatial methods: name -> build function with the common interface
 
-    build_<name>(F, eps_tot, noise, ledger, **params) -> Release
+build_<name>(F, eps_tot, noise, ledger, **params) -> Release
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ import pytest
 pytestmark = pytest.mark.browser
 
 
-def test_first_visit_to_a_subpage_runs_through_app_navigation(page, fresh_app_url, external_requests):
+def test_first_visit_to_a_subpage_runs_through_app_navigation(
+    page, fresh_app_url, external_requests
+):
     page.goto(f"{fresh_app_url}/pp_balancing")
     page.get_by_role("heading", name="PP balancing").first.wait_for()
     sidebar = page.get_by_test_id("stSidebar")
