@@ -83,6 +83,20 @@ class BudgetLedger:
     def delta_remaining(self) -> float | None:
         return None if self.total_delta is None else max(0.0, self.total_delta - self.delta_spent)
 
+    def scope(self, name: str) -> str:
+        """A group prefix for one release's parallel spends, unique on this ledger.
+
+        Parallel spends sharing a group cost only their maximum, so two releases recorded on one
+        ledger must never share a group name (the second would be charged almost nothing).
+        The first release uses `name`; later ones use `name#2`, `name#3`, ...
+        """
+        used = {s.group for s in self._spends if s.group}
+        scope, k = name, 1
+        while any(g == scope or g.startswith(scope + "-") for g in used):
+            k += 1
+            scope = f"{name}#{k}"
+        return scope
+
     # -- spending -------------------------------------------------------------------------
     def check(self, planned: list[Spend]) -> None:
         """Raise `BudgetExceededError` if recording `planned` would exceed a total. Records nothing."""

@@ -50,21 +50,6 @@ def noisy_total(
     return float(F.sum()) + noise.laplace(1.0 / eps_n)
 
 
-def ledger_scope(ledger: BudgetLedger, method: str) -> str:
-    """Prefix for one release's parallel-spend groups, unique on `ledger`.
-
-    Parallel spends sharing a group cost only their maximum, so two releases recorded on one
-    ledger must never share a group name (the second would be charged almost nothing). The first
-    release on a ledger uses `method`; later ones use `method#2`, `method#3`, ...
-    """
-    used = {s.group for s in ledger.spends if s.group}
-    scope, k = method, 1
-    while any(g == scope or g.startswith(scope + "-") for g in used):
-        k += 1
-        scope = f"{method}#{k}"
-    return scope
-
-
 def ceil_tol(x: float) -> int:
     return math.ceil(x - _EPS)
 

@@ -17,7 +17,6 @@ from core.privacy import BudgetLedger, Noise, make_spend
 from core.spatial.common import (
     geometric_shares,
     h_max,
-    ledger_scope,
     remaining_path_budget,
     tree_height,
 )
@@ -107,7 +106,7 @@ def plan_budget(n_hat: float | None, eps_tot: float, ny: int, nx: int, p: HTFPar
 def ledger_plan(plan: dict, p: HTFParams, eps_tot: float, scope: str = "htf") -> list:
     """HTF's planned worst-case spends (spec §7); they sum to eps_tot.
 
-    `scope` prefixes the parallel groups; it must be unique on the ledger (`ledger_scope`).
+    `scope` prefixes the parallel groups; it must be unique on the ledger (`BudgetLedger.scope`).
     """
     h = plan["h"]
     spends = []
@@ -194,7 +193,7 @@ def build_htf(
         if n_hat is not None:  # the refusal (and the h it names) depends on N_hat: ledger it
             ledger.spend("htf: noisy N (height); release refused", "number of points", p.eps_height)
         raise
-    ledger.spend_all(ledger_plan(plan, p, eps_tot, ledger_scope(ledger, "htf")))
+    ledger.spend_all(ledger_plan(plan, p, eps_tot, ledger.scope("htf")))
 
     h, shares, rem = plan["h"], plan["shares"], plan["rem"]
     fast = FastObjective(F, S)

@@ -76,3 +76,16 @@ def test_json_and_csv_round_trip():
     from_csv = BudgetLedger.from_csv(ledger.to_csv(), total_epsilon=2.0)
     assert from_csv.spends == ledger.spends
     assert from_csv.epsilon_spent == pytest.approx(0.75)
+
+
+def test_scopes_keep_two_releases_parallel_groups_apart():
+    ledger = BudgetLedger()
+    for _ in range(2):
+        scope = ledger.scope("grid")
+        for cell in range(3):
+            ledger.spend(
+                "laplace", f"cell {cell}", 0.5, composition="parallel", group=f"{scope}-cells"
+            )
+    assert ledger.epsilon_spent == pytest.approx(1.0)  # one group would have charged 0.5
+    assert ledger.scope("grid") == "grid#3"
+    assert ledger.scope("other") == "other"

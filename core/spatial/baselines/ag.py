@@ -22,7 +22,7 @@ from core.spatial.baselines.inputs import (
     reserve,
 )
 from core.spatial.baselines.rectangles import grid_rects, rect_counts, subgrid_rects, summed_area
-from core.spatial.common import ceil_tol, ledger_scope, near_equal_edges, noisy_total
+from core.spatial.common import ceil_tol, near_equal_edges, noisy_total
 from core.spatial.release import Release
 
 METHOD = "ag"
@@ -75,7 +75,7 @@ def build_ag(
     check_positive("c", c)
     check_positive("c2", c2)
     reserve(ledger, METHOD, eps_tot)
-    scope = ledger_scope(ledger, METHOD)
+    scope = ledger.scope(METHOD)
     ny, nx = F.shape
     n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
     eps_c = eps_tot - eps_n

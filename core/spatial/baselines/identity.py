@@ -11,7 +11,6 @@ import numpy as np
 from core.privacy import BudgetLedger, Noise
 from core.spatial.baselines.inputs import check_epsilon, check_matrix, reserve
 from core.spatial.baselines.rectangles import grid_rects
-from core.spatial.common import ledger_scope
 from core.spatial.release import Release
 
 METHOD = "identity"
@@ -29,7 +28,7 @@ def build_identity(F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLe
         "every cell count (disjoint cells)",
         eps_tot,
         composition="parallel",
-        group=f"{ledger_scope(ledger, METHOD)}-cells",
+        group=f"{ledger.scope(METHOD)}-cells",
     )
     values = noise.add_laplace(F.reshape(-1), scale).astype(np.float64)
     return Release(

@@ -31,7 +31,7 @@ from core.spatial.baselines.tree_counts import (
     laplace_counts,
     measure_level,
 )
-from core.spatial.common import ledger_scope, noisy_total, remaining_path_budget, tree_height
+from core.spatial.common import noisy_total, remaining_path_budget, tree_height
 from core.spatial.consistency import combine_measurements
 from core.spatial.release import Release
 
@@ -131,7 +131,7 @@ def build_kdtree(
             f"early_stop must be a finite count threshold or None, got {early_stop!r}."
         )
     reserve(ledger, method, eps_tot)
-    scope = ledger_scope(ledger, method)
+    scope = ledger.scope(method)
     ny, nx = F.shape
     info: dict = {}
     if fixed is None:

@@ -16,7 +16,6 @@ from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.spatial.baselines.inputs import check_epsilon, check_matrix, reserve
 from core.spatial.baselines.rectangles import quad_children, rect_counts, summed_area
-from core.spatial.common import ledger_scope
 from core.spatial.release import Release
 
 METHOD = "privtree"
@@ -46,7 +45,7 @@ def build_privtree(
     if not math.isfinite(theta):
         raise InputError(f"theta must be a finite number, got {theta!r}.")
     reserve(ledger, METHOD, eps_tot)
-    scope = ledger_scope(ledger, METHOD)
+    scope = ledger.scope(METHOD)
     ny, nx = F.shape
     lam, delta = privtree_constants(eps_tot, beta)
     P = summed_area(F)

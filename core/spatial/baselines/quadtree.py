@@ -27,7 +27,7 @@ from core.spatial.baselines.tree_counts import (
     count_shares,
     measure_level,
 )
-from core.spatial.common import ledger_scope, noisy_total, tree_height
+from core.spatial.common import noisy_total, tree_height
 from core.spatial.release import Release
 
 METHOD = "quadtree"
@@ -66,7 +66,7 @@ def build_quadtree(
             f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
         )
     reserve(ledger, METHOD, eps_tot)
-    scope = ledger_scope(ledger, METHOD)
+    scope = ledger.scope(METHOD)
     ny, nx = F.shape
     info: dict = {}
     if fixed is None:

@@ -20,7 +20,7 @@ from core.spatial.baselines.inputs import (
     reserve,
 )
 from core.spatial.baselines.rectangles import grid_rects
-from core.spatial.common import ceil_tol, floor_tol, ledger_scope, near_equal_edges, noisy_total
+from core.spatial.common import ceil_tol, floor_tol, near_equal_edges, noisy_total
 from core.spatial.release import Release
 
 METHOD = "ug"
@@ -72,7 +72,7 @@ def build_ug(
     if sizing not in SIZINGS:
         raise InputError(f"sizing must be one of {', '.join(SIZINGS)}, got {sizing!r}.")
     reserve(ledger, METHOD, eps_tot)
-    scope = ledger_scope(ledger, METHOD)
+    scope = ledger.scope(METHOD)
     ny, nx = F.shape
     n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
     row_edges, col_edges = ug_edges(n_hat, eps_tot, ny, nx, c, sizing)
