@@ -7,11 +7,14 @@ eps_tot before the first draw, so a method never stops half-way with a partial s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, make_spend
+from core.privacy import BudgetLedger, Noise, make_spend
+from core.spatial.baselines.tree_counts import COUNT_BUDGETS
+from core.spatial.common import noisy_total
 
 # A fixed height above this is never useful (h_max is 24 on the largest 4096 x 4096 grid);
 # refusing it avoids ledgering thousands of empty levels.
@@ -74,3 +77,31 @@ def fixed_or_auto_height(height: int | str, name: str = "height") -> int | None:
     if height > MAX_HEIGHT:
         raise InputError(f'{name} {height} is too large; use at most {MAX_HEIGHT} (or "auto").')
     return int(height)
+
+
+def check_count_budget(count_budget: str) -> None:
+    if count_budget not in COUNT_BUDGETS:
+        raise InputError(
+            f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
+        )
+
+
+def sized_height(
+    F: np.ndarray,
+    fixed: int | None,
+    eps_n: float,
+    eps_tot: float,
+    noise: Noise,
+    ledger: BudgetLedger,
+    method: str,
+    height_from_n: Callable[[float], int],
+) -> tuple[int, dict]:
+    """The tree height: `fixed`, or `height_from_n` of a noisy N (spending eps_n, ledgered).
+
+    Returns (h, info) with info["n_hat"] when N was measured; the true N is never used.
+    """
+    if fixed is not None:
+        return fixed, {}
+    check_positive("eps_n", eps_n)
+    n_hat = noisy_total(F, eps_n, noise, ledger, method)
+    return height_from_n(n_hat), {"n_hat": n_hat}

@@ -16,22 +16,23 @@ import numpy as np
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.spatial.baselines.inputs import (
+    check_count_budget,
     check_epsilon,
     check_fraction,
     check_matrix,
     check_positive,
     fixed_or_auto_height,
     reserve,
+    sized_height,
 )
 from core.spatial.baselines.rectangles import rect_counts, segment_index, summed_area
 from core.spatial.baselines.tree_counts import (
-    COUNT_BUDGETS,
     MeasuredLevels,
     count_shares,
     laplace_counts,
     measure_level,
 )
-from core.spatial.common import noisy_total, remaining_path_budget, tree_height
+from core.spatial.common import remaining_path_budget, tree_height
 from core.spatial.consistency import combine_measurements
 from core.spatial.release import Release
 
@@ -116,10 +117,7 @@ def build_kdtree(
     check_epsilon(eps_tot, eps_n_used)
     check_positive("c0", c0)
     check_fraction("split_share", split_share, open_low=False)
-    if count_budget not in COUNT_BUDGETS:
-        raise InputError(
-            f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
-        )
+    check_count_budget(count_budget)
     if even_axis not in AXES:
         raise InputError(f'even_axis must be "y" or "x", got {even_axis!r}.')
     if switch_level is not None and (
@@ -133,14 +131,10 @@ def build_kdtree(
     reserve(ledger, method, eps_tot)
     scope = ledger.scope(method)
     ny, nx = F.shape
-    info: dict = {}
-    if fixed is None:
-        check_positive("eps_n", eps_n)
-        n_hat = noisy_total(F, eps_n, noise, ledger, method)
-        h = tree_height(n_hat, eps_tot, ny, nx, c0)
-        info["n_hat"] = n_hat
-    else:
-        h = fixed
+    h, info = sized_height(
+        F, fixed, eps_n, eps_tot, noise, ledger, method,
+        lambda n_hat: tree_height(n_hat, eps_tot, ny, nx, c0),
+    )  # fmt: skip
     eps_c = eps_tot - eps_n_used
     eps_split = split_share * eps_c
     eps_count = eps_c - eps_split

@@ -11,23 +11,23 @@ import math
 
 import numpy as np
 
-from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.spatial.baselines.inputs import (
+    check_count_budget,
     check_epsilon,
     check_matrix,
     check_positive,
     fixed_or_auto_height,
     reserve,
+    sized_height,
 )
 from core.spatial.baselines.rectangles import quad_children, summed_area
 from core.spatial.baselines.tree_counts import (
-    COUNT_BUDGETS,
     MeasuredLevels,
     count_shares,
     measure_level,
 )
-from core.spatial.common import noisy_total, tree_height
+from core.spatial.common import tree_height
 from core.spatial.release import Release
 
 METHOD = "quadtree"
@@ -61,23 +61,17 @@ def build_quadtree(
     eps_n_used = eps_n if fixed is None else 0.0
     check_epsilon(eps_tot, eps_n_used)
     check_positive("c0", c0)
-    if count_budget not in COUNT_BUDGETS:
-        raise InputError(
-            f"count_budget must be one of {', '.join(COUNT_BUDGETS)}, got {count_budget!r}."
-        )
+    check_count_budget(count_budget)
     reserve(ledger, METHOD, eps_tot)
     scope = ledger.scope(METHOD)
     ny, nx = F.shape
-    info: dict = {}
-    if fixed is None:
-        check_positive("eps_n", eps_n)
-        n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
-        h = quadtree_height(n_hat, eps_tot, ny, nx, c0)
-        info["n_hat"] = n_hat
-    else:
-        h = min(fixed, quadtree_max_height(ny, nx))
-        if h != fixed:
-            info["height_clamped_from"] = fixed
+    h, info = sized_height(
+        F, fixed, eps_n, eps_tot, noise, ledger, METHOD,
+        lambda n_hat: quadtree_height(n_hat, eps_tot, ny, nx, c0),
+    )  # fmt: skip
+    if fixed is not None and fixed > quadtree_max_height(ny, nx):
+        h = quadtree_max_height(ny, nx)
+        info["height_clamped_from"] = fixed
     eps_c = eps_tot - eps_n_used
     shares = count_shares(h, eps_c, count_budget)
     for d in range(h + 1):
