@@ -67,9 +67,13 @@ class Catalog:
 
 
 def _clean(frame: pd.DataFrame) -> pd.DataFrame:
-    """NaN and ±inf become NULL at load time (spec §2.4: they are NULL at row level)."""
+    """NaN and ±inf become NULL at load time (spec §2.4: they are NULL at row level).
+    Categorical columns become plain values: DuckDB would load them as ENUM types whose
+    category list (data, not schema) appears in type and error messages."""
     out = frame.copy()
     for col in out.columns:
+        if isinstance(out[col].dtype, pd.CategoricalDtype):
+            out[col] = out[col].astype(out[col].cat.categories.dtype)
         if pd.api.types.is_float_dtype(out[col]):
             values = out[col].to_numpy(dtype=float, na_value=np.nan)
             out[col] = np.where(np.isfinite(values), values, np.nan)

@@ -16,6 +16,9 @@ import pandas as pd
 from core.dpsql.catalog import Catalog
 from core.errors import InputError
 
+# Errors that depend only on the schema and the query text (names, types), never on values.
+SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException)
+
 LOCKDOWN = (
     "SET enable_external_access = false",
     "SET lock_configuration = true",
@@ -52,6 +55,17 @@ class Engine:
         self.timeout_s = timeout_s
         self.con = sandbox({t.name: t.frame for t in catalog.tables()}, threads=threads)
 
+    def bind(self, sql: str) -> None:
+        """Bind `sql` against the schema without running it, so that a query with an unknown
+        column or a type error is refused before the ledger is charged (reads no data)."""
+        try:
+            self.con.cursor().sql(sql)
+        except SCHEMA_ERRORS as err:
+            raise InputError(
+                f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
+                "column names and types in the query. Nothing was charged."
+            ) from None
+
     def fetch(self, sql: str) -> tuple[list[str], list[tuple]]:
         """Column names and rows (Python ints stay exact, HUGEINT included). A watchdog
         interrupts a query that runs longer than `timeout_s`."""
@@ -70,10 +84,16 @@ class Engine:
                 f"DPX-E003 the query was stopped after {self.timeout_s:g} s. Fix: filter the "
                 "data, group more coarsely, or raise the time limit."
             ) from None
-        except duckdb.Error as err:
+        except SCHEMA_ERRORS as err:
             raise InputError(
                 f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
                 "column names and types in the query."
+            ) from None
+        except duckdb.Error:  # data-dependent: DuckDB's message may quote a private value
+            raise InputError(
+                "DPX-E004 the query failed while reading the data (the database message is "
+                "withheld: it may quote private values). Fix: use TRY_CAST or guard the "
+                "expression so that every row can be computed."
             ) from None
         finally:
             if watchdog is not None:

@@ -111,6 +111,8 @@ def read_options(clause: DPClause, defaults: dict) -> DPOptions:
                 "pairs. Fix: write e.g. OPTIONS (epsilon = 1, delta = 1e-5)."
             )
         name = item.this.name.lower()
+        if ("max_groups_contributed" if name == "kappa" else name) in given:
+            raise InputError(f"DPX-V033 option `{name}` is given twice. Fix: keep one value.")
         if name not in OPTION_NAMES:
             raise InputError(
                 f"DPX-V033 unknown option `{name}`. Rule: only "
@@ -369,9 +371,19 @@ class AggregateReader:
         positional, named = [], {}
         for a in node.expressions:
             if isinstance(a, exp.Kwarg):
+                if a.this.name.lower() in named:
+                    raise InputError(
+                        f"DPX-V033 named argument {a.this.name} is given twice in "
+                        f"`{node.sql(dialect=DPSQL)}`. Fix: keep one."
+                    )
                 named[a.this.name.lower()] = a.expression
             else:
                 positional.append(a)
+        if not positional:
+            raise InputError(
+                f"DPX-V020 `{node.sql(dialect=DPSQL)}`{_where(node)} names no column. Fix: e.g. "
+                f"{name}(x, ...) or COUNT(*, ...)."
+            )
         weight = 1.0
         if "weight" in named:
             weight = _number(named.pop("weight"), "weight", node)
@@ -434,6 +446,7 @@ def normalize(select: exp.Select, uid_names: set[str], defaults: dict, text: str
         )
     reader = AggregateReader(form, uid_names)
     uids = {u.lower() for u in uid_names}
+    _reject_unsupported_clauses(select)
 
     where = select.args.get("where")
     if where is not None and any(reader.is_aggregate(n) for n in where.this.walk()):
@@ -574,6 +587,30 @@ def normalize(select: exp.Select, uid_names: set[str], defaults: dict, text: str
         post,
         text,
     )
+
+
+# Clauses of the top-level DP SELECT that the rewriter understands; any other is refused
+# rather than silently dropped (e.g. QUALIFY, WINDOW, USING SAMPLE, GROUP BY ROLLUP/ALL).
+HANDLED_CLAUSES = {
+    "with_", "kind", "hint", "expressions", "from_", "joins", "where", "group", "having",
+    "order", "limit", "offset", "distinct",
+}  # fmt: skip
+
+
+def _reject_unsupported_clauses(select: exp.Select) -> None:
+    extra = sorted(
+        k.rstrip("_").upper() for k, v in select.args.items() if v and k not in HANDLED_CLAUSES
+    )
+    group = select.args.get("group")
+    if group is not None:
+        extra += [
+            f"GROUP BY {k.upper()}" for k, v in group.args.items() if v and k != "expressions"
+        ]
+    if extra:
+        raise InputError(
+            f"DPX-V027 {', '.join(extra)} is not supported in a DP SELECT. Rule: only FROM, "
+            "WHERE, GROUP BY keys, HAVING, ORDER BY and LIMIT are understood (v1). Fix: remove it."
+        )
 
 
 def _order_substitute(order: exp.Order, substitute, output_names: set[str]) -> exp.Order:

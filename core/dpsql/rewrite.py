@@ -87,7 +87,7 @@ class StagedPlan:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
         stages = self.stages if executable else build_stages(self, use_hash=False, dialect=dialect)
-        return assemble(self.query, stages).sql(dialect=dialect, pretty=pretty)
+        return assemble(self.query, stages, total=executable).sql(dialect=dialect, pretty=pretty)
 
     def stage_sql(self, name: str, limit: int | None = None) -> str:
         """Executable DuckDB SQL that selects one stage (for the teaching inspector)."""
@@ -96,7 +96,7 @@ class StagedPlan:
         final = exp.select("*").from_(name)
         if limit is not None:
             final = final.limit(limit)
-        return assemble(self.query, upto, final).sql(dialect="duckdb")
+        return assemble(self.query, upto, final, total=True).sql(dialect="duckdb")
 
 
 def col(name: str, table: str | None = None) -> exp.Column:
@@ -134,6 +134,52 @@ def integerise(e: exp.Expression, exponent: int) -> exp.Expression:
 
 def as_double(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
+
+
+def safe_double(e: exp.Expression) -> exp.Expression:
+    """TRY_CAST(e AS DOUBLE): NULL, not an error, for a value that is not a number."""
+    return exp.TryCast(this=e, to=exp.DataType.build("DOUBLE"))
+
+
+# Row-level computations that can fail on a value (overflow, bad cast, division by zero, ...).
+RISKY = (
+    exp.Func,
+    exp.Cast,
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.IntDiv,
+    exp.Mod,
+    exp.Pow,
+    exp.Neg,
+)
+NOT_ROW_LEVEL = (exp.AggFunc, exp.Query, exp.Subquery, exp.Window, exp.Star)
+
+
+def totalise(tree: exp.Expression) -> exp.Expression:
+    """Wrap each outermost row-level computation over columns in TRY(...): a bad value then
+    yields NULL instead of an error. An error would be a data-dependent signal that no noise
+    covers ("does any row make CAST fail?"), and DuckDB's message quotes the value."""
+
+    def fn(node):
+        if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(
+            node.this, (exp.TryCast, exp.Distinct)
+        ):
+            # DECIMAL/HUGEINT sums can overflow, an error only some data triggers: sum doubles.
+            # Changed in place (the tree is a copy) so the argument is still visited.
+            node.set("this", safe_double(node.this))
+            return node
+        if (
+            isinstance(node, RISKY)
+            and not isinstance(node, (exp.AggFunc, exp.Try))
+            and node.find(exp.Column) is not None
+            and not any(isinstance(n, NOT_ROW_LEVEL) for n in node.walk())
+        ):
+            return exp.Try(this=node.copy())
+        return node
+
+    return tree.transform(fn)
 
 
 def choose_exponent(bound: float, epsilon: Fraction, factor: int) -> int:
@@ -246,6 +292,8 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
     mech = {(m.aggregate, m.component): m for m in plan.mechanisms}
     wide = dialect != "duckdb"  # other engines: sum integers as DECIMAL(38, 0)
     stages: list[tuple[str, exp.Select]] = []
+    # executed SQL: a value that cannot be cast gives NULL, never a data-dependent error
+    to_double = safe_double if use_hash else as_double
 
     # src: project _uid, keys and aggregate arguments from the validated relation
     uid_cols = [col(s.uid, s.alias) for s in plan.sources if s.private]
@@ -275,7 +323,7 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
     src.set("expressions", projections)
     if q.where is not None:
         src.set("where", exp.Where(this=q.where.copy()))
-    stages.append(("src", src))
+    stages.append(("src", totalise(src) if use_hash else src))
 
     row_aggs = [i for i, a in enumerate(aggs) if a.kind in ROW_LEVEL_KINDS]
     per_user_from = "src"
@@ -317,16 +365,16 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
         elif a.kind == "COUNT_VALUES":
             partials.append(exp.alias_(exp.Count(this=arg), f"p{i}"))
         elif a.kind == "SUM":
-            partials.append(exp.alias_(exp.Sum(this=arg), f"p{i}"))
+            partials.append(exp.alias_(exp.Sum(this=to_double(arg) if use_hash else arg), f"p{i}"))
         elif a.kind == "AVG":
-            partials.append(exp.alias_(exp.Avg(this=arg), f"p{i}"))
+            partials.append(exp.alias_(exp.Avg(this=to_double(arg) if use_hash else arg), f"p{i}"))
         elif a.kind in ("VAR", "STDDEV", "QUANTILE"):
             # rows are ranked within (unit, keys, value IS NULL): keep <= k non-NULL rows
             keep = exp.and_(
                 exp.LTE(this=col(f"rn_{arg_col[i]}"), expression=num(k_rows)),
                 exp.Not(this=exp.Is(this=arg.copy(), expression=exp.Null())),
             )
-            row = clamp(as_double(arg), a.lower, a.upper)
+            row = clamp(to_double(arg), a.lower, a.upper)
             if a.kind == "QUANTILE":
                 cond = keep
                 agg = exp.ArrayAgg(this=row) if wide else exp.List(expressions=[row])
@@ -500,13 +548,17 @@ def _public_group_stages(plan: StagedPlan, stat_names: list[str]) -> list[tuple[
 
 
 def assemble(
-    query: DPQuery, stages: list[tuple[str, exp.Select]], final: exp.Select | None = None
+    query: DPQuery,
+    stages: list[tuple[str, exp.Select]],
+    final: exp.Select | None = None,
+    total: bool = False,
 ) -> exp.Select:
-    """WITH <user CTEs>, <stages> SELECT * FROM <last stage>."""
+    """WITH <user CTEs>, <stages> SELECT * FROM <last stage>; `total`: the executed form, with
+    the user's CTEs totalised like `src` (DuckDB's TRY)."""
     last = stages[-1][0]
     out = (final or exp.select("*").from_(last)).copy()
     user = query.relation.args.get("with_")
-    ctes = [c.copy() for c in user.expressions] if user is not None else []
+    ctes = [totalise(c) if total else c.copy() for c in user.expressions] if user else []
     ctes += [
         exp.CTE(this=s.copy(), alias=exp.TableAlias(this=exp.to_identifier(n))) for n, s in stages
     ]

@@ -64,7 +64,9 @@ def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = No
             "Fix: query a private table (public tables can be joined to it)."
         )
     check_expression_subqueries(select, checker)
-    query = normalize(select, catalog.uid_names(), defaults or {}, sql)
+    # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
+    uid_names = catalog.uid_names() | {s.uid for s in sources if s.private and s.uid}
+    query = normalize(select, uid_names, defaults or {}, sql)
     public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
     return Prepared(query, rewrite(query, sources, salt, public), catalog)
@@ -205,6 +207,8 @@ def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) 
     """Check the budget, charge it, run the staged SQL and release noisy rows with intervals."""
     plan = prepared.plan
     spends = planned_spends(plan)
+    sql = plan.sql("duckdb", executable=True, pretty=False)
+    engine.bind(sql)  # schema errors are refused uncharged; binding reads no data
     try:
         ledger.check(spends)  # refused before any data is read
     except BudgetExceededError as err:
@@ -220,7 +224,7 @@ def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) 
             )
         ) from None
     ledger.spend_all(spends)
-    cross = engine.frame(plan.sql("duckdb", executable=True, pretty=False))
+    cross = engine.frame(sql)
     rel = release(plan, cross, noise)
     table, order = _post(plan.query, rel.table)
     columns = [o.name for o in plan.query.outputs]

@@ -203,6 +203,7 @@ class RelationChecker:
     def __init__(self, catalog: Catalog, ctes: dict[str, exp.Select]):
         self.catalog = catalog
         self.ctes = ctes
+        self._visiting: set[str] = set()  # CTEs being checked: a cycle would never end
 
     def sources(self, select: exp.Select) -> list[Source]:
         """Sources of `select`'s FROM/JOINs after checking every join rule."""
@@ -231,7 +232,16 @@ class RelationChecker:
             name = node.name
             alias = node.alias or name
             if name.lower() in self.ctes:
-                return self._subquery(self.ctes[name.lower()], alias)
+                if name.lower() in self._visiting:
+                    raise InputError(
+                        f"DPX-V016 CTE `{name}` refers to itself. Rule: WITH RECURSIVE and "
+                        "cyclic CTEs are not allowed. Fix: read a registered table instead."
+                    )
+                self._visiting.add(name.lower())
+                try:
+                    return self._subquery(self.ctes[name.lower()], alias)
+                finally:
+                    self._visiting.discard(name.lower())
             spec = self.catalog.get(name)
             if spec is None:
                 known = ", ".join(self.catalog.names()) or "none"
@@ -239,11 +249,11 @@ class RelationChecker:
                     f"DPX-S003 unknown table `{name}`. Rule: only registered tables can be read "
                     f"(no file paths). Registered: {known}. Fix: use one of them."
                 )
-            return Source(alias, spec.private, spec.uid, spec.name)
+            return _no_private_pivot(node, Source(alias, spec.private, spec.uid, spec.name))
         if isinstance(node, exp.Subquery):
             if not node.alias:
                 raise InputError("DPX-V016 a subquery in FROM needs an alias. Fix: add AS name.")
-            return self._subquery(node.this, node.alias)
+            return _no_private_pivot(node, self._subquery(node.this, node.alias))
         raise InputError(
             f"DPX-S003 `{node.sql(dialect=DPSQL)}` is not allowed in FROM. Rule: only registered tables and "
             "SELECT subqueries (no UNNEST, VALUES, LATERAL or table functions). Fix: remove it."
@@ -313,29 +323,43 @@ class RelationChecker:
         private = [s for s in inner if s.private]
         if not private:
             return Source(alias, False, None)  # public subqueries are unrestricted
-        self._check_private_subquery(select, alias)
+        self._check_private_subquery(select, alias, inner)
         group = select.args.get("group")
         has_agg = any(isinstance(n, exp.AggFunc) for e in select.expressions for n in e.walk())
         if group is not None or has_agg:
             keys = group.expressions if group is not None else []
-            uid_names = {s.uid.lower() for s in private if s.uid}
-            if not any(isinstance(k, exp.Column) and k.name.lower() in uid_names for k in keys):
+            if not any(_is_uid(k, inner) for k in keys):
                 raise InputError(
                     f"DPX-V012 subquery `{alias}` aggregates private rows without grouping by the "
                     "privacy unit. Rule: GROUP BY in a private subquery must include uid (Wilson "
                     f"Table 4.3). Fix: add {private[0].uid} to its GROUP BY and SELECT."
                 )
-        uid = self._projected_uid(select, private, alias)
+        uid = self._projected_uid(select, inner, alias)
         return Source(alias, True, uid)
 
-    def _check_private_subquery(self, select: exp.Select, alias: str) -> None:
+    def _check_private_subquery(self, select: exp.Select, alias: str, inner: list[Source]) -> None:
         for arg, what in (("limit", "LIMIT"), ("offset", "OFFSET")):
             if select.args.get(arg) is not None:
                 raise InputError(
                     f"DPX-V016 {what} in private subquery `{alias}`. Rule: it selects rows "
                     "depending on other units (v1). Fix: remove it."
                 )
+        distinct = select.args.get("distinct")
+        on = distinct.args.get("on") if distinct is not None else None
+        on_keys = on.expressions if isinstance(on, exp.Tuple) else [on]
+        if on is not None and not any(_is_uid(e, inner) for e in on_keys):
+            raise InputError(
+                f"DPX-V016 DISTINCT ON without the privacy unit in private subquery `{alias}`. "
+                "Rule: it keeps one row per key across units, so one unit can change which rows "
+                f"of other units survive (Wilson Table 4.3). Fix: add the unit column to DISTINCT "
+                "ON, or use GROUP BY with the unit."
+            )
         for node in select.walk():
+            if isinstance(node, (exp.TableSample, exp.Pivot)):
+                raise InputError(
+                    f"DPX-V016 sampling or PIVOT in private subquery `{alias}`. Rule: they "
+                    "select or combine rows across units (v1). Fix: remove it."
+                )
             if isinstance(node, exp.Window):
                 raise InputError(
                     f"DPX-V016 window function in private subquery `{alias}`. Rule: windows mix "
@@ -353,21 +377,36 @@ class RelationChecker:
                     "Fix: use a JOIN with a public table instead."
                 )
 
-    def _projected_uid(self, select: exp.Select, private: list[Source], alias: str) -> str:
-        uid_names = {s.uid.lower() for s in private if s.uid}
-        for item in select.expressions:
-            if isinstance(item, exp.Star) or (
-                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
-            ):
-                return private[0].uid
-            inner = item.this if isinstance(item, exp.Alias) else item
-            if isinstance(inner, exp.Column) and inner.name.lower() in uid_names:
-                return item.alias_or_name
-        raise InputError(
-            f"DPX-V013 subquery `{alias}` does not output the privacy unit. Rule: every operator "
-            f"must carry uid to its output (Wilson Table 4.3). Fix: add {private[0].uid} to its "
-            "SELECT list."
-        )
+    def _projected_uid(self, select: exp.Select, inner: list[Source], alias: str) -> str:
+        """The output name of the privacy unit. The column must come from a private source
+        (a same-named public column is not the unit) and its output name must be unique."""
+        items = list(select.expressions)
+        stars = [i for i in items if _is_star(i)]
+        private = [s for s in inner if s.private]
+        if stars and (len(inner) != 1 or len(stars) != 1):
+            raise InputError(
+                f"DPX-V013 `*` in private subquery `{alias}` over a join. Rule: the privacy unit "
+                "must be identifiable in its output (a joined table may carry a column of the "
+                f"same name). Fix: list the columns, including {private[0].uid}."
+            )
+        if stars:
+            uid = private[0].uid
+        else:
+            found = next((i for i in items if _is_uid(_unalias(i), inner)), None)
+            if found is None:
+                raise InputError(
+                    f"DPX-V013 subquery `{alias}` does not output the privacy unit. Rule: every "
+                    "operator must carry uid to its output (Wilson Table 4.3). Fix: add "
+                    f"{private[0].uid} to its SELECT list."
+                )
+            uid = found.alias_or_name
+        others = [i for i in items if not _is_star(i) and i.alias_or_name.lower() == uid.lower()]
+        if len(others) > (0 if stars else 1):
+            raise InputError(
+                f"DPX-V014 subquery `{alias}` outputs two columns named `{uid}`. Rule: the "
+                "privacy unit must be unambiguous. Fix: rename the other column."
+            )
+        return uid
 
     def _reads_private(self, node: exp.Expression) -> bool:
         for table in node.find_all(exp.Table):
@@ -375,6 +414,39 @@ class RelationChecker:
             if (spec is not None and spec.private) or table.name.lower() in self.ctes:
                 return True
         return False
+
+
+def _unalias(node: exp.Expression) -> exp.Expression:
+    return node.this if isinstance(node, exp.Alias) else node
+
+
+def _is_star(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Star) or (
+        isinstance(node, exp.Column) and isinstance(node.this, exp.Star)
+    )
+
+
+def _is_uid(node: exp.Expression, sources: list[Source]) -> bool:
+    """A column that is the privacy unit of a private source of this scope. Qualified columns
+    must name that source; unqualified ones match by name (DuckDB rejects an ambiguous name)."""
+    if not isinstance(node, exp.Column) or isinstance(node.this, exp.Star):
+        return False
+    name = node.name.lower()
+    if node.table:
+        return any(
+            s.private and s.uid and s.alias.lower() == node.table.lower() and s.uid.lower() == name
+            for s in sources
+        )
+    return any(s.private and s.uid and s.uid.lower() == name for s in sources)
+
+
+def _no_private_pivot(node: exp.Expression, source: Source) -> Source:
+    if source.private and (node.args.get("pivots") or node.args.get("sample")):
+        raise InputError(
+            f"DPX-V016 PIVOT/UNPIVOT or sampling on private relation `{source.alias}`. Rule: "
+            "they combine or select rows across units (v1). Fix: remove it."
+        )
+    return source
 
 
 def check_expression_subqueries(select: exp.Select, checker: RelationChecker) -> None:
@@ -399,6 +471,13 @@ def check_expression_subqueries(select: exp.Select, checker: RelationChecker) ->
 
 def ctes_of(select: exp.Select, catalog: Catalog) -> dict[str, exp.Select]:
     with_ = select.args.get("with_")
+    for node in select.find_all(exp.With):
+        if node is not with_:
+            raise InputError(
+                "DPX-V016 WITH inside a subquery. Rule: CTEs are allowed only at the start of "
+                "the query, where they are checked against the catalogue (a nested CTE could "
+                "shadow a table name). Fix: move the CTE to the leading WITH."
+            )
     ctes: dict[str, exp.Select] = {}
     if with_ is None:
         return ctes

@@ -12,8 +12,8 @@ WITH src AS (
   SELECT
     k0,
     _uid,
-    SUM(a0) AS p0,
-    AVG(a0) AS p1
+    SUM(TRY_CAST(a0 AS DOUBLE)) AS p0,
+    AVG(TRY_CAST(a0 AS DOUBLE)) AS p1
   FROM src
   WHERE
     NOT _uid IS NULL
