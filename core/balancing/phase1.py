@@ -192,15 +192,7 @@ def order_at(result: Phase1Result, j: int) -> tuple[tuple[str, int], ...]:
         remaining = dict(result.counts)
         order = sorted(remaining, key=lambda v: (-remaining[v], index[v]))
     for group in result.groups[start - 1 : j - 1]:
-        for v, c in group.items():
-            remaining[v] -= c
-        if result.tie_policy == "stable":
-            order = [v for v in order if remaining[v] > 0]
-            order.sort(key=lambda v: -remaining[v])
-        else:
-            order = sorted(
-                (v for v in order if remaining[v] > 0), key=lambda v: (-remaining[v], index[v])
-            )
+        order = _remove_group(order, remaining, group, result.tie_policy, index)
     return tuple((v, remaining[v]) for v in order)
 
 
@@ -214,12 +206,13 @@ def iter_orders(result: Phase1Result):
     order = sorted(remaining, key=lambda v: (-remaining[v], index[v]))
     for group in result.groups:
         yield tuple((v, remaining[v]) for v in order)
-        for v, c in group.items():
-            remaining[v] -= c
-        if result.tie_policy == "stable":
-            order = [v for v in order if remaining[v] > 0]
-            order.sort(key=lambda v: -remaining[v])
-        else:
-            order = sorted(
-                (v for v in order if remaining[v] > 0), key=lambda v: (-remaining[v], index[v])
-            )
+        order = _remove_group(order, remaining, group, result.tie_policy, index)
+
+
+def _remove_group(order: list, remaining: dict, group: dict, tie_policy: str, index: dict) -> list:
+    """Take `group` out of `remaining` (in place) and return the next iteration's order (§2.4)."""
+    for v, c in group.items():
+        remaining[v] -= c
+    if tie_policy == "stable":
+        return sorted((v for v in order if remaining[v] > 0), key=lambda v: -remaining[v])
+    return sorted((v for v in order if remaining[v] > 0), key=lambda v: (-remaining[v], index[v]))
