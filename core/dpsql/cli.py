@@ -3,17 +3,23 @@
 dpx sql --table NAME=FILE [--table NAME=FILE ...] [--public NAME=FILE ...] --uid COL
         (--query SQL | --query-file F) [--epsilon E] [--delta D] [--max-groups C]
         [--budget-epsilon TOTAL] [--seed S] [--explain] [--dialect duckdb|spark|bigquery|postgres]
-        [--json] [--dry-run] [--export-bigquery FILE.sql]
-Options written in the query's OPTIONS(...) take precedence over the flags.
+        [--json] [--dry-run] [--export-bigquery FILE.sql] [--timeout SECONDS]
+        [--max-epsilon-per-query E1] [--max-delta-per-query D1]
+Options written in the query's OPTIONS(...) take precedence over the flags; the per-query caps
+bound them. No traceback ever leaves `dpx sql`: unexpected errors become a generic exit-2
+message that quotes no data (and, after the data was read, keeps the charge; see `service.run`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from core.dpsql.caps import QueryCaps
 from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
+from core.dpsql.jsonsafe import jsonable
+from core.dpsql.limits import DEFAULT_TIMEOUT_S, check_timeout
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import explain, prepare, run
 from core.errors import InputError
@@ -27,6 +33,12 @@ def register(sub, common) -> None:
         help="DP SQL: SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY over private tables",
         description="Run a differentially private SQL query; OPTIONS in the query win over flags.",
     )
+    add_arguments(p)
+    p.set_defaults(handler=handle)
+
+
+def add_arguments(p) -> None:
+    """Every `dpx sql` flag, in one place (later flags such as --dataset extend this)."""
     p.add_argument(
         "--table",
         action="append",
@@ -72,7 +84,24 @@ def register(sub, common) -> None:
         help="write the query in BigQuery's SELECT WITH DIFFERENTIAL_PRIVACY syntax "
         "and exit; reads no data, charges nothing",
     )
-    p.set_defaults(handler=handle)
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"wall-clock limit of the query in DuckDB (default {DEFAULT_TIMEOUT_S:g}); a query "
+        "stopped after reading data keeps its charge",
+    )
+    p.add_argument(
+        "--max-epsilon-per-query",
+        type=float,
+        help="refuse a query whose epsilon is above this cap (no cap by default)",
+    )
+    p.add_argument(
+        "--max-delta-per-query",
+        type=float,
+        help="refuse a query whose delta is above this cap (no cap by default)",
+    )
 
 
 def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -88,6 +117,45 @@ def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
 
 
 def handle(args) -> dict | str:
+    """`dpx sql` with a top-level guard: any unexpected exception becomes a generic one-line
+    refusal (exit 2) that quotes no data. `service.run` already turns failures after the charge
+    into messages that keep and state the charge; anything else that reaches this guard says
+    whether the ledger had been charged."""
+    ledger = BudgetLedger(total_epsilon=args.budget_epsilon)
+    try:
+        out = _handle(args, ledger)
+        return jsonable(out) if isinstance(out, dict) else out
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(
+            "DPX-S005 the query is nested too deeply to analyse. Fix: flatten it. "
+            "Nothing was charged."
+        ) from None
+    except Exception:  # noqa: BLE001 - never a traceback
+        charged = (
+            f"The charge of epsilon = {ledger.epsilon_spent:.4g} stands."
+            if ledger.spends
+            else "Nothing was charged."
+        )
+        raise InputError(
+            f"DPX-E009 internal error (details withheld: they could depend on private data). "
+            f"{charged} Please report the query."
+        ) from None
+
+
+def caps_from(args) -> QueryCaps:
+    """Per-query caps from the CLI flags (a registered dataset's policy may pass its own)."""
+    return QueryCaps(
+        args.max_epsilon_per_query,
+        args.max_delta_per_query,
+        "--max-epsilon-per-query / --max-delta-per-query",
+    )
+
+
+def _handle(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict | str:
+    timeout = check_timeout(args.timeout)
+    caps = caps or caps_from(args)
     if not args.table:
         raise InputError("dpx sql needs at least one private --table NAME=FILE.")
     catalog = Catalog()
@@ -120,8 +188,7 @@ def handle(args) -> dict | str:
         info = explain(prepared, args.dialect)
         info["mode"] = noise.mode
         return info if args.json else _explain_text(info)
-    ledger = BudgetLedger(total_epsilon=args.budget_epsilon)
-    result = run(prepared, Engine(catalog), noise, ledger)
+    result = run(prepared, Engine(catalog, timeout_s=timeout), noise, ledger, caps)
     out = result.to_dict()
     if args.explain:
         out["rewritten_sql"] = prepared.plan.sql(args.dialect)

@@ -1,7 +1,8 @@
 """The embedded DuckDB sandbox (spec §4.1).
 
-Tables are copied into an in-memory database first; then external access is disabled and the
-configuration locked, before any SQL derived from a user query runs. From then on only the
+Tables are copied into an in-memory database first; then threads and the memory limit are set,
+external access is disabled and the configuration locked, before any SQL derived from a user
+query runs. A watchdog thread interrupts a query that runs past the time limit. From then on only the
 catalogue tables are visible: no files, network or extensions. The engine only ever executes
 SELECTs generated from the validated AST, never the user's string.
 """
@@ -14,6 +15,7 @@ import duckdb
 import pandas as pd
 
 from core.dpsql.catalog import Catalog
+from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
 from core.errors import InputError
 
 # Errors that depend only on the schema and the query text (names, types), never on values.
@@ -26,15 +28,16 @@ LOCKDOWN = (
 
 
 def sandbox(
-    tables: dict[str, pd.DataFrame], threads: int | None = None
+    tables: dict[str, pd.DataFrame], limits: ResourceLimits = DEFAULT_LIMITS
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection holding `tables`, locked down before it is returned."""
+    """An in-memory connection holding `tables`, with `limits.threads` and
+    `limits.memory_limit` set, locked down before it is returned."""
     con = duckdb.connect(":memory:")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
     con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
-    if threads:
-        con.execute(f"SET threads = {int(threads)}")
+    con.execute(f"SET threads = {int(limits.threads)}")
+    con.execute("SET memory_limit = ?", [str(limits.memory_limit)])
     for name, frame in tables.items():
         view = f"__load_{name}"
         con.register(view, frame)
@@ -49,11 +52,24 @@ class Engine:
     """A locked DuckDB connection over a catalogue; runs generated SELECTs only."""
 
     def __init__(
-        self, catalog: Catalog, threads: int | None = None, timeout_s: float | None = None
+        self,
+        catalog: Catalog,
+        threads: int | None = None,
+        timeout_s: float | None = None,
+        memory_limit: str | None = None,
+        limits: ResourceLimits | None = None,
     ):
+        """`limits` (or the single overrides) bound threads, memory and the wall-clock
+        seconds per query; defaults are `limits.DEFAULT_LIMITS` (60 s)."""
+        base = limits or DEFAULT_LIMITS
+        self.limits = ResourceLimits(
+            threads=threads or base.threads,
+            memory_limit=memory_limit or base.memory_limit,
+            timeout_s=timeout_s or base.timeout_s,
+        )
+        self.timeout_s = self.limits.timeout_s
         self.catalog = catalog
-        self.timeout_s = timeout_s
-        self.con = sandbox({t.name: t.frame for t in catalog.tables()}, threads=threads)
+        self.con = sandbox({t.name: t.frame for t in catalog.tables()}, self.limits)
 
     def bind(self, sql: str) -> None:
         """Bind `sql` against the schema without running it, so that a query with an unknown
@@ -64,6 +80,11 @@ class Engine:
             raise InputError(
                 f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
                 "column names and types in the query. Nothing was charged."
+            ) from None
+        except duckdb.Error:  # binding reads no data, but keep DuckDB's text out anyway
+            raise InputError(
+                "DPX-E001 DuckDB refused the generated query before reading any data. Fix: "
+                "check the query's names, types and literals. Nothing was charged."
             ) from None
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple]]:
@@ -80,9 +101,14 @@ class Engine:
             cur.execute(sql)
             rows = cur.fetchall()
         except duckdb.InterruptException:
-            raise InputError(
-                f"DPX-E003 the query was stopped after {self.timeout_s:g} s. Fix: filter the "
-                "data, group more coarsely, or raise the time limit."
+            raise ExecutionStopped(
+                f"DPX-E003 the query was stopped after the time limit of {self.timeout_s:g} s. "
+                "Fix: filter the data, group more coarsely, or raise the time limit (--timeout)."
+            ) from None
+        except duckdb.OutOfMemoryException:
+            raise ExecutionStopped(
+                f"DPX-E005 the query ran out of memory (limit {self.limits.memory_limit}). Fix: "
+                "filter the data, group more coarsely, or avoid joins that multiply rows."
             ) from None
         except SCHEMA_ERRORS as err:
             raise InputError(
@@ -112,7 +138,7 @@ class Engine:
 
 def post_process(released: pd.DataFrame, sql: str) -> pd.DataFrame:
     """Run post-processing SQL on the released rows only, in a fresh locked connection."""
-    con = sandbox({"released": released})
+    con = sandbox({"released": released}, ResourceLimits(threads=1))
     try:
         return con.execute(sql).df()
     except duckdb.Error as err:

@@ -7,15 +7,28 @@ frozen dataclasses, so the paper form and the ZetaSQL form behave identically.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 from sqlglot import exp
 
 Form = Literal["ANONYMIZATION", "DIFFERENTIAL_PRIVACY"]
-AggKind = Literal[
-    "COUNT_UNITS", "COUNT_ROWS", "COUNT_VALUES", "SUM", "AVG", "VAR", "STDDEV", "QUANTILE"
-]
-ROW_LEVEL_KINDS = ("VAR", "STDDEV", "QUANTILE")
+
+
+class AggKind(StrEnum):
+    """The DP aggregate kinds of spec §1.3 (a StrEnum: `AggKind.SUM == "SUM"`)."""
+
+    COUNT_UNITS = "COUNT_UNITS"
+    COUNT_ROWS = "COUNT_ROWS"
+    COUNT_VALUES = "COUNT_VALUES"
+    SUM = "SUM"
+    AVG = "AVG"
+    VAR = "VAR"
+    STDDEV = "STDDEV"
+    QUANTILE = "QUANTILE"
+
+
+ROW_LEVEL_KINDS = (AggKind.VAR, AggKind.STDDEV, AggKind.QUANTILE)
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,9 @@ class DPAggregate:
     weight: float
     alias: str
     span: SourceSpan
+
+    def __post_init__(self):
+        object.__setattr__(self, "kind", AggKind(self.kind))  # normalisers may pass the name
 
     @property
     def signature(self) -> tuple:

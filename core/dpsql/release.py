@@ -14,6 +14,7 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
+from core.dpsql.limits import ROW_ID
 from core.dpsql.quantile import private_quantile
 from core.dpsql.rewrite import Mechanism, StagedPlan, midpoints
 from core.dpsql.threshold import engine_threshold, opendp_threshold_delta, realised_delta, tau
@@ -151,7 +152,7 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
             iv = np.full((rows, 2), np.nan)
         out[f"v{i}"] = np.asarray(value, dtype=float) if rows else np.zeros(0)
         intervals[i] = iv.reshape(rows, 2) if rows else np.zeros((0, 2))
-    out["_row"] = np.arange(rows)
+    out[ROW_ID] = np.arange(rows)
     return Released(out, intervals, th, rows)
 
 

@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from core.dpsql.budget_split import split_epsilon
 from core.dpsql.ir import ROW_LEVEL_KINDS, DPAggregate, DPQuery
+from core.dpsql.mechanisms import Mechanism
 from core.dpsql.validate import Source
 from core.errors import InputError
 
@@ -47,28 +48,6 @@ STAGE_CAPTIONS = {
     "public_keys": "PUBLIC_GROUPS: the distinct keys of the public table",
     "public_groups": "every public key, left-joined to cross_user (empty groups are pure noise)",
 }
-
-
-@dataclass(frozen=True)
-class Mechanism:
-    """One noisy statistic: column of cross_user, integer sensitivity, epsilon and scale."""
-
-    aggregate: int | None  # index into query.aggregates; None for the threshold count
-    component: str  # units | count | sum | sumsq | quantile
-    column: str
-    sensitivity: int  # per partition, in integer units (values x 2^exponent)
-    exponent: int
-    epsilon: Fraction
-    max_groups: int
-
-    @property
-    def scale(self) -> float:
-        """Laplace scale b = C_u * Delta / eps in integer units (spec §2.7)."""
-        return self.max_groups * self.sensitivity / float(self.epsilon)
-
-    @property
-    def kind(self) -> str:
-        return "exponential mechanism" if self.component == "quantile" else "discrete Laplace"
 
 
 @dataclass

@@ -15,11 +15,22 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
+from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import Catalog
 from core.dpsql.dialect import parse_statements
 from core.dpsql.engine import Engine, post_process
 from core.dpsql.ir import DPQuery
+from core.dpsql.jsonsafe import jsonable
+from core.dpsql.limits import (
+    ROW_ID,
+    ExecutionStopped,
+    check_reserved_names,
+    check_text,
+    check_tree,
+)
+from core.dpsql.mechanisms import charges
 from core.dpsql.normalize import normalize
+from core.dpsql.options import check_ranges
 from core.dpsql.release import (
     CONFIDENCE,
     Released,
@@ -39,7 +50,7 @@ from core.dpsql.validate import (
     public_key_source,
 )
 from core.errors import BudgetExceededError, InputError
-from core.privacy import BudgetLedger, Noise, Spend, make_spend
+from core.privacy import BudgetLedger, Noise, Spend
 
 NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
 CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling bias"
@@ -53,8 +64,23 @@ class Prepared:
 
 
 def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
-    """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`."""
+    """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`.
+
+    Size limits on the text and the tree, and the option ranges, are checked here too; a
+    query nested deeper than Python's stack allows is refused (DPX-S005), never a crash."""
+    check_text(sql)
+    try:
+        return _prepare(sql, catalog, noise, defaults)
+    except RecursionError:
+        raise InputError(
+            "DPX-S005 the query is nested too deeply to analyse. Fix: flatten nested "
+            "expressions or subqueries. Nothing was read or charged."
+        ) from None
+
+
+def _prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None) -> Prepared:
     select = gate(parse_statements(sql))
+    check_tree(select)
     checker = RelationChecker(catalog, ctes_of(select, catalog))
     sources = checker.sources(select)
     check_functions(select)
@@ -67,34 +93,17 @@ def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = No
     # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
     uid_names = catalog.uid_names() | {s.uid for s in sources if s.private and s.uid}
     query = normalize(select, uid_names, defaults or {}, sql)
+    check_ranges(query)
+    check_reserved_names([o.name for o in query.outputs])
     public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
     return Prepared(query, rewrite(query, sources, salt, public), catalog)
 
 
 def planned_spends(plan: StagedPlan) -> list[Spend]:
-    """One ledger entry per noisy statistic; delta goes to partition selection."""
-    q = plan.query
-    rows = mechanism_rows(plan)
-    spends = []
-    for r in rows:
-        if r["kind"] == "THRESHOLD" and r["epsilon"] == 0.0:
-            spends.append(
-                make_spend(
-                    "partition selection: threshold on the reused unit count",
-                    "privacy unit",
-                    0.0,
-                    q.options.delta,
-                )
-            )
-            continue
-        label = (
-            f"{r['aggregate']}: {r['kind']} {r['component']} ({r['mechanism']}, scale {r['scale']:.4g})"
-            if r["kind"] != "THRESHOLD"
-            else f"partition selection: unit count >= T ({r['mechanism']}, scale {r['scale']:.4g})"
-        )
-        spends.append(make_spend(label, "privacy unit", r["epsilon"], r["delta"]))
-    return spends
+    """One ledger entry per noisy statistic, derived from the same `Mechanism` objects that set
+    the noise scales (`mechanisms.charges`); delta goes to partition selection."""
+    return [c.spend() for c in charges(plan)]
 
 
 def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
@@ -178,13 +187,13 @@ class QueryResult:
         th = self.released.threshold
         return {
             "columns": self.columns,
-            "rows": [[_plain(v) for v in row] for row in self.table.itertuples(index=False)],
+            "rows": [jsonable(list(row)) for row in self.table.itertuples(index=False)],
             "ci95": self.ci95,
             "intervals95": self.intervals,
             "ci_note": CI_CAVEAT,
             "threshold": _threshold_dict(th),
             "partitions_released": self.released.partitions_released,
-            "ledger": [s.__dict__ for s in self.spends],
+            "ledger": [jsonable(s.__dict__) for s in self.spends],
             "epsilon_spent": float(sum(s.epsilon for s in self.spends)),
             "delta_spent": float(sum(s.delta for s in self.spends)),
             "session": self.ledger.summary(),
@@ -193,22 +202,27 @@ class QueryResult:
         }
 
 
-def _plain(v):
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        return None if not np.isfinite(v) else float(v)
-    if v is pd.NA or v is pd.NaT:
-        return None
-    return v
+def run(
+    prepared: Prepared,
+    engine: Engine,
+    noise: Noise,
+    ledger: BudgetLedger,
+    caps: QueryCaps = NO_CAPS,
+) -> QueryResult:
+    """Check caps and budget, charge, run the staged SQL and release noisy rows with intervals.
 
-
-def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) -> QueryResult:
-    """Check the budget, charge it, run the staged SQL and release noisy rows with intervals."""
+    Privacy claim: the release is (ε, δ)-DP at unit level with the charges of
+    `mechanisms.charges(plan)`, which are written to `ledger` before any data is read. Every
+    refusal before that point (caps DPX-B002, budget DPX-B001, binding DPX-E001) reads no data
+    and charges nothing. Anything that stops the query after the charge (time limit, memory,
+    a masked DuckDB error, an internal error) keeps the charge and says so, with a generic
+    message that quotes no data: whether a query fails is itself a released bit.
+    """
     plan = prepared.plan
     spends = planned_spends(plan)
     sql = plan.sql("duckdb", executable=True, pretty=False)
     engine.bind(sql)  # schema errors are refused uncharged; binding reads no data
+    caps.check_spends(spends)
     try:
         ledger.check(spends)  # refused before any data is read
     except BudgetExceededError as err:
@@ -224,6 +238,25 @@ def run(prepared: Prepared, engine: Engine, noise: Noise, ledger: BudgetLedger) 
             )
         ) from None
     ledger.spend_all(spends)
+    charged = (
+        f" The charge of epsilon = {sum(x.epsilon for x in spends):.4g}, delta = "
+        f"{sum(x.delta for x in spends):.2g} stands: the data had been read."
+    )
+    try:
+        return _execute(prepared, engine, noise, ledger, spends, sql)
+    except ExecutionStopped as err:
+        raise ExecutionStopped(f"{err}{charged}") from None
+    except InputError as err:
+        raise InputError(f"{err}{charged}") from None
+    except Exception:  # noqa: BLE001 - never a traceback, never data in the message
+        raise InputError(
+            "DPX-E009 internal error while computing the release (details withheld: they "
+            f"could depend on private data).{charged} Please report the query."
+        ) from None
+
+
+def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
+    plan = prepared.plan
     cross = engine.frame(sql)
     rel = release(plan, cross, noise)
     table, order = _post(plan.query, rel.table)
@@ -268,18 +301,20 @@ def query_record(plan: StagedPlan, rel: Released) -> dict:
 def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     """Select-list arithmetic, HAVING, ORDER BY and LIMIT over the released rows only."""
     items = [exp.alias_(o.expression.copy(), o.name, quoted=True) for o in query.outputs]
-    sel = exp.select(*items, exp.column("_row")).from_("released")
+    sel = exp.select(*items, exp.column(ROW_ID, quoted=True)).from_("released")
     post = query.post
     if post.having is not None:
         sel = sel.where(post.having.copy())
     if post.order is not None:
         sel.set("order", post.order.copy())
     else:  # default: by the keys, so repeated runs list partitions in the same order
-        sel = sel.order_by(*[f"k{i}" for i in range(len(query.keys))], "_row")
+        sel = sel.order_by(
+            *[f"k{i}" for i in range(len(query.keys))], exp.column(ROW_ID, quoted=True)
+        )
     if post.limit is not None:
         sel.set("limit", post.limit.copy())
     out = post_process(released, sel.sql(dialect="duckdb"))
-    order = out.pop("_row").to_numpy(dtype=int)
+    order = out.pop(ROW_ID).to_numpy(dtype=int)
     return out, order
 
 
