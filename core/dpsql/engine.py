@@ -136,14 +136,30 @@ class Engine:
         self.con.close()
 
 
-def post_process(released: pd.DataFrame, sql: str) -> pd.DataFrame:
-    """Run post-processing SQL on the released rows only, in a fresh locked connection."""
+def post_process(
+    released: pd.DataFrame, sql: str, timeout_s: float = DEFAULT_LIMITS.timeout_s
+) -> pd.DataFrame:
+    """Run post-processing SQL on the released rows only, in a fresh locked connection
+    (one thread, the default memory limit, and the same watchdog as the engine)."""
     con = sandbox({"released": released}, ResourceLimits(threads=1))
+    watchdog = threading.Timer(timeout_s, con.interrupt)
+    watchdog.start()
     try:
-        return con.execute(sql).df()
+        relation = con.sql(sql)
+        out = relation.df()
+        for i, kind in enumerate(relation.types):  # pandas turns DATE into a timestamp
+            if str(kind) == "DATE":
+                out[out.columns[i]] = [None if pd.isna(v) else v.date() for v in out.iloc[:, i]]
+        return out
+    except duckdb.InterruptException:
+        raise ExecutionStopped(
+            f"DPX-E003 post-processing was stopped after {timeout_s:g} s. Fix: simplify "
+            "HAVING / ORDER BY."
+        ) from None
     except duckdb.Error as err:
         raise InputError(
             f"DPX-E002 post-processing (HAVING/ORDER BY/LIMIT) failed: {str(err).splitlines()[0]}"
         ) from None
     finally:
+        watchdog.cancel()
         con.close()

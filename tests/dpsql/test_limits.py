@@ -1,0 +1,134 @@
+"""Resource limits (issue 9): DuckDB threads/memory set and locked, a wall-clock timeout that
+interrupts a genuinely slow query and keeps its charge, and size limits on the query text."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.cli import main
+from core.dpsql.engine import Engine, sandbox
+from core.dpsql.limits import (
+    MAX_PAREN_DEPTH,
+    MAX_QUERY_CHARS,
+    ExecutionStopped,
+    ResourceLimits,
+    check_text,
+    paren_depth,
+)
+from core.dpsql.service import prepare, run
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+
+COUNT_BY_X = (
+    "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
+    "a.x, ANON_COUNT(*, 1) AS c FROM Users, P AS a, P AS b, P AS c2 GROUP BY a.x"
+)
+
+
+@pytest.fixture
+def slow_catalog(catalog_of):
+    """60 units and a 2000-row public table: the triple cross join has 4.8e11 rows."""
+    users = pd.DataFrame({"uid": range(60), "v": np.arange(60.0)})
+    public = pd.DataFrame({"x": range(2000)})
+    return catalog_of({"Users": users}, {"P": public})
+
+
+def test_threads_and_memory_are_set_and_locked():
+    con = sandbox({"t": pd.DataFrame({"a": [1]})}, ResourceLimits(threads=1, memory_limit="64MB"))
+    threads, memory = con.execute(
+        "SELECT current_setting('threads'), current_setting('memory_limit')"
+    ).fetchone()
+    assert threads == 1
+    assert memory.endswith(("MiB", "MB")) and float(memory.split()[0]) <= 64
+    for statement in ("SET threads = 2", "SET memory_limit = '10GB'"):
+        with pytest.raises(duckdb.Error, match="locked"):
+            con.execute(statement)
+
+
+def test_engine_applies_its_limits(slow_catalog):
+    engine = Engine(slow_catalog, threads=1, memory_limit="256MB", timeout_s=5)
+    assert engine.limits == ResourceLimits(threads=1, memory_limit="256MB", timeout_s=5)
+    assert engine.con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"timeout_s": 0}, {"timeout_s": -1}, {"timeout_s": float("nan")}, {"threads": 0},
+     {"memory_limit": "lots"}, {"timeout_s": float("inf")}],
+)  # fmt: skip
+def test_bad_limits_are_refused(kwargs):
+    with pytest.raises(InputError, match="DPX-L001"):
+        ResourceLimits(**kwargs)
+
+
+def test_timeout_interrupts_a_cross_join_and_keeps_the_charge(slow_catalog):
+    noise = Noise.seeded(0)
+    prepared = prepare(COUNT_BY_X, slow_catalog, noise)
+    ledger = BudgetLedger()
+    with pytest.raises(ExecutionStopped) as err:
+        run(prepared, Engine(slow_catalog, timeout_s=0.5), noise, ledger)
+    message = str(err.value)
+    assert message.startswith("DPX-E003") and "time limit" in message
+    assert "stands" in message and "epsilon = 1" in message
+    assert ledger.epsilon_spent == pytest.approx(1.0)  # the data had been read: charged
+    assert ledger.delta_spent == pytest.approx(1e-5)
+
+
+def test_out_of_memory_is_charged_with_a_generic_message(catalog_of):
+    users = pd.DataFrame({"uid": range(2000), "v": np.arange(2000.0)})
+    catalog = catalog_of({"Users": users}, {"P": pd.DataFrame({"x": range(20000)})})
+    query = COUNT_BY_X.replace(", P AS b, P AS c2", "")
+    noise = Noise.seeded(0)
+    ledger = BudgetLedger()
+    with pytest.raises(ExecutionStopped) as err:
+        run(
+            prepare(query, catalog, noise),
+            Engine(catalog, threads=1, memory_limit="24MB", timeout_s=120),
+            noise,
+            ledger,
+        )
+    assert str(err.value).startswith("DPX-E005") and "stands" in str(err.value)
+    assert ledger.epsilon_spent == pytest.approx(1.0)
+
+
+def test_cli_timeout_exits_2_and_says_it_was_charged(tmp_path, capsys):
+    pd.DataFrame({"uid": range(60), "v": np.arange(60.0)}).to_csv(tmp_path / "u.csv", index=False)
+    pd.DataFrame({"x": range(2000)}).to_csv(tmp_path / "p.csv", index=False)
+    code = main(
+        ["sql", "--table", f"Users={tmp_path / 'u.csv'}", "--public", f"P={tmp_path / 'p.csv'}",
+         "--uid", "uid", "--query", COUNT_BY_X, "--timeout", "0.5", "--seed", "1"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "DPX-E003" in err and "stands" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "inf", "1e9"])
+def test_cli_refuses_a_bad_timeout(tmp_path, capsys, value):
+    pd.DataFrame({"uid": [1], "v": [1.0]}).to_csv(tmp_path / "u.csv", index=False)
+    code = main(
+        ["sql", "--table", f"Users={tmp_path / 'u.csv'}", "--uid", "uid",
+         "--query", COUNT_BY_X, f"--timeout={value}"]
+    )  # fmt: skip
+    assert code == 2
+    assert "DPX-L001" in capsys.readouterr().err
+
+
+def test_paren_depth_ignores_literals_names_and_comments():
+    assert paren_depth("SELECT ((1))") == 2
+    assert paren_depth("SELECT '((((' , \"a(((\" -- ((((\n /* (((( */ (1)") == 1
+    assert paren_depth("SELECT 'it''s ((' , (1)") == 1
+
+
+def test_text_limits():
+    check_text("SELECT " + "(" * MAX_PAREN_DEPTH + "1" + ")" * MAX_PAREN_DEPTH)
+    with pytest.raises(InputError, match="DPX-S005"):
+        check_text("SELECT " + "(" * (MAX_PAREN_DEPTH + 1) + "1" + ")" * (MAX_PAREN_DEPTH + 1))
+    with pytest.raises(InputError, match="DPX-S005"):
+        check_text("SELECT 1 " + " " * MAX_QUERY_CHARS)
+    with pytest.raises(InputError, match="DPX-S001"):
+        check_text("   ")
