@@ -53,7 +53,7 @@ def refused(files, capsys, query, code_fragment, *extra):
 
 
 def test_delta_denormal_with_two_groups_is_refused(files, capsys):
-    q = f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 5e-324, max_groups_contributed = 2) dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"  # noqa: E501
+    q = "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 5e-324, max_groups_contributed = 2) dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"  # noqa: E501
     assert "Fix" in refused(files, capsys, q, "DPX-V031")
 
 
