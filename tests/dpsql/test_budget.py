@@ -121,3 +121,62 @@ def test_full_join_propagates_the_unit_with_coalesce(catalog):
     assert "COALESCE(E.uid, O.uid) AS _uid" in plan.sql("duckdb", pretty=False)
     inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).plan
     assert "E.uid AS _uid" in inner.sql("duckdb", pretty=False)
+
+
+def test_charges_come_from_the_mechanisms_that_draw_the_noise(catalog_of, monkeypatch):
+    """Typed mechanisms (issue 9): the ledger's ε per entry and the scale of every noise draw
+    are read off the same `Mechanism` objects of the plan."""
+    from core.dpsql.mechanisms import charges
+
+    emp = pd.DataFrame({"uid": range(1000), "dept": ["HR", "IT"] * 500})
+    orders = pd.DataFrame({"uid": range(1000), "amount": [10.0] * 1000})
+    catalog = catalog_of({"Employee": emp, "Orders": orders})  # 500 units per dept >> T = 94
+    noise = Noise.seeded(4)
+    prepared = prepare(ZETA, catalog, noise)
+    plan = prepared.plan
+    drawn = []
+    original = noise.discrete_laplace
+
+    def recording(scale, size=None):
+        drawn.append(scale)
+        return original(scale, size=size)
+
+    monkeypatch.setattr(noise, "discrete_laplace", recording)
+    ledger = BudgetLedger()
+    result = run(prepared, _engine(catalog), noise, ledger)
+    assert result.released.partitions_released == 2
+    mechanisms = [*plan.mechanisms, plan.threshold_mechanism]
+    assert sorted(drawn) == sorted(m.scale for m in mechanisms)
+    planned = charges(plan)
+    assert [c.mechanism for c in planned] == mechanisms  # the very objects, in order
+    assert [s.epsilon for s in ledger.spends] == [float(m.epsilon) for m in mechanisms]
+    for m in mechanisms:  # b = C_u * Δ / ε_mech
+        assert m.scale == pytest.approx(m.max_groups * m.sensitivity / float(m.epsilon))
+
+
+def test_kinds_are_enums(catalog):
+    from core.dpsql.ir import AggKind
+    from core.dpsql.mechanisms import Component, MechanismKind
+
+    plan = prepare(ZETA, catalog, Noise.seeded(0)).plan
+    assert [a.kind for a in plan.query.aggregates] == [AggKind.COUNT_ROWS, AggKind.SUM, AggKind.AVG]
+    assert all(isinstance(m.component, Component) for m in plan.mechanisms)
+    assert {m.kind for m in plan.mechanisms} == {MechanismKind.DISCRETE_LAPLACE}
+
+
+def test_a_plan_whose_charges_do_not_add_up_is_never_run(catalog, monkeypatch):
+    """If a mechanism's ε were changed behind the split's back, the charges would no longer add
+    up to the query's ε: `charges` refuses before anything is charged or read."""
+    import dataclasses
+
+    noise = Noise.seeded(0)
+    prepared = prepare(ZETA, catalog, noise)
+    first = prepared.plan.mechanisms[0]
+    prepared.plan.mechanisms[0] = dataclasses.replace(first, epsilon=first.epsilon / 2)
+    engine = _engine(catalog)
+    calls = []
+    monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))
+    ledger = BudgetLedger()
+    with pytest.raises(AssertionError, match="add up"):
+        run(prepared, engine, noise, ledger)
+    assert calls == [] and ledger.spends == []
