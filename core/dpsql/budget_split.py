@@ -11,17 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from core.dpsql.ir import DPQuery
+from core.dpsql.ir import AggKind, DPQuery
+from core.dpsql.mechanisms import Component
 
-COMPONENTS = {
-    "COUNT_UNITS": ("units",),
-    "COUNT_ROWS": ("count",),
-    "COUNT_VALUES": ("count",),
-    "SUM": ("sum",),
-    "AVG": ("count", "sum"),
-    "VAR": ("count", "sum", "sumsq"),
-    "STDDEV": ("count", "sum", "sumsq"),
-    "QUANTILE": ("quantile",),
+# The noisy statistics of each aggregate kind; its ε share is split evenly over them.
+COMPONENTS: dict[AggKind, tuple[Component, ...]] = {
+    AggKind.COUNT_UNITS: (Component.UNITS,),
+    AggKind.COUNT_ROWS: (Component.COUNT,),
+    AggKind.COUNT_VALUES: (Component.COUNT,),
+    AggKind.SUM: (Component.SUM,),
+    AggKind.AVG: (Component.COUNT, Component.SUM),
+    AggKind.VAR: (Component.COUNT, Component.SUM, Component.SUMSQ),
+    AggKind.STDDEV: (Component.COUNT, Component.SUM, Component.SUMSQ),
+    AggKind.QUANTILE: (Component.QUANTILE,),
 }
 
 
@@ -37,7 +39,7 @@ def split_epsilon(query: DPQuery) -> tuple[list[Share], int | None]:
     """Per-aggregate shares and the index of the aggregate reused as threshold statistic."""
     eps = Fraction(query.options.epsilon)
     weights = [Fraction(a.weight) for a in query.aggregates]
-    reuse = next((i for i, a in enumerate(query.aggregates) if a.kind == "COUNT_UNITS"), None)
+    reuse = next((i for i, a in enumerate(query.aggregates) if a.kind == AggKind.COUNT_UNITS), None)
     total = sum(weights, Fraction(0))
     if query.options.public_groups:  # no partition selection: eps/n, no delta
         return [Share(i, eps * w / total) for i, w in enumerate(weights)], None

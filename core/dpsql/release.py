@@ -14,7 +14,9 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
+from core.dpsql.ir import AggKind
 from core.dpsql.limits import ROW_ID
+from core.dpsql.mechanisms import Component
 from core.dpsql.quantile import private_quantile
 from core.dpsql.rewrite import Mechanism, StagedPlan, midpoints
 from core.dpsql.threshold import engine_threshold, opendp_threshold_delta, realised_delta, tau
@@ -108,17 +110,17 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
         by_agg.setdefault(m.aggregate, {})[m.component] = m
     for i, agg in enumerate(q.aggregates):
         mech = by_agg[i]
-        if agg.kind == "COUNT_UNITS":
+        if agg.kind == AggKind.COUNT_UNITS:
             value = (
                 noisy_units
                 if tm is not None and tm.aggregate == i
-                else _noisy(data["n_units"].tolist(), mech["units"], noise)
+                else _noisy(data["n_units"].tolist(), mech[Component.UNITS], noise)
             )
             value = np.maximum(value, 0)
-            h = _half(mech["units"], CONFIDENCE)
+            h = _half(mech[Component.UNITS], CONFIDENCE)
             iv = np.column_stack([np.maximum(value - h, 0), value + h])
-        elif agg.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
-            m = mech["count" if agg.kind != "SUM" else "sum"]
+        elif agg.kind in (AggKind.COUNT_ROWS, AggKind.COUNT_VALUES, AggKind.SUM):
+            m = mech[Component.COUNT if agg.kind != AggKind.SUM else Component.SUM]
             value = _noisy(data[f"s{i}"].tolist(), m, noise) / 2.0**m.exponent
             if agg.lower >= 0:
                 value = np.maximum(value, 0)
@@ -126,12 +128,12 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
             iv = np.column_stack([value - h, value + h])
             if agg.lower >= 0:
                 iv[:, 0] = np.maximum(iv[:, 0], 0)
-        elif agg.kind == "AVG":
+        elif agg.kind == AggKind.AVG:
             value, iv = _average(agg, mech, data, i, noise)
-        elif agg.kind in ("VAR", "STDDEV"):
+        elif agg.kind in (AggKind.VAR, AggKind.STDDEV):
             value, iv = _variance(agg, mech, data, i, noise)
         else:
-            m = mech["quantile"]
+            m = mech[Component.QUANTILE]
             eps_part = float(m.epsilon) / m.max_groups
             value = np.array(
                 [
@@ -157,7 +159,7 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
 
 
 def _average(agg, mech, data, i, noise):
-    mc, ms = mech["count"], mech["sum"]
+    mc, ms = mech[Component.COUNT], mech[Component.SUM]
     mid = (agg.lower + agg.upper) / 2
     n = _noisy(data[f"n{i}"].tolist(), mc, noise)
     s = _noisy(data[f"s{i}"].tolist(), ms, noise) / 2.0**ms.exponent
@@ -183,7 +185,7 @@ def _var_from(n, s, qq, m, m2, cap):
 
 
 def _variance(agg, mech, data, i, noise):
-    mc, ms, mq = mech["count"], mech["sum"], mech["sumsq"]
+    mc, ms, mq = mech[Component.COUNT], mech[Component.SUM], mech[Component.SUMSQ]
     m, m2, _ = midpoints(agg)
     cap = (agg.upper - agg.lower) ** 2 / 4
     n = _noisy(data[f"n{i}"].tolist(), mc, noise)
@@ -203,7 +205,7 @@ def _variance(agg, mech, data, i, noise):
                 cands += [_var_from(a, -m * a, c, m, m2, cap) for c in (q2 - hq, q2 + hq)]
         lows.append(min(cands))
         highs.append(max(cands))
-    if agg.kind == "STDDEV":
+    if agg.kind == AggKind.STDDEV:
         value = np.sqrt(value)
         lows, highs = list(np.sqrt(lows)), list(np.sqrt(highs))
     return value, np.column_stack([lows, highs]) if lows else np.zeros((0, 2))
@@ -214,7 +216,7 @@ def half_widths(plan: StagedPlan) -> dict[int, float | None]:
     out: dict[int, float | None] = {}
     for m in plan.mechanisms:
         agg = plan.query.aggregates[m.aggregate]
-        if agg.kind in ("COUNT_UNITS", "COUNT_ROWS", "COUNT_VALUES", "SUM"):
+        if agg.kind in (AggKind.COUNT_UNITS, AggKind.COUNT_ROWS, AggKind.COUNT_VALUES, AggKind.SUM):
             out[m.aggregate] = _half(m, CONFIDENCE)
         else:
             out.setdefault(m.aggregate, None)
@@ -239,7 +241,9 @@ def mechanism_rows(plan: StagedPlan) -> list[dict]:
                 "sensitivity": m.sensitivity / 2.0**m.exponent,
                 "scale": m.scale / 2.0**m.exponent,
                 "exponent_j": m.exponent,
-                "half_width_95": None if m.component == "quantile" else _half(m, CONFIDENCE),
+                "half_width_95": None
+                if m.component == Component.QUANTILE
+                else _half(m, CONFIDENCE),
             }
         )
     tm = plan.threshold_mechanism
