@@ -23,8 +23,20 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86_400.0
 # DuckDB threads: at most 4, never more than the machine has.
 DEFAULT_THREADS = max(1, min(4, os.cpu_count() or 1))
-# DuckDB memory limit; DuckDB raises OutOfMemoryException beyond it instead of swapping.
-DEFAULT_MEMORY_LIMIT = "4GB"
+
+
+def _half_of_memory() -> str:
+    """Half of the machine's physical memory (4 GB where it cannot be read)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(256, total // 2 // 2**20)}MB"
+
+
+# DuckDB memory limit; DuckDB raises OutOfMemoryException beyond it instead of swapping the
+# machine to a halt. Half of physical memory leaves room for Python and the rest of the app.
+DEFAULT_MEMORY_LIMIT = _half_of_memory()
 
 # Query text and tree. sqlglot's parser and generator recurse once per nesting level, so a
 # deeply nested query would exhaust Python's stack (RecursionError); these bounds keep every

@@ -163,3 +163,38 @@ def test_export_bigquery_round_trips(files, capsys):
     argv = base(files, "--query-file", str(out_file), "--seed", "1", "--json")
     code, again, _ = run_json(capsys, argv)
     assert code == 0 and again["columns"] == ["dept", "c", "s"]
+
+
+def test_limit_and_cap_flags_are_in_one_argument_builder():
+    """Later flags (e.g. --dataset) extend `add_arguments`; the limits and caps live there."""
+    import argparse
+
+    from core.dpsql.cli import add_arguments
+    from core.dpsql.limits import DEFAULT_TIMEOUT_S
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args(["--uid", "u", "--query", "q"])
+    assert args.timeout == DEFAULT_TIMEOUT_S
+    assert args.max_epsilon_per_query is None and args.max_delta_per_query is None
+    args = p.parse_args(["--uid", "u", "--query", "q", "--timeout", "5",
+                         "--max-epsilon-per-query", "2", "--max-delta-per-query", "1e-6"])  # fmt: skip
+    assert (args.timeout, args.max_epsilon_per_query, args.max_delta_per_query) == (5, 2, 1e-6)
+
+
+def test_json_output_is_strict_json_with_quantiles(files, capsys):
+    """Quantiles have no interval (None) and no value may be NaN: the output parses strictly."""
+    q = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1e6, delta = 0.1, max_groups_contributed = 1)"
+        " dept, ANON_MEDIAN(amount, 0, 100) AS med FROM Employee E JOIN Orders O USING (uid) "
+        "GROUP BY dept"
+    )
+    code = main(base(files, "--query", q, "--seed", "2", "--json"))
+    out = capsys.readouterr().out
+    assert code == 0
+
+    def refuse_constant(name):
+        raise AssertionError(f"non-standard JSON constant {name}")
+
+    result = json.loads(out, parse_constant=refuse_constant)
+    assert result["ci95"]["med"] == [None] * len(result["rows"])
