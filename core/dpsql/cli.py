@@ -123,7 +123,7 @@ def handle(args) -> dict | str:
     whether the ledger had been charged."""
     ledger = BudgetLedger(total_epsilon=args.budget_epsilon)
     try:
-        out = _handle(args, ledger)
+        out = execute(args, ledger)
         return jsonable(out) if isinstance(out, dict) else out
     except InputError:
         raise
@@ -153,7 +153,9 @@ def caps_from(args) -> QueryCaps:
     )
 
 
-def _handle(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict | str:
+def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict | str:
+    """Run `dpx sql` for parsed `args`, charging `ledger` (a registry may pass its own ledger
+    and the dataset policy's `caps`; without caps the CLI flags' caps apply)."""
     timeout = check_timeout(args.timeout)
     caps = caps or caps_from(args)
     if not args.table:

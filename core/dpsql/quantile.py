@@ -8,7 +8,7 @@ samples the same distribution with Gumbel-max from `Noise.uniform`, for reproduc
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def scale_for(epsilon: float, p: float, max_values: int) -> float:
     return 2.0 * max_values * max(p, 1 - p) / epsilon
 
 
-@cache
+@lru_cache(maxsize=64)  # bounded: grids of up to 10,001 points per entry
 def _opendp_measure(candidates: tuple, p: float, scale: float):
     from core.privacy.noise import _opendp
 
