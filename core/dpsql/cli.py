@@ -167,10 +167,12 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         catalog.add_file(name, Path(path), None, private=False)
     if args.query_file:
         try:
-            sql = Path(args.query_file).read_text()
-        except OSError as err:
+            sql = Path(args.query_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
             raise InputError(
-                f"cannot read --query-file {args.query_file}: {err.strerror}"
+                f"cannot read --query-file {args.query_file}: {reason}. Fix: pass a UTF-8 "
+                "text file holding the query."
             ) from None
     else:
         sql = args.query
@@ -183,7 +185,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
     prepared = prepare(sql, catalog, noise, defaults)
     if args.export_bigquery:
         text, warnings = to_bigquery(prepared.query, args.uid)
-        Path(args.export_bigquery).write_text(text + ";\n")
+        _write_whole(Path(args.export_bigquery), text + ";\n")
         out = {"bigquery_export": args.export_bigquery, "warnings": warnings, "sql": text}
         return out if args.json else "\n".join([text, *[f"warning: {w}" for w in warnings]])
     if args.dry_run:
@@ -196,6 +198,19 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         out["rewritten_sql"] = prepared.plan.sql(args.dialect)
         out["dialect"] = args.dialect
     return out if args.json else _result_text(out)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file, so a failure leaves no partial file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise InputError(
+            f"cannot write {path}: {err.strerror}. Fix: choose a writable file path."
+        ) from None
 
 
 def _result_text(out: dict) -> str:

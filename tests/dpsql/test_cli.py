@@ -198,3 +198,16 @@ def test_json_output_is_strict_json_with_quantiles(files, capsys):
 
     result = json.loads(out, parse_constant=refuse_constant)
     assert result["ci95"]["med"] == [None] * len(result["rows"])
+
+
+def test_unreadable_query_file_and_unwritable_export_are_clean_errors(files, capsys):
+    binary = files / "query.sql"
+    binary.write_bytes(b"\xff\xfe\x00SELECT")
+    assert main(base(files, "--query-file", str(binary))) == 2
+    err = capsys.readouterr().err
+    assert "not UTF-8" in err and "Traceback" not in err
+    target = files / "missing-dir" / "out.sql"
+    flags = ("--epsilon", "1", "--delta", "1e-5", "--max-groups", "1")
+    assert main(base(files, "--query", QUERY, *flags, "--export-bigquery", str(target))) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and not target.parent.exists()
