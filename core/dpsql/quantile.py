@@ -52,7 +52,11 @@ def private_quantile(
     grid_size: int,
     noise: Noise,
 ) -> float:
-    """One DP quantile of clamped `values`; always a grid point."""
+    """One DP quantile of clamped `values`; always a grid point.
+
+    Privacy claim: exponential mechanism over the public grid with score sensitivity
+    k·max(p, 1 - p) (a unit adds or removes at most k = `max_values` values), so the draw is
+    `epsilon`-DP for this partition; the caller passes ε_i / C_u per partition."""
     candidates = grid(lower, upper, grid_size)
     scale = scale_for(epsilon, p, max_values)
     values = np.clip(np.asarray(values, dtype=float), lower, upper)

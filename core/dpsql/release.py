@@ -37,21 +37,25 @@ class ThresholdInfo:
 
 
 def threshold_info(plan: StagedPlan) -> ThresholdInfo | None:
-    """tau, T and the realised delta; None with PUBLIC_GROUPS (nothing is thresholded)."""
-    if plan.threshold_mechanism is None:
+    """tau, T and the realised delta; None with PUBLIC_GROUPS (nothing is thresholded).
+
+    Privacy claim: the unit count is noised with discrete Laplace of scale b = C_u/ε_τ, taken
+    from the threshold `Mechanism` itself (the object that draws the noise and is charged);
+    T is the smallest integer with P(1 + Z >= T) <= δ_adj, so a partition that exists only
+    because of one unit is released with probability <= δ over its C_u partitions."""
+    tm = plan.threshold_mechanism
+    if tm is None:
         return None
-    o = plan.query.options
-    eps_tau = float(plan.threshold_epsilon)
-    cu = o.max_groups_contributed
-    t = engine_threshold(eps_tau, o.delta, cu)
+    delta = plan.query.options.delta
+    eps_tau, cu = float(tm.epsilon), tm.max_groups
+    assert tm.sensitivity == 1 and tm.exponent == 0, "the unit count has sensitivity 1"
+    t = engine_threshold(eps_tau, delta, cu)
     own = realised_delta(t, eps_tau, cu)
     try:
-        cross = opendp_threshold_delta(t, cu / eps_tau, cu)
+        cross = opendp_threshold_delta(t, tm.scale, cu)
     except Exception:  # OpenDP rejects extreme parameters (e.g. T beyond i64); ours stands
         cross = 0.0
-    return ThresholdInfo(
-        tau(eps_tau, o.delta, cu), t, eps_tau, cu / eps_tau, o.delta, max(own, cross)
-    )
+    return ThresholdInfo(tau(eps_tau, delta, cu), t, eps_tau, tm.scale, delta, max(own, cross))
 
 
 @dataclass
@@ -84,6 +88,14 @@ def _half(m: Mechanism, confidence: float) -> float:
 
 
 def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Released:
+    """Noise, threshold and intervals for the exact per-partition table `cross_user`.
+
+    Privacy claim (unit level, add/remove one unit with all its rows): every statistic gets
+    noise from its own `Mechanism` (discrete Laplace, scale b = C_u·Δ/ε_i in integer units, or
+    the exponential mechanism for quantiles at ε_i/C_u per partition); partitions pass only if
+    their noisy unit count reaches T (`threshold_info`). Altogether (Σ ε_i + ε_τ, δ)-DP =
+    (ε, δ)-DP, exactly what `mechanisms.charges(plan)` puts on the ledger.
+    """
     q = plan.query
     th = threshold_info(plan)
     tm = plan.threshold_mechanism
