@@ -1,16 +1,20 @@
 """`dpx`: the command-line face of DP Explorer.
 
-Capabilities add subcommands by providing a module with `register(subparsers, common)`
-(listed in `SUBCOMMAND_MODULES`). Every subcommand accepts `--json` and `--seed`; a handler
-returns a JSON-able dict (printed as JSON with `--json`) or text. `InputError` becomes a
-one-line message on stderr and exit code 2.
+Subcommands are registered lazily: `SUBCOMMANDS` maps each subcommand name to the module that
+provides `register(subparsers, common)`. Adding one is a one-line entry in that mapping
+(a module may register several names; list each of them). Only the module of the subcommand
+being run is imported, so `dpx --version` and `import core.cli` stay light (no duckdb, sqlglot,
+opendp or pandas).
+
+Every subcommand accepts `--json`, `--seed` and `--registry`; a handler returns a JSON-able
+dict (printed as JSON with `--json`) or text. `InputError` becomes a one-line message on stderr
+and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -18,12 +22,17 @@ from collections.abc import Callable, Sequence
 from core import __version__
 from core.errors import InputError
 
-SUBCOMMAND_MODULES = (
-    "core.data.cli",
-    "core.spatial.cli",
-    "core.balancing.cli",
-    "core.dpsql.cli",
-)
+# subcommand name -> module with `register(subparsers, common)`. One line per subcommand.
+SUBCOMMANDS: dict[str, str] = {
+    "demos": "core.data.cli",
+    "datasets": "core.data.cli",  # deprecated alias of `demos`
+    "dataset": "core.registry.cli",
+    "report": "core.reports.cli",
+    "htf": "core.spatial.cli",
+    "compare": "core.spatial.cli",
+    "balance": "core.balancing.cli",
+    "sql": "core.dpsql.cli",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def common_options() -> argparse.ArgumentParser:
-    """Options every subcommand has: `--json` and `--seed`."""
+    """Options every subcommand has: `--json`, `--seed` and `--registry`."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--json", action="store_true", help="print one machine-readable JSON object on stdout"
@@ -45,20 +54,42 @@ def common_options() -> argparse.ArgumentParser:
         default=None,
         help="use seeded (reproducible demo) noise instead of the secure sampler — not for real releases",
     )
+    common.add_argument(
+        "--registry",
+        metavar="DIR",
+        default=None,
+        help="registry directory (default: $DPX_REGISTRY, else ~/.dpx)",
+    )
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _modules_for(argv: Sequence[str]) -> list[str]:
+    """The modules to import for this command line: only the chosen subcommand's, or all
+    of them (help, an unknown command) so that argparse can list every choice."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    if first in SUBCOMMANDS:
+        return [SUBCOMMANDS[first]]
+    if any(a in ("--version",) for a in argv) and first is None:
+        return []
+    return list(dict.fromkeys(SUBCOMMANDS.values()))
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="dpx", description="DP Explorer: differential-privacy tools on your data."
     )
     parser.add_argument("--version", action="version", version=f"dpx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     common = common_options()
-    for name in SUBCOMMAND_MODULES:
-        if importlib.util.find_spec(name) is None:  # capability not built yet
-            continue
-        importlib.import_module(name).register(sub, common)
+    modules = _modules_for(list(argv) if argv is not None else [])
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name and name.startswith(err.name):  # capability not built yet
+                continue
+            raise
+        module.register(sub, common)
     return parser
 
 
@@ -89,8 +120,9 @@ def _json_default(obj):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         handler: Callable | None = getattr(args, "handler", None)
         if handler is None:

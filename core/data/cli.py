@@ -1,13 +1,27 @@
-"""`dpx datasets`: list the demo datasets."""
+"""`dpx demos`: list the demo datasets (`dpx datasets` is a deprecated alias)."""
 
 from __future__ import annotations
 
+import sys
+
 from core.data.demos import all_demos
+
+DEPRECATED_ALIAS_NOTE = (
+    "dpx: warning: `dpx datasets` is deprecated; use `dpx demos` "
+    "(`dpx dataset` manages registered datasets)."
+)
 
 
 def register(sub, common) -> None:
-    p = sub.add_parser("datasets", parents=[common], help="list the demo datasets")
+    p = sub.add_parser("demos", parents=[common], help="list the demo datasets")
     p.set_defaults(handler=run)
+    alias = sub.add_parser("datasets", parents=[common], help="deprecated alias of `dpx demos`")
+    alias.set_defaults(handler=run_deprecated_alias)
+
+
+def run_deprecated_alias(args) -> dict | str:
+    print(DEPRECATED_ALIAS_NOTE, file=sys.stderr)
+    return run(args)
 
 
 def run(args) -> dict | str:
