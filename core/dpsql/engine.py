@@ -38,6 +38,7 @@ def sandbox(
     con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
     con.execute(f"SET threads = {int(limits.threads)}")
     con.execute("SET memory_limit = ?", [str(limits.memory_limit)])
+    con.execute("SET temp_directory = ''")  # never spill to disk: the memory limit is hard
     for name, frame in tables.items():
         view = f"__load_{name}"
         con.register(view, frame)

@@ -37,12 +37,14 @@ def slow_catalog(catalog_of):
 
 
 def test_threads_and_memory_are_set_and_locked():
+    """Threads and a hard memory limit (no spilling to disk), locked like the rest."""
     con = sandbox({"t": pd.DataFrame({"a": [1]})}, ResourceLimits(threads=1, memory_limit="64MB"))
     threads, memory = con.execute(
         "SELECT current_setting('threads'), current_setting('memory_limit')"
     ).fetchone()
     assert threads == 1
     assert memory.endswith(("MiB", "MB")) and float(memory.split()[0]) <= 64
+    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == ""
     for statement in ("SET threads = 2", "SET memory_limit = '10GB'"):
         with pytest.raises(duckdb.Error, match="locked"):
             con.execute(statement)
