@@ -8,6 +8,8 @@ import itertools
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.dpsql import options as o
 from core.dpsql.engine import Engine
@@ -118,3 +120,46 @@ def test_corners_of_the_accepted_ranges_never_crash(catalog):
         except InputError:
             outcomes["refused"] += 1
     assert outcomes["ok"] > 0 and sum(outcomes.values()) == 3 * 3 * 2 * 2 * 4
+
+
+def _literal(value) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, float) and value != value:
+        return "NULL"
+    return repr(value) if not isinstance(value, float) or abs(value) != float("inf") else "1e999"
+
+
+VALUES = st.one_of(
+    st.integers(-(10**25), 10**25),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0, 1, 2, 5e-324, 1e-300, 1e300, 2**63, -1, 0.5, 1e21]),
+    st.text(alphabet="abcXYZ_ 0.9e-", max_size=6),
+)
+OPTION_NAMES = [
+    "epsilon", "delta", "max_groups_contributed", "max_rows_per_group", "quantile_grid_size",
+    "min_privacy_units_per_group", "threshold_weight",
+]  # fmt: skip
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    chosen=st.dictionaries(st.sampled_from(OPTION_NAMES), VALUES, min_size=1, max_size=7),
+    select=st.sampled_from(
+        ["ANON_COUNT(*, 1) AS c", "ANON_SUM(v, -1e15, 1e15) AS s", "ANON_NTILE(v, 0.5, 0, 10) AS q",
+         "ANON_STDDEV(v, 0, 10) AS s", "ANON_COUNT(DISTINCT uid) AS u"]
+    ),
+)  # fmt: skip
+def test_any_option_values_are_a_refusal_or_a_release(catalog, chosen, select):
+    """Property: whatever values the options hold, the path ends in a release or an InputError
+    (a rule code and a message), never another exception."""
+    opts = {"epsilon": 1.0, "delta": 1e-5, "max_groups_contributed": 1, **chosen}
+    text = ", ".join(f"{k} = {_literal(v)}" for k, v in opts.items())
+    noise = Noise.seeded(0)
+    try:
+        prepared = prepare(query(text, select), catalog, noise)
+        run(prepared, Engine(catalog), noise, BudgetLedger()).to_dict()
+    except InputError as err:
+        assert str(err).startswith("DPX-")
