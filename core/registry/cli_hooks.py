@@ -1,0 +1,344 @@
+"""Registry governance for `dpx htf`, `dpx sql` and `dpx balance` (`--dataset NAME`).
+
+Each capability CLI adds `add_dataset_argument(parser)` and wraps its handler with
+`govern_htf` / `govern_sql` / `govern_balance`. A governed run:
+1. resolves `--dataset NAME` to the registered files (refused if their bytes changed) or takes
+   the files given directly (an unregistered run: recorded, not limited across runs);
+2. refuses seeded noise on a registered dataset not flagged `teaching`;
+3. charges the registry atomically *before* any data-dependent work (over-budget / over-cap:
+   exit 2 with the remaining budget, recorded as a refusal that charges nothing);
+4. runs the tool and attaches the released artefact; a failure after the charge keeps the
+   charge, is recorded as failed and says so.
+Seeded runs are recorded as labelled demo runs and never count as releases.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, make_spend
+from core.registry.ledger import RegistryLedger, mechanisms_from_spends
+from core.registry.models import Dataset, Mechanism, Release, RunKind
+from core.registry.registry import Registry
+
+Handler = Callable[[object], "dict | str"]
+
+_NOT_PARAMS = {"handler", "json", "registry", "command"}
+
+
+class Tool(StrEnum):
+    HTF = "htf"
+    SQL = "sql"
+    PP = "pp"
+
+
+def add_dataset_argument(p) -> None:
+    """`--dataset NAME`: read the tables of a registered dataset and charge its budget."""
+    p.add_argument(
+        "--dataset",
+        metavar="NAME",
+        default=None,
+        help="a registered dataset (see `dpx dataset`): its files are read and its budget charged",
+    )
+
+
+def _mode(args) -> str:
+    return "seeded" if getattr(args, "seed", None) is not None else "secure"
+
+
+def _params(args) -> dict:
+    return {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
+
+
+def _open(args, registered: bool) -> Registry | None:
+    """The registry; for an unregistered run a registry that cannot be opened only warns."""
+    try:
+        return Registry(args.registry)
+    except InputError as err:
+        if registered:
+            raise
+        print(f"dpx: warning: this run is not recorded: {err}", file=sys.stderr)
+        return None
+
+
+def _resolve(registry: Registry, tool: Tool, args) -> Dataset:
+    """The registered dataset of `--dataset`, its files verified; refusals are recorded."""
+    d = registry.dataset(args.dataset)
+    try:
+        registry.verify_files(d)
+    except InputError as err:
+        registry.refuse(tool.value, d.name, str(err), _params(args))
+        raise
+    return d
+
+
+def _single_table(d: Dataset, tool: Tool) -> str:
+    private = d.private_tables
+    if len(private) != 1:
+        raise InputError(
+            f"dpx {tool.value} reads one table, but dataset '{d.name}' has "
+            f"{len(private)} private tables. Fix: register the table as its own dataset."
+        )
+    return private[0].path
+
+
+def _registry_info(registry: Registry, release: Release) -> dict:
+    info = {
+        "release_id": release.id,
+        "kind": release.kind.value,
+        "dataset": release.dataset,
+        "epsilon_charged": release.epsilon if release.kind is RunKind.RELEASE else 0.0,
+        "delta_charged": release.delta if release.kind is RunKind.RELEASE else 0.0,
+        "registry": str(registry.directory),
+    }
+    if release.dataset is not None:
+        eps_left, delta_left = registry.remaining(release.dataset)
+        info["epsilon_remaining"] = eps_left
+        info["delta_remaining"] = delta_left
+    return info
+
+
+def _registry_line(info: dict) -> str:
+    if info["kind"] == RunKind.RELEASE.value:
+        return (
+            f"release #{info['release_id']} of dataset '{info['dataset']}': charged epsilon "
+            f"{info['epsilon_charged']:g}, delta {info['delta_charged']:g}; remaining epsilon "
+            f"{info['epsilon_remaining']:g}, delta {info['delta_remaining']:g}"
+        )
+    if info["kind"] == RunKind.DEMO.value:
+        return f"demo run #{info['release_id']} (seeded: not a release, nothing charged)"
+    return f"unregistered run #{info['release_id']} (recorded; not limited across runs)"
+
+
+def _compute(registry: Registry | None, release: Release | None, compute: Callable[[], dict]):
+    """Run `compute` after the charge; on failure mark the run failed and keep the charge."""
+    try:
+        return compute()
+    except BaseException as err:
+        if registry is None or release is None:
+            raise
+        message = str(err) if isinstance(err, InputError) else type(err).__name__
+        registry.fail(release.id, message)
+        if release.kind is RunKind.RELEASE and isinstance(err, InputError):
+            raise InputError(
+                f"{err} (release #{release.id}: the charge of epsilon {release.epsilon:g} "
+                "stands, the computation had started.)"
+            ) from None
+        raise
+
+
+# -- htf -------------------------------------------------------------------------------------
+def govern_htf(handler: Handler) -> Handler:
+    """Wrap `dpx htf`: charges the full --epsilon before the points are read."""
+
+    def run(args):
+        registered = args.dataset is not None
+        if registered and args.input:
+            raise InputError("give INPUT or --dataset NAME, not both.")
+        if not registered and not args.input:
+            raise InputError("dpx htf needs INPUT (a CSV/Parquet file) or --dataset NAME.")
+        if not args.epsilon > 0:
+            raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
+        if args.bbox is None and args.seed is None:
+            raise InputError(
+                "no --bbox given. The bounding box is public and must not come from the private "
+                "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT."
+            )
+        registry = _open(args, registered)
+        dataset = _resolve(registry, Tool.HTF, args) if registered else None
+        if dataset is not None:
+            args.input = _single_table(dataset, Tool.HTF)
+        release = None
+        if registry is not None:
+            release = registry.charge(
+                Tool.HTF.value,
+                None if dataset is None else dataset.name,
+                _params(args),
+                [Mechanism("htf: noisy height + partition + leaf counts (Laplace)", args.epsilon)],
+                _mode(args),
+                privacy={"unit": "one point (one row of the table)"},
+            )
+        wants_json, args.json = args.json, True
+        result = _compute(registry, release, lambda: handler(args))
+        if registry is None or release is None:
+            return result if wants_json else _htf_text(result, None)
+        artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
+        spends = [make_spend(**s) for s in result.get("ledger", [])]
+        rows = mechanisms_from_spends(spends) if spends else None
+        if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
+            rows = None  # the tool's ledger does not add up to the charge: keep the plan row
+        registry.attach(release.id, artefact, rows)
+        result["registry"] = _registry_info(registry, release)
+        return result if wants_json else _htf_text(result, result["registry"])
+
+    return run
+
+
+def _htf_text(result: dict, info: dict | None) -> str:
+    lines = [
+        f"HTF release: {result['n_leaves']} leaves, height {result['height']}, "
+        f"mode {result['mode']}",
+        f"epsilon: {result['epsilon']}",
+    ]
+    if "warning" in result:
+        lines.append(result["warning"])
+    if "out" in result:
+        lines.append(f"written to {result['out']}")
+    if info is not None:
+        lines.append(_registry_line(info))
+    return "\n".join(lines)
+
+
+# -- sql -------------------------------------------------------------------------------------
+def govern_sql(execute: Callable, caps_from: Callable, text_of: Callable) -> Handler:
+    """Wrap `dpx sql`: the DP SQL service charges a `RegistryLedger` before reading data.
+
+    `execute(args, ledger, caps)` is the service entry, `caps_from(args)` the flags' caps and
+    `text_of(result)` the text rendering of a result."""
+    from core.dpsql.caps import QueryCaps
+
+    def run(args):
+        registered = args.dataset is not None
+        if registered:
+            if args.table:
+                raise InputError("give --table files or --dataset NAME, not both.")
+            if args.budget_epsilon is not None:
+                raise InputError(
+                    "--budget-epsilon does not apply to a registered dataset: its budget is in "
+                    "the registry (`dpx dataset show NAME`)."
+                )
+        elif not args.uid:
+            raise InputError("dpx sql needs --uid COL (the privacy-unit column) or --dataset.")
+        if args.dry_run or args.export_bigquery:
+            if registered:
+                registry = _open(args, True)
+                dataset = _resolve(registry, Tool.SQL, args)
+                _use_dataset_tables(args, dataset)
+            return execute(args, BudgetLedger(), None)
+        registry = _open(args, registered)
+        dataset = _resolve(registry, Tool.SQL, args) if registered else None
+        caps = None
+        if dataset is not None:
+            _use_dataset_tables(args, dataset)
+            p = dataset.policy
+            caps = QueryCaps(
+                p.max_epsilon_per_query,
+                p.max_delta_per_query,
+                f"dataset `{dataset.name}` policy",
+            )
+        if registry is None:
+            return execute(args, BudgetLedger(args.budget_epsilon), caps)
+        ledger = RegistryLedger(
+            registry, Tool.SQL.value, dataset, _params(args), _mode(args), args.budget_epsilon
+        )
+        wants_json, args.json = args.json, True
+        try:
+            result = execute(args, ledger, caps)
+        except BaseException as err:
+            if ledger.release is not None:
+                message = str(err) if isinstance(err, InputError) else type(err).__name__
+                registry.fail(ledger.release.id, message)
+            elif dataset is not None and isinstance(err, InputError):
+                registry.refuse(Tool.SQL.value, dataset.name, str(err), _params(args))
+            if isinstance(err, InputError) or not isinstance(err, Exception):
+                raise
+            raise InputError(
+                "DPX-E009 internal error (details withheld: they could depend on private data). "
+                + (
+                    f"The charge of epsilon = {ledger.release.epsilon:.4g} stands."
+                    if ledger.release is not None
+                    else "Nothing was charged."
+                )
+            ) from None
+        if ledger.release is None:  # nothing was charged (e.g. a query with no noisy output)
+            return result if wants_json else text_of(result)
+        registry.attach(ledger.release.id, result)
+        result["registry"] = _registry_info(registry, ledger.release)
+        if wants_json:
+            return result
+        return text_of(result) + "\n" + _registry_line(result["registry"])
+
+    return run
+
+
+def _use_dataset_tables(args, dataset: Dataset) -> None:
+    if not dataset.uid:
+        raise InputError(
+            f"dataset '{dataset.name}' has no privacy-unit column: DP SQL needs one. Fix: "
+            "register it with --uid COL."
+        )
+    if args.uid and args.uid != dataset.uid:
+        raise InputError(
+            f"--uid {args.uid} differs from dataset '{dataset.name}''s unit {dataset.uid}."
+        )
+    args.uid = dataset.uid
+    args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
+    args.public = [f"{t.name}={t.path}" for t in dataset.public_tables]
+
+
+# -- balance ---------------------------------------------------------------------------------
+def govern_balance(handler: Handler) -> Handler:
+    """Wrap `dpx balance`: PP is not ε-DP; a run is recorded as a (ρ1, ρ2) publication that
+    charges no ε, before the table is read."""
+
+    def run(args):
+        registered = args.dataset is not None
+        if registered and (args.input or args.freqs):
+            raise InputError("give INPUT/--freqs or --dataset NAME, not both.")
+        registry = _open(args, registered)
+        dataset = _resolve(registry, Tool.PP, args) if registered else None
+        if dataset is not None:
+            args.input = _single_table(dataset, Tool.PP)
+        release = None
+        if registry is not None:
+            release = registry.charge(
+                Tool.PP.value,
+                None if dataset is None else dataset.name,
+                _params(args),
+                [],
+                _mode(args),
+                privacy={
+                    "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
+                    "rho1": args.rho1,
+                    "rho2": args.rho2,
+                    "unit": "one record",
+                },
+            )
+        wants_json, args.json = args.json, True
+        result = _compute(registry, release, lambda: handler(args))
+        if registry is not None and release is not None:
+            artefact = dict(result)
+            published = result.get("published")
+            if published:
+                from pathlib import Path
+
+                meta = Path(published["metadata"])
+                if meta.is_file():
+                    import json
+
+                    artefact["published_metadata"] = json.loads(meta.read_text())
+            registry.attach(release.id, artefact)
+            result["registry"] = _registry_info(registry, release)
+        if wants_json:
+            return result
+        lines = [
+            f"PP partition: status {result['status']}, {len(result['groups'])} groups, "
+            f"rho1 {result['rho1']}, rho2 {result['rho2']}"
+        ]
+        if result.get("published"):
+            pub = result["published"]
+            lines.append(
+                f"published {pub['rows']} rows to {pub['out']} (metadata {pub['metadata']})"
+            )
+        if "registry" in result:
+            lines.append(
+                _registry_line(result["registry"]).replace(
+                    "charged epsilon 0, delta 0", "a (rho1, rho2) publication, no epsilon charged"
+                )
+            )
+        return "\n".join(lines)
+
+    return run
