@@ -79,3 +79,64 @@ def user_errors():
     except InputError as exc:
         st.error(str(exc))
         st.stop()
+
+
+# -- keeping a page's work when the user navigates away and back -------------------------------
+#
+# Streamlit deletes the state of every widget that is not drawn in a run, so visiting Home and
+# coming back resets a page's widgets. `persist` keeps a shadow copy of a widget's value under a
+# non-widget key (which Streamlit never deletes) and puts it back before the widget is drawn.
+#
+#     eps = st.select_slider("epsilon", options, key=persist("lh_eps", 0.5))
+#
+# Pass the default to `persist`, not to the widget (`value=`/`index=`/`default=`): the widget then
+# reads its value from session_state only, and Streamlit never warns about two defaults.
+# Results (non-widget objects) can simply be stored in `st.session_state` under your own key.
+
+_SHADOW = "_persist::"
+
+
+def persist(key: str, default=None) -> str:
+    """Return `key` after making sure the widget `key` gets its last value (or `default`) back.
+
+    Call it as the widget's `key=` argument, on every run of the page. Nothing is released: this
+    only keeps the session's own inputs.
+    """
+    shadow = _SHADOW + key
+    if key in st.session_state:
+        st.session_state[shadow] = st.session_state[key]
+    elif shadow in st.session_state:
+        st.session_state[key] = st.session_state[shadow]
+    elif default is not None:
+        st.session_state[key] = default
+    return key
+
+
+def forget(*keys: str) -> None:
+    """Drop persisted widget values (e.g. when a new upload makes old choices meaningless)."""
+    for key in keys:
+        st.session_state.pop(key, None)
+        st.session_state.pop(_SHADOW + key, None)
+
+
+def kept_upload(label: str, key: str, **uploader_kwargs) -> tuple[str, bytes] | None:
+    """A file uploader whose file survives navigation: returns (name, bytes) or None.
+
+    `st.file_uploader` cannot be given a value back, so after the user navigates away and back
+    the page keeps using the file uploaded earlier (stored under `key + "::file"`) and says so;
+    a "Forget" button drops it. A new upload replaces it.
+    """
+    stored_key = key + "::file"
+    up = st.file_uploader(label, key=key, **uploader_kwargs)
+    if up is not None:
+        st.session_state[stored_key] = (up.name, up.getvalue())
+        return st.session_state[stored_key]
+    stored = st.session_state.get(stored_key)
+    if stored is None:
+        return None
+    c1, c2 = st.columns([4, 1])
+    c1.caption(f"Using the file uploaded earlier in this session: **{stored[0]}**.")
+    if c2.button("Forget this file", key=key + "::forget"):
+        st.session_state.pop(stored_key, None)
+        st.rerun()
+    return stored

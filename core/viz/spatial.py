@@ -20,6 +20,7 @@ from plotly.colors import sample_colorscale
 
 from core.spatial.export import to_geojson
 from core.spatial.grid import Grid
+from core.spatial.methods import LABELS
 from core.spatial.release import Release
 
 STATIC = Path(__file__).parent / "static" / "leaflet"
@@ -37,6 +38,11 @@ METHOD_COLORS = {
     "ug": "#2ca02c", "ag": "#9467bd", "quadtree": "#8c564b", "privtree": "#e377c2",
     "identity": "#7f7f7f", "uniform": "#bcbd22",
 }  # fmt: skip
+
+
+def method_label(name: str) -> str:
+    """The method's display name (core/spatial/methods.py LABELS), used in every legend/table."""
+    return LABELS.get(name, name)
 
 
 def _data_url(mime: str, data: bytes) -> str:
@@ -83,6 +89,7 @@ def release_map(
     sample: tuple[np.ndarray, np.ndarray] | None = None,
     bbox_from_data: bool = False,
     height_px: int = 560,
+    boundaries: bool = True,
 ) -> tuple[folium.Map, list[str]]:
     """A folium map with one toggleable GeoJSON layer per method; returns (map, skipped names).
 
@@ -114,7 +121,7 @@ def release_map(
             fields.append("noise_std")
         folium.GeoJson(
             gj,
-            name=f"{name} ({rel.n_leaves} leaves)",
+            name=f"{method_label(name)} ({rel.n_leaves:,} leaves)",
             show=i == 0,
             style_function=_style,
             highlight_function=lambda f: {"weight": 2, "color": "#000000"},
@@ -159,7 +166,7 @@ def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:
                     "visible": True,
                 },
                 mode="lines+markers",
-                name=m,
+                name=method_label(m),
                 line={"color": METHOD_COLORS.get(m)},
             )
         )
@@ -182,7 +189,7 @@ def budget_chart(releases: dict[str, Release]) -> go.Figure:
     for part in parts:
         fig.add_trace(
             go.Bar(
-                x=list(releases),
+                x=[method_label(m) for m in releases],
                 y=[r.epsilon.get(part, 0.0) for r in releases.values()],
                 name=part,
                 hovertemplate="%{x}: " + part + " = %{y:.4g}<extra></extra>",

@@ -47,7 +47,7 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
     assert args["js_links"][0].startswith("data:text/javascript")
     assert args["returned_objects"] == []
     spec = _chart(at, "lh_mre")
-    assert {t["name"] for t in spec["data"]} == {"htf", "ug"}
+    assert {t["name"] for t in spec["data"]} == {"HTF", "UG"}  # display names, not keys
     assert all(t["error_y"]["visible"] for t in spec["data"])
     assert _chart(at, "lh_budget")["layout"]["barmode"] == "stack"
     labels = [b.label for b in at.get("download_button")]
@@ -76,10 +76,16 @@ def test_upload_run_and_bbox(app_test):
     assert not at.exception
     digest_keys = [w.key for w in at.selectbox if w.key and w.key.startswith("lh_lat_")]
     assert at.selectbox(key=digest_keys[0]).value == "Latitude"  # auto-detected
-    # a public bbox around Paris instead of the world default
+    # no silent world default: building needs a public region first
+    assert not any(b.key == "lh_run" for b in at.button)
+    assert any("public region" in i.value for i in at.info)
+    region = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_region_"))
+    at.selectbox(key=region).set_value("custom").run()
+    assert any("all four values" in i.value for i in at.info)
     for i, v in enumerate([2.2, 48.7, 2.5, 49.0]):
         key = next(w.key for w in at.number_input if w.key and w.key.startswith(f"lh_bb{i}_"))
         at.number_input(key=key).set_value(v)
+    at.run()
     _fast(at, ("htf",)).run()
     at.button(key="lh_run").click().run()
     assert not at.exception
@@ -94,3 +100,47 @@ def test_bad_upload_shows_error_and_releases_nothing(app_test):
     assert not at.exception
     assert any("non-numeric" in e.value for e in at.error)
     assert not at.get("component_instance")
+
+
+def test_reruns_after_a_build_keep_the_results(app_test):
+    """The blocker of issue 8: any rerun after a build (a widget, a download) must not crash."""
+    at = _fast(app_test(PAGE).run()).run()
+    at.button(key="lh_run").click().run()
+    assert not at.exception, at.exception
+    first = _map_args(at)["script"]
+    at.selectbox(key="lh_dl").set_value("ug").run()  # "Release to download"
+    assert not at.exception, at.exception
+    assert _map_args(at)["script"] == first  # the same release, not a rebuild
+    at.toggle(key="lh_tiles").set_value(True).run()
+    assert not at.exception, at.exception
+    at.run()
+    assert not at.exception and _map_args(at)
+
+
+def test_a_second_session_builds_its_own_results(app_test):
+    """Two sessions with the same parameters: no shared cache replaying one session's elements."""
+    a = _fast(app_test(PAGE).run()).run()
+    a.button(key="lh_run").click().run()
+    b = _fast(app_test(PAGE).run()).run()
+    b.button(key="lh_run").click().run()
+    assert not a.exception and not b.exception, (a.exception, b.exception)
+    b.selectbox(key="lh_dl").set_value("ug").run()
+    assert not b.exception and _map_args(b)
+
+
+def test_changed_parameters_label_the_old_results_as_stale(app_test):
+    at = _fast(app_test(PAGE).run()).run()
+    at.button(key="lh_run").click().run()
+    at.number_input(key="lh_reps").set_value(1).run()
+    assert any("previous build" in w.value for w in at.warning)
+    at.number_input(key="lh_reps").set_value(2).run()  # back to the built parameters
+    assert not any("previous build" in w.value for w in at.warning)
+
+
+def test_failed_build_leaves_no_stale_result(app_test):
+    at = _fast(app_test(PAGE).run()).run()
+    at.button(key="lh_run").click().run()
+    assert _map_args(at)
+    at.selectbox(key="lh_region_demo:htf-gaussian-sigma20").set_value("london").run()
+    assert any("outside the bounding box" in e.value for e in at.error)
+    assert not at.get("component_instance")  # nothing drawn under the error
