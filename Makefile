@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint browser clean
+.PHONY: run test lint browser clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,11 @@ lint: $(VENV)/.installed-dev
 
 test: $(VENV)/.installed-dev browser lint
 	DPX_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
+
+# Refresh the README's images (docs/screenshots/*.png) from the browser tests; `make test`
+# itself never writes tracked files (its screenshots go to a temporary directory).
+screenshots: $(VENV)/.installed-dev browser
+	DPX_CHROMIUM=$(CHROMIUM) DPX_SCREENSHOT_DIR=docs/screenshots $(BIN)/python -m pytest tests/e2e -q -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,5 +1,12 @@
 """Browser fixtures: `streamlit run app.py` on a free localhost port, driven by Playwright
 through Debian's Chromium. Every request that would leave localhost is aborted and counted.
+
+Screenshots: tests write them with the `screenshot` fixture into a temporary directory, so a
+test run never modifies tracked files. `make screenshots` sets DPX_SCREENSHOT_DIR=docs/screenshots
+to refresh the README's images on purpose.
+
+Helpers for pages (`assert_no_exception`, `SMALL_UPLOAD_MB` with the `small_upload_app_url`
+fixture) are shared by every page's browser tests.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+SCREENSHOT_ENV = "DPX_SCREENSHOT_DIR"
+SMALL_UPLOAD_MB = 1  # server.maxUploadSize of the `small_upload_app_url` server
 
 
 def _chromium_or_skip() -> str:
@@ -39,8 +48,11 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app():
-    """Run `streamlit run app.py` on a free 127.0.0.1 port; yields the base URL."""
+def serve_app(*extra_args: str):
+    """Run `streamlit run app.py` on a free 127.0.0.1 port; yields the base URL.
+
+    `extra_args` are more `streamlit run` options, e.g. ("--server.maxUploadSize", "1").
+    """
     port = _free_port()
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
@@ -48,7 +60,7 @@ def serve_app():
                 sys.executable, "-m", "streamlit", "run", "app.py",
                 "--server.port", str(port), "--server.address", "127.0.0.1",
                 "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                "--server.fileWatcherType", "none",
+                "--server.fileWatcherType", "none", *extra_args,
             ],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -76,6 +88,42 @@ def fresh_app_url():
     """Base URL of a server no browser has visited yet (for first-visit behaviour)."""
     with serve_app() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def small_upload_app_url():
+    """A server whose upload limit is SMALL_UPLOAD_MB, for "file over the upload limit" tests."""
+    with serve_app("--server.maxUploadSize", str(SMALL_UPLOAD_MB)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def screenshot_dir(tmp_path_factory) -> Path:
+    """Where screenshots go: a temporary directory, or $DPX_SCREENSHOT_DIR (`make screenshots`)."""
+    target = os.environ.get(SCREENSHOT_ENV)
+    if target:
+        path = (ROOT / target).resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def screenshot(screenshot_dir):
+    """`screenshot(page, "home.png")` -> the written file's Path (full page)."""
+
+    def take(pg, name: str) -> Path:
+        out = screenshot_dir / name
+        pg.screenshot(path=str(out), full_page=True)
+        return out
+
+    return take
+
+
+def assert_no_exception(pg) -> None:
+    """Fail if Streamlit shows an exception box (a traceback) anywhere on the page."""
+    boxes = pg.get_by_test_id("stException")
+    assert boxes.count() == 0, boxes.first.inner_text()[:2000]
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log) -> None:
@@ -136,3 +184,9 @@ def page(browser, external_requests):
     pg.set_default_timeout(30_000)
     yield pg
     context.close()
+
+
+@pytest.fixture
+def no_exception():
+    """The `assert_no_exception(page)` check as a fixture (test modules cannot import conftest)."""
+    return assert_no_exception

@@ -3,16 +3,14 @@ and the ledger entry, and take the README screenshot."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = Path("docs/screenshots/dp_sql.png")
+SCREENSHOT = "dp_sql.png"  # written by the `screenshot` fixture (a temp dir; `make screenshots`)
 
 
-def test_run_example_query_shows_result_and_ledger(page, app_url, external_requests):
+def test_run_example_query_shows_result_and_ledger(page, app_url, external_requests, screenshot):
     # open the app root first so st.navigation is registered before the sub-page session
     page.goto(app_url)
     page.get_by_role("heading", name="DP Explorer").first.wait_for()
@@ -34,7 +32,6 @@ def test_run_example_query_shows_result_and_ledger(page, app_url, external_reque
     page.get_by_text("Session budget: ε 1 of 10").first.wait_for(state="attached")
     page.get_by_role("tab", name="Run").click()
     grid.scroll_into_view_if_needed()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
+    shot = screenshot(page, SCREENSHOT)
+    assert shot.stat().st_size > 10_000
     assert external_requests == [], f"requests left localhost: {external_requests}"

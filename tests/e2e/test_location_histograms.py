@@ -1,13 +1,11 @@
 """Location histograms in a real browser: run a comparison on a demo, see the map and the chart,
 draw a ~10k-leaf layer, and take the README screenshot — with every non-localhost request blocked."""
 
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = Path("docs/screenshots/location_histograms.png")
+SCREENSHOT = "location_histograms.png"  # via the `screenshot` fixture (temp dir)
 
 
 def _map_frame(page):
@@ -16,7 +14,7 @@ def _map_frame(page):
     return page.frame_locator("iframe[title*='streamlit_folium']").first
 
 
-def test_comparison_shows_map_and_chart(page, app_url, external_requests):
+def test_comparison_shows_map_and_chart(page, app_url, external_requests, screenshot):
     page.goto(f"{app_url}/location_histograms")
     page.get_by_role("heading", name="Location histograms").first.wait_for()
     page.get_by_role("button", name="Build releases and compare").wait_for()
@@ -55,7 +53,6 @@ def test_comparison_shows_map_and_chart(page, app_url, external_requests):
     page.set_viewport_size({"width": 1400, "height": 2300})
     page.get_by_role("heading", name="Partitions").scroll_into_view_if_needed()
     page.wait_for_timeout(2000)
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 20_000
+    shot = screenshot(page, SCREENSHOT)
+    assert shot.stat().st_size > 20_000
     assert external_requests == [], f"requests left localhost: {external_requests}"

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = Path("docs/screenshots/pp_balancing.png")
+SCREENSHOT = "pp_balancing.png"  # written by the `screenshot` fixture (temp dir)
 
 
 def step_title(page, text: str):
@@ -18,7 +16,7 @@ def step_title(page, text: str):
     return title
 
 
-def test_step_through_example_6(page, app_url, external_requests):
+def test_step_through_example_6(page, app_url, external_requests, screenshot):
     # open the app once first: the very first session of a fresh server that starts on a
     # sub-page URL can run before st.navigation is registered (legacy pages/ routing)
     page.goto(app_url)
@@ -45,7 +43,6 @@ def test_step_through_example_6(page, app_url, external_requests):
     assert bars.count() not in (0, bars_before)  # 10 values in iteration 1, 9 in iteration 2
 
     page.get_by_role("button", name="Next ▶").scroll_into_view_if_needed()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
+    shot = screenshot(page, SCREENSHOT)
+    assert shot.stat().st_size > 10_000
     assert external_requests == [], f"requests left localhost: {external_requests}"
