@@ -1,14 +1,36 @@
-"""The table catalogue: which registered tables are private (with their uid) and which public."""
+"""The table catalogue: which registered tables are private (with their uid) and which public.
+
+The privacy unit is never guessed: a private table is registered either with an explicit unit
+column (`add_private`) or with the explicit choice "each row is one unit" (`add_private_rows`),
+which adds a row-id column (`ROW_ID_COLUMN`) and records that it did so (`UnitSource.ROW`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import pandas as pd
 
 from core.data.loading import load_table
 from core.errors import InputError
+
+ROW_ID_COLUMN = "row_id"
+
+UNIT_EXPLANATION = (
+    "A privacy unit is whoever the guarantee protects: the query hides whether any one unit's "
+    "rows are in the data. It is a column naming whose data each row is (a person, patient or "
+    "customer id). If each row is a different person, say so and a row-id column is added."
+)
+
+
+class UnitSource(Enum):
+    """Where a private table's privacy unit comes from (public tables: NONE)."""
+
+    NONE = "none"  # public table
+    COLUMN = "column"  # a column of the data, named by the owner
+    ROW = "row"  # each row is its own unit; the catalogue added ROW_ID_COLUMN
 
 
 @dataclass(frozen=True)
@@ -17,6 +39,7 @@ class TableSpec:
     frame: pd.DataFrame = field(repr=False)
     private: bool
     uid: str | None
+    unit_source: UnitSource = UnitSource.NONE
 
     @property
     def columns(self) -> list[str]:
@@ -29,20 +52,50 @@ class Catalog:
     def __init__(self) -> None:
         self._tables: dict[str, TableSpec] = {}
 
-    def add_private(self, name: str, frame: pd.DataFrame, uid: str) -> TableSpec:
+    def add_private(self, name: str, frame: pd.DataFrame, uid: str | None) -> TableSpec:
+        """Register a private table whose privacy unit is the named column `uid` (explicit)."""
+        if not uid:
+            raise InputError(_no_unit_message(name, frame))
         if uid not in frame.columns:
             raise InputError(
                 f"table '{name}' has no privacy-unit column '{uid}'. Columns: "
-                f"{', '.join(map(str, frame.columns))}. Fix: pass the right --uid column."
+                f"{', '.join(map(str, frame.columns))}. Fix: pass the right --uid column, "
+                "or --row-is-unit if each row is one person."
             )
-        return self._add(TableSpec(name, _clean(frame), True, uid))
+        return self._add(TableSpec(name, _clean(frame), True, uid, UnitSource.COLUMN))
+
+    def add_private_rows(self, name: str, frame: pd.DataFrame) -> TableSpec:
+        """Register a private table where each row is one privacy unit (the owner's explicit
+        choice). Adds `ROW_ID_COLUMN` with ids unique across the whole catalogue, so a join
+        between two such tables never pairs rows of different units as one unit."""
+        if ROW_ID_COLUMN in frame.columns:
+            raise InputError(
+                f"table '{name}' already has a column '{ROW_ID_COLUMN}'. Fix: name it as the "
+                f"privacy unit (--uid {ROW_ID_COLUMN}) or rename it."
+            )
+        start = sum(len(t.frame) for t in self._tables.values() if t.unit_source is UnitSource.ROW)
+        with_ids = frame.copy()
+        with_ids.insert(0, ROW_ID_COLUMN, np.arange(start + 1, start + len(frame) + 1))
+        return self._add(TableSpec(name, _clean(with_ids), True, ROW_ID_COLUMN, UnitSource.ROW))
 
     def add_public(self, name: str, frame: pd.DataFrame) -> TableSpec:
         return self._add(TableSpec(name, _clean(frame), False, None))
 
-    def add_file(self, name: str, path, uid: str | None, private: bool = True) -> TableSpec:
+    def add_file(
+        self, name: str, path, uid: str | None, private: bool = True, row_is_unit: bool = False
+    ) -> TableSpec:
+        """Load a file and register it: public, private by `uid`, or private with one unit per
+        row (`row_is_unit`); a private table with neither is refused, never guessed."""
         frame = load_table(path, name=name)
-        return self.add_private(name, frame, uid) if private else self.add_public(name, frame)
+        if not private:
+            return self.add_public(name, frame)
+        if row_is_unit and uid:
+            raise InputError("give either --uid COL or --row-is-unit, not both.")
+        return (
+            self.add_private_rows(name, frame)
+            if row_is_unit
+            else self.add_private(name, frame, uid)
+        )
 
     def _add(self, spec: TableSpec) -> TableSpec:
         if not spec.name.isidentifier():
@@ -64,6 +117,15 @@ class Catalog:
 
     def uid_names(self) -> set[str]:
         return {t.uid for t in self._tables.values() if t.private and t.uid}
+
+
+def _no_unit_message(name: str, frame: pd.DataFrame) -> str:
+    columns = ", ".join(map(str, frame.columns))
+    return (
+        f"table '{name}' has no privacy unit chosen. {UNIT_EXPLANATION} Columns: {columns}. "
+        "Fix: pass --uid COL naming whose data each row is, or --row-is-unit if each row is "
+        "one person."
+    )
 
 
 def _clean(frame: pd.DataFrame) -> pd.DataFrame:

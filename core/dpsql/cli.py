@@ -1,6 +1,6 @@
 """`dpx sql`: run a DP SQL query over CSV/Parquet tables (the issue's CLI contract).
 
-dpx sql --table NAME=FILE [--table NAME=FILE ...] [--public NAME=FILE ...] --uid COL
+dpx sql --table NAME=FILE [--table NAME=FILE ...] [--public NAME=FILE ...] (--uid COL | --row-is-unit)
         (--query SQL | --query-file F) [--epsilon E] [--delta D] [--max-groups C]
         [--budget-epsilon TOTAL] [--seed S] [--explain] [--dialect duckdb|spark|bigquery|postgres]
         [--json] [--dry-run] [--export-bigquery FILE.sql] [--timeout SECONDS]
@@ -53,7 +53,13 @@ def add_arguments(p) -> None:
         metavar="NAME=FILE",
         help="a public table (no privacy unit; joins freely)",
     )
-    p.add_argument("--uid", required=True, help="the privacy-unit column of the private tables")
+    unit = p.add_mutually_exclusive_group()
+    unit.add_argument("--uid", help="the privacy-unit column of the private tables")
+    unit.add_argument(
+        "--row-is-unit",
+        action="store_true",
+        help="each row of the private tables is one person: add a row-id column as the unit",
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--query", help="the DP SQL query")
     src.add_argument("--query-file", help="a file holding the DP SQL query")
@@ -162,7 +168,10 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         raise InputError("dpx sql needs at least one private --table NAME=FILE.")
     catalog = Catalog()
     for name, path in _pairs(args.table, "--table"):
-        catalog.add_file(name, Path(path), args.uid, private=True)
+        spec = catalog.add_file(
+            name, Path(path), args.uid, private=True, row_is_unit=args.row_is_unit
+        )
+    uid = spec.uid
     for name, path in _pairs(args.public, "--public"):
         catalog.add_file(name, Path(path), None, private=False)
     if args.query_file:
@@ -184,7 +193,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
     }
     prepared = prepare(sql, catalog, noise, defaults)
     if args.export_bigquery:
-        text, warnings = to_bigquery(prepared.query, args.uid)
+        text, warnings = to_bigquery(prepared.query, uid)
         _write_whole(Path(args.export_bigquery), text + ";\n")
         out = {"bigquery_export": args.export_bigquery, "warnings": warnings, "sql": text}
         return out if args.json else "\n".join([text, *[f"warning: {w}" for w in warnings]])

@@ -130,6 +130,15 @@ def _compute(registry: Registry | None, release: Release | None, compute: Callab
         raise
 
 
+def _as_json(handler: Handler, args) -> dict:
+    """Run `handler` asking for its JSON object (the artefact), restoring the user's choice."""
+    wants_json, args.json = args.json, True
+    try:
+        return handler(args)
+    finally:
+        args.json = wants_json
+
+
 # -- htf -------------------------------------------------------------------------------------
 def govern_htf(handler: Handler) -> Handler:
     """Wrap `dpx htf`: charges the full --epsilon before the points are read."""
@@ -161,8 +170,8 @@ def govern_htf(handler: Handler) -> Handler:
                 _mode(args),
                 privacy={"unit": "one point (one row of the table)"},
             )
-        wants_json, args.json = args.json, True
-        result = _compute(registry, release, lambda: handler(args))
+        wants_json = args.json
+        result = _compute(registry, release, lambda: _as_json(handler, args))
         if registry is None or release is None:
             return result if wants_json else _htf_text(result, None)
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
@@ -181,7 +190,7 @@ def _htf_text(result: dict, info: dict | None) -> str:
     lines = [
         f"HTF release: {result['n_leaves']} leaves, height {result['height']}, "
         f"mode {result['mode']}",
-        f"epsilon: {result['epsilon']}",
+        "epsilon: " + ", ".join(f"{k} {v:g}" for k, v in result["epsilon"].items()),
     ]
     if "warning" in result:
         lines.append(result["warning"])
@@ -210,8 +219,11 @@ def govern_sql(execute: Callable, caps_from: Callable, text_of: Callable) -> Han
                     "--budget-epsilon does not apply to a registered dataset: its budget is in "
                     "the registry (`dpx dataset show NAME`)."
                 )
-        elif not args.uid:
-            raise InputError("dpx sql needs --uid COL (the privacy-unit column) or --dataset.")
+        elif not args.uid and not getattr(args, "row_is_unit", False):
+            raise InputError(
+                "dpx sql needs --uid COL (the privacy-unit column: whose data each row is), "
+                "--row-is-unit (each row is one person; adds a row id), or --dataset."
+            )
         if args.dry_run or args.export_bigquery:
             if registered:
                 registry = _open(args, True)
@@ -234,9 +246,9 @@ def govern_sql(execute: Callable, caps_from: Callable, text_of: Callable) -> Han
         ledger = RegistryLedger(
             registry, Tool.SQL.value, dataset, _params(args), _mode(args), args.budget_epsilon
         )
-        wants_json, args.json = args.json, True
+        wants_json = args.json
         try:
-            result = execute(args, ledger, caps)
+            result = _as_json(lambda a: execute(a, ledger, caps), args)
         except BaseException as err:
             if ledger.release is not None:
                 message = str(err) if isinstance(err, InputError) else type(err).__name__
@@ -307,8 +319,8 @@ def govern_balance(handler: Handler) -> Handler:
                     "unit": "one record",
                 },
             )
-        wants_json, args.json = args.json, True
-        result = _compute(registry, release, lambda: handler(args))
+        wants_json = args.json
+        result = _compute(registry, release, lambda: _as_json(handler, args))
         if registry is not None and release is not None:
             artefact = dict(result)
             published = result.get("published")
