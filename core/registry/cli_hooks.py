@@ -176,7 +176,7 @@ def govern_htf(handler: Handler) -> Handler:
             return result if wants_json else _htf_text(result, None)
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
         spends = [make_spend(**s) for s in result.get("ledger", [])]
-        rows = mechanisms_from_spends(spends) if spends else None
+        rows = [_htf_row(m) for m in mechanisms_from_spends(spends)] if spends else None
         if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
@@ -184,6 +184,13 @@ def govern_htf(handler: Handler) -> Handler:
         return result if wants_json else _htf_text(result, result["registry"])
 
     return run
+
+
+def _htf_row(m: Mechanism) -> Mechanism:
+    """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
+    if "counts" in m.kind and m.epsilon > 0:
+        return Mechanism(m.kind, m.epsilon, m.delta, 1.0, 1.0 / m.epsilon)
+    return m
 
 
 def _htf_text(result: dict, info: dict | None) -> str:

@@ -9,6 +9,7 @@ before, and the run is only recorded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from core.privacy import BudgetLedger, Spend, make_spend
@@ -16,6 +17,18 @@ from core.registry.models import Dataset, Mechanism, Release
 from core.registry.registry import Registry
 
 PRIOR_MECHANISM = "earlier releases of this dataset (registry)"
+
+
+_SCALE = re.compile(r"scale ([0-9][0-9.eE+-]*)")
+
+
+def _scale_in(label: str) -> float | None:
+    """The noise scale a mechanism label states ("... scale 3.5)"), if any."""
+    found = _SCALE.search(label)
+    try:
+        return float(found.group(1)) if found else None
+    except ValueError:
+        return None
 
 
 def mechanisms_from_spends(spends: Iterable[Spend]) -> list[Mechanism]:
@@ -27,11 +40,11 @@ def mechanisms_from_spends(spends: Iterable[Spend]) -> list[Mechanism]:
         if s.composition == "parallel":
             groups.setdefault(s.group, []).append(s)
         else:
-            rows.append(Mechanism(s.mechanism, s.epsilon, s.delta))
+            rows.append(Mechanism(s.mechanism, s.epsilon, s.delta, scale=_scale_in(s.mechanism)))
     for group, members in groups.items():
         rows.append(
             Mechanism(
-                f"{members[0].mechanism} (parallel over {len(members)} disjoint parts, {group})",
+                f"{members[0].mechanism} (parallel composition over disjoint parts: {group})",
                 max(m.epsilon for m in members),
                 max(m.delta for m in members),
             )

@@ -321,25 +321,24 @@ class Registry:
         if seeded:
             return None  # a labelled demo run on teaching data: recorded, never charged
         p = d.policy
+        eps_spent, delta_spent = self._spent(con, d.name)
+        eps_left = max(0.0, p.epsilon_total - eps_spent)
+        delta_left = max(0.0, p.delta_total - delta_spent)
+        left = f"remaining epsilon {eps_left:g} of {p.epsilon_total:g}, delta {delta_left:g} of {p.delta_total:g}"
         if p.max_epsilon_per_query is not None and epsilon > p.max_epsilon_per_query * (1 + 1e-12):
             return (
                 f"this request needs epsilon {epsilon:g}, above dataset '{d.name}''s per-query "
-                f"cap {p.max_epsilon_per_query:g}. Nothing was charged."
+                f"cap {p.max_epsilon_per_query:g} ({left}). Nothing was charged."
             )
         if p.max_delta_per_query is not None and delta > p.max_delta_per_query * (1 + 1e-12):
             return (
                 f"this request needs delta {delta:g}, above dataset '{d.name}''s per-query "
-                f"cap {p.max_delta_per_query:g}. Nothing was charged."
+                f"cap {p.max_delta_per_query:g} ({left}). Nothing was charged."
             )
-        eps_spent, delta_spent = self._spent(con, d.name)
-        eps_left = max(0.0, p.epsilon_total - eps_spent)
-        delta_left = max(0.0, p.delta_total - delta_spent)
         if epsilon > eps_left + _TOLERANCE or delta > delta_left + 1e-15:
             return (
                 f"privacy budget of dataset '{d.name}' exceeded: this request needs epsilon "
-                f"{epsilon:g}, delta {delta:g}; remaining epsilon {eps_left:g} of "
-                f"{p.epsilon_total:g}, delta {delta_left:g} of {p.delta_total:g}. Nothing was "
-                "charged."
+                f"{epsilon:g}, delta {delta:g}; {left}. Nothing was charged."
             )
         return None
 

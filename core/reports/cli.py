@@ -1,0 +1,45 @@
+"""`dpx report RELEASE_ID --out FILE.html [--registry DIR]`: a release's stakeholder report."""
+
+from __future__ import annotations
+
+from core.errors import InputError
+from core.registry.registry import Registry
+from core.reports.html import render_report, write_report
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "report",
+        parents=[common],
+        help="write a self-contained HTML report of a recorded release",
+    )
+    p.add_argument(
+        "release_id", metavar="RELEASE_ID", help="the release id (see `dpx dataset show`)"
+    )
+    p.add_argument("--out", required=True, metavar="FILE.html", help="the HTML file to write")
+    p.set_defaults(handler=run)
+
+
+def report_html(registry: Registry, release_id: int) -> str:
+    release = registry.release(release_id)
+    status = None
+    if release.dataset is not None:
+        d = registry.dataset(release.dataset)
+        eps, delta = registry.spent(d.name)
+        status = {
+            "epsilon_spent": eps,
+            "epsilon_total": d.policy.epsilon_total,
+            "delta_spent": delta,
+            "delta_total": d.policy.delta_total,
+        }
+    return render_report(release, status)
+
+
+def run(args) -> dict | str:
+    try:
+        release_id = int(str(args.release_id).lstrip("#"))
+    except ValueError:
+        raise InputError(f"RELEASE_ID must be a number, got '{args.release_id}'.") from None
+    registry = Registry(args.registry)
+    path = write_report(args.out, report_html(registry, release_id))
+    return {"release_id": release_id, "out": str(path)} if args.json else f"wrote {path}"

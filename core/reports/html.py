@@ -1,0 +1,125 @@
+"""One self-contained HTML file per release: inline CSS and SVG, no scripts, no external
+references (it opens offline from file://)."""
+
+from __future__ import annotations
+
+import json
+import platform
+from html import escape
+from importlib import metadata
+from pathlib import Path
+
+from core import __version__
+from core.errors import InputError
+from core.registry.models import Release, RunKind
+from core.reports.sections import accuracy, figures, guarantee, mechanism_table, table
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.15em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.muted{color:#777}.warn{background:#fff3cd;border:1px solid #e0b000;padding:.6em}
+svg text{font-size:11px;font-family:system-ui,sans-serif}.fig-title{font-weight:bold;font-size:12px}
+code{background:#f3f3f3;padding:0 .2em}
+"""
+
+_PACKAGES = ("numpy", "pandas", "duckdb", "sqlglot", "opendp")
+
+
+def versions() -> dict[str, str]:
+    out = {"dp-explorer": __version__, "python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _what(release: Release) -> str:
+    tool = {"htf": "location histogram (HTF)", "sql": "DP SQL query result", "pp": "PP publication"}
+    kind = {
+        RunKind.RELEASE: f"a release of registered dataset <b>{escape(str(release.dataset))}</b>",
+        RunKind.UNREGISTERED: "an unregistered run (files given directly by the data owner)",
+        RunKind.DEMO: "a seeded demo run (not a release)",
+    }[release.kind]
+    return f"<p>{tool.get(release.tool, escape(release.tool))}: {kind}.</p>"
+
+
+def render_report(release: Release, dataset_status: dict | None = None) -> str:
+    """The report of `release` as one HTML string. `dataset_status` (spent/total) is shown
+    when given."""
+    r = release
+    summary = [
+        ["release id", r.id],
+        ["time (UTC)", r.time],
+        ["tool", r.tool],
+        ["dataset", r.dataset],
+        ["status", r.status.value + (f" — {r.note}" if r.note else "")],
+        ["ε charged", r.epsilon if r.kind is RunKind.RELEASE else 0.0],
+        ["δ charged", r.delta if r.kind is RunKind.RELEASE else 0.0],
+        ["noise mode", r.mode],
+        ["artefact SHA-256", r.artefact_sha256],
+    ]
+    if dataset_status:
+        summary.append(
+            [
+                "dataset budget (basic composition)",
+                f"ε spent {dataset_status['epsilon_spent']:g} of "
+                f"{dataset_status['epsilon_total']:g}; δ spent "
+                f"{dataset_status['delta_spent']:g} of {dataset_status['delta_total']:g}",
+            ]
+        )
+    banner = (
+        '<p class="warn">Seeded (reproducible demo) noise — not for real releases; no privacy '
+        "guarantee.</p>"
+        if r.mode == "seeded"
+        else ""
+    )
+    params = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in r.params.items()]
+    body = "".join(
+        [
+            f"<h1>Release #{r.id}: {escape(r.tool)}"
+            + (f" on {escape(r.dataset)}" if r.dataset else "")
+            + "</h1>",
+            banner,
+            "<h2>What was released</h2>",
+            _what(r),
+            table(["field", "value"], summary, "summary"),
+            "<h2>Privacy guarantee</h2>",
+            guarantee(r),
+            "<h2>Parameters</h2>",
+            table(["parameter", "value"], params, "params"),
+            "<h2>Mechanisms</h2>",
+            mechanism_table(r),
+            "<h2>Accuracy (from public parameters)</h2>",
+            accuracy(r),
+            "<h2>Result</h2>",
+            figures(r),
+            "<h2>Versions</h2>",
+            table(["software", "version"], [[k, v] for k, v in versions().items()], "versions"),
+        ]
+    )
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>DP Explorer release #{r.id}</title><style>{_CSS}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def write_report(path: str | Path, html_text: str) -> Path:
+    """Write through a temporary file so a failure never leaves a partial report."""
+    path = Path(path)
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise InputError(f"--out must end in .html, got '{path}'.")
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(html_text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        raise InputError(
+            f"cannot write {path}: {err.strerror}. Fix: choose a writable path."
+        ) from None
+    return path
