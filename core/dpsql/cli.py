@@ -12,6 +12,7 @@ message that quotes no data (and, after the data was read, keeps the charge; see
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from core.dpsql.caps import QueryCaps
@@ -127,7 +128,9 @@ def handle(args) -> dict | str:
     refusal (exit 2) that quotes no data. `service.run` already turns failures after the charge
     into messages that keep and state the charge; anything else that reaches this guard says
     whether the ledger had been charged."""
-    ledger = BudgetLedger(total_epsilon=args.budget_epsilon)
+    ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
+    if args.seed is not None and args.seed < 0:
+        raise InputError(f"--seed must be an integer >= 0, got {args.seed}. Fix: e.g. --seed 1.")
     try:
         out = execute(args, ledger)
         return jsonable(out) if isinstance(out, dict) else out
@@ -148,6 +151,15 @@ def handle(args) -> dict | str:
             f"DPX-E009 internal error (details withheld: they could depend on private data). "
             f"{charged} Please report the query."
         ) from None
+
+
+def _budget(value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise InputError(
+            f"--budget-epsilon must be a finite number >= 0, got {value}. Fix: e.g. "
+            "--budget-epsilon 1."
+        )
+    return value
 
 
 def caps_from(args) -> QueryCaps:

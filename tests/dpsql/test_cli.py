@@ -211,3 +211,14 @@ def test_unreadable_query_file_and_unwritable_export_are_clean_errors(files, cap
     assert main(base(files, "--query", QUERY, *flags, "--export-bigquery", str(target))) == 2
     err = capsys.readouterr().err
     assert "cannot write" in err and not target.parent.exists()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "fragment"),
+    [("--budget-epsilon", "-1", "--budget-epsilon"), ("--budget-epsilon", "nan", "--budget-epsilon"),
+     ("--seed", "-5", "--seed"), ("--max-delta-per-query", "1", "max_delta_per_query")],
+)  # fmt: skip
+def test_bad_flag_values_are_one_line_refusals(files, capsys, flag, value, fragment):
+    assert main(base(files, "--query", QUERY, f"{flag}={value}")) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
