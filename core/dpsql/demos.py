@@ -15,6 +15,8 @@ from core.privacy import Noise
 
 SQL_DIR = DEMO_DATA_DIR / "sql"
 
+# Each employee works in one department, so C_u = 1 loses nothing on this demo; with three
+# aggregates the threshold gets a quarter of epsilon, hence epsilon = 2 for T = 24 (< 40 HR).
 EXAMPLE_QUERIES = {
     "Orders per department (thesis Listing 4.8)": (
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)\n"
@@ -23,7 +25,7 @@ EXAMPLE_QUERIES = {
         "GROUP BY dept"
     ),
     "Count, sum and average (paper form)": (
-        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 2)\n"
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 2, delta = 1e-5, max_groups_contributed = 1)\n"
         "  dept, ANON_COUNT(*, 5) AS c, ANON_SUM(O.amount, 0, 100) AS s,\n"
         "  ANON_AVG(O.amount CLAMPED BETWEEN 0 AND 100) AS a\n"
         "FROM Employee E JOIN Orders O USING (uid)\n"
@@ -31,7 +33,7 @@ EXAMPLE_QUERIES = {
     ),
     "ZetaSQL form with a median": (
         "SELECT WITH DIFFERENTIAL_PRIVACY\n"
-        "  OPTIONS (epsilon = 1.0, delta = 1e-5, max_groups_contributed = 2, "
+        "  OPTIONS (epsilon = 2.0, delta = 1e-5, max_groups_contributed = 1, "
         "privacy_unit_column = uid)\n"
         "  dept, COUNT(*, contribution_bounds_per_group => (0, 5)) AS c,\n"
         "  SUM(amount, contribution_bounds_per_group => (0, 100)) AS s,\n"
@@ -55,12 +57,35 @@ SHOP_QUERY = (
     "GROUP BY c.department"
 )
 
+# Employees per department of the Employee/Orders demo (generator input, not a measurement).
+DEPARTMENT_SIZES = {"HR": 40, "Sales": 55, "IT": 3}
+
+
+def examples_for(demo: str) -> dict[str, str]:
+    """The built-in example queries (title -> SQL) written for demo dataset `demo`."""
+    if demo == "sql-synthetic-shop":
+        return {"Purchases per department (public join)": SHOP_QUERY}
+    return dict(EXAMPLE_QUERIES)
+
+
+def group_units(demo: str, tables: dict[str, pd.DataFrame]) -> pd.Series:
+    """Exact distinct units per group of the demo's example grouping (department).
+
+    NOT PRIVATE: owner/teaching information about the demo data, shown beside the public
+    threshold T so a class sees why a group is (not) released. Never part of a release."""
+    if demo == "sql-synthetic-shop":
+        joined = tables["purchases"].merge(tables["categories"], on="category")
+        units = joined.groupby("department")["uid"].nunique()
+    else:
+        units = tables["Employee"].groupby("dept")["uid"].nunique()
+    return units.sort_values(ascending=False).rename("units")
+
 
 def employee_orders(seed: int = 4) -> dict[str, pd.DataFrame]:
     """Employee (uid, name, dept) and Orders (order_id, uid, amount), as in the thesis's
     Figure 4.9: HR and Sales are large enough to pass the threshold, IT (3 people) is not."""
     noise = Noise.seeded(seed)
-    depts = ["HR"] * 40 + ["Sales"] * 55 + ["IT"] * 3
+    depts = [d for d, size in DEPARTMENT_SIZES.items() for _ in range(size)]
     employee = pd.DataFrame(
         {
             "uid": np.arange(1, len(depts) + 1),
