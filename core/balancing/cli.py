@@ -18,6 +18,7 @@ from core.data.loading import load_table
 from core.data.validation import require_column
 from core.errors import InputError
 from core.privacy import Noise
+from core.registry.cli_hooks import add_dataset_argument, govern_balance
 
 
 def register(sub, common) -> None:
@@ -67,7 +68,8 @@ def register(sub, common) -> None:
     p.add_argument(
         "--drop-columns", default="", help="comma-separated direct identifiers to remove"
     )
-    p.set_defaults(handler=run)
+    add_dataset_argument(p)  # registry (issue 12)
+    p.set_defaults(handler=govern_balance(run))
 
 
 def metadata_path(out: Path) -> Path:

@@ -14,9 +14,11 @@ Seeded runs are recorded as labelled demo runs and never count as releases.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from enum import StrEnum
+from pathlib import Path
 
 from core.errors import InputError
 from core.privacy import BudgetLedger, make_spend
@@ -35,8 +37,17 @@ class Tool(StrEnum):
     PP = "pp"
 
 
-def add_dataset_argument(p) -> None:
-    """`--dataset NAME`: read the tables of a registered dataset and charge its budget."""
+def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
+    """`--dataset NAME`: read the tables of a registered dataset and charge its budget.
+
+    `optional` names arguments (e.g. the INPUT positional, `uid`) that become optional because
+    `--dataset` supplies them; the governed handler checks that one of the two was given."""
+    for action in p._actions:
+        if action.dest in optional:
+            action.required = False
+            if not action.option_strings:  # a positional: make it "zero or one"
+                action.nargs = "?"
+                action.default = None
     p.add_argument(
         "--dataset",
         metavar="NAME",
@@ -139,6 +150,18 @@ def _as_json(handler: Handler, args) -> dict:
         args.json = wants_json
 
 
+def _keeps_own_output(release: Release | None, args) -> bool:
+    """Unregistered and demo runs in text mode print exactly what the tool prints today."""
+    return release is None or (release.kind is not RunKind.RELEASE and not args.json)
+
+
+def _run_unchanged(registry: Registry | None, release: Release | None, handler: Handler, args):
+    result = _compute(registry, release, lambda: handler(args))
+    if registry is not None and release is not None:
+        registry.attach(release.id, result if isinstance(result, dict) else {"text": result})
+    return result
+
+
 # -- htf -------------------------------------------------------------------------------------
 def govern_htf(handler: Handler) -> Handler:
     """Wrap `dpx htf`: charges the full --epsilon before the points are read."""
@@ -170,18 +193,18 @@ def govern_htf(handler: Handler) -> Handler:
                 _mode(args),
                 privacy={"unit": "one point (one row of the table)"},
             )
-        wants_json = args.json
+        if _keeps_own_output(release, args):
+            return _run_unchanged(registry, release, handler, args)
         result = _compute(registry, release, lambda: _as_json(handler, args))
-        if registry is None or release is None:
-            return result if wants_json else _htf_text(result, None)
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
         spends = [make_spend(**s) for s in result.get("ledger", [])]
         rows = [_htf_row(m) for m in mechanisms_from_spends(spends)] if spends else None
         if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
-        result["registry"] = _registry_info(registry, release)
-        return result if wants_json else _htf_text(result, result["registry"])
+        if release.kind is RunKind.RELEASE:
+            result["registry"] = _registry_info(registry, release)
+        return result if args.json else _htf_text(result, result.get("registry"))
 
     return run
 
@@ -275,7 +298,9 @@ def govern_sql(execute: Callable, caps_from: Callable, text_of: Callable) -> Han
         if ledger.release is None:  # nothing was charged (e.g. a query with no noisy output)
             return result if wants_json else text_of(result)
         registry.attach(ledger.release.id, result)
-        result["registry"] = _registry_info(registry, ledger.release)
+        if ledger.release.kind is not RunKind.RELEASE:
+            return result if wants_json else text_of(result)
+        result = {**result, "registry": _registry_info(registry, ledger.release)}
         if wants_json:
             return result
         return text_of(result) + "\n" + _registry_line(result["registry"])
@@ -326,22 +351,19 @@ def govern_balance(handler: Handler) -> Handler:
                     "unit": "one record",
                 },
             )
-        wants_json = args.json
+        if _keeps_own_output(release, args):
+            return _run_unchanged(registry, release, handler, args)
         result = _compute(registry, release, lambda: _as_json(handler, args))
-        if registry is not None and release is not None:
-            artefact = dict(result)
-            published = result.get("published")
-            if published:
-                from pathlib import Path
-
-                meta = Path(published["metadata"])
-                if meta.is_file():
-                    import json
-
-                    artefact["published_metadata"] = json.loads(meta.read_text())
-            registry.attach(release.id, artefact)
+        artefact = dict(result)
+        published = result.get("published")
+        if published:
+            meta = Path(published["metadata"])
+            if meta.is_file():
+                artefact["published_metadata"] = json.loads(meta.read_text())
+        registry.attach(release.id, artefact)
+        if release.kind is RunKind.RELEASE:
             result["registry"] = _registry_info(registry, release)
-        if wants_json:
+        if args.json:
             return result
         lines = [
             f"PP partition: status {result['status']}, {len(result['groups'])} groups, "

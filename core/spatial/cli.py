@@ -7,6 +7,7 @@ import re
 
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
+from core.registry.cli_hooks import add_dataset_argument, govern_htf
 from core.spatial.evaluate import EVALUATION_LABEL, compare
 from core.spatial.export import (
     DEMO_BBOX_LABEL,
@@ -76,7 +77,8 @@ def register(sub, common) -> None:
         "--stop-cells", type=int, default=5, help="prune nodes with fewer cells than this"
     )
     p.add_argument("--out", default=None, help="write the release to FILE.geojson or FILE.csv")
-    p.set_defaults(handler=run_htf)
+    add_dataset_argument(p, optional=("input",))  # registry (issue 12)
+    p.set_defaults(handler=govern_htf(run_htf))
 
     c = sub.add_parser(
         "compare",
