@@ -178,3 +178,40 @@ def test_jsonable_covers_database_types():
     assert out["exact"] == "0.1000000000000000000000000001"
     assert out["b"] == "00ff" and out["nan"] is None and out["na"] is None
     assert out["list"] == [None, [1, 2]] and out["np"] == 3
+
+
+def test_every_key_type_serialises_to_json(tmp_path, capsys):
+    """DECIMAL, TIME, BLOB, LIST, INTERVAL and NaN keys all come out as plain JSON."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 40
+    table = pa.table(
+        {
+            "uid": list(range(n)),
+            "dec": pa.array([Decimal("1.50"), Decimal("2.25")] * (n // 2), pa.decimal128(10, 2)),
+            "tm": pa.array([dt.time(10, 0), dt.time(11, 30)] * (n // 2)),
+            "bin": pa.array([b"\x00a", b"\xffb"] * (n // 2)),
+            "lst": pa.array([[1, 2], [3]] * (n // 2)),
+            "dur": pa.array([dt.timedelta(days=1), dt.timedelta(hours=2)] * (n // 2)),
+            "f": pa.array([float("nan"), 1.5] * (n // 2)),
+        }
+    )
+    pq.write_table(table, tmp_path / "types.parquet")
+    expected = {
+        "dec": [1.5, 2.25],
+        "tm": ["10:00:00", "11:30:00"],
+        "bin": ["0061", "ff62"],
+        "lst": [[1, 2], [3]],
+        "dur": ["P0DT2H0M0S", "P1DT0H0M0S"],
+        "f": [1.5, None],
+    }
+    for key, keys in expected.items():
+        q = f"SELECT WITH ANONYMIZATION {EXACT} {key}, ANON_COUNT(*, 1) AS c FROM U GROUP BY {key}"
+        argv = ["sql", "--table", f"U={tmp_path / 'types.parquet'}", "--uid", "uid", "--query", q,
+                "--json", "--seed", "1"]  # fmt: skip
+        assert main(argv) == 0, key
+        rows = json.loads(capsys.readouterr().out)["rows"]
+        got = sorted(json.dumps(r[0]) for r in rows)
+        assert got == sorted(json.dumps(k) for k in keys), key
+        assert all(r[1] == n // 2 for r in rows)
