@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
 import plotly.graph_objects as go
 
 BLUE, ORANGE, GREY, RED = "#4C78A8", "#F58518", "#BAB0AC", "#E45756"
@@ -54,22 +57,69 @@ def budget_figure(split: list[dict]) -> go.Figure:
     return fig
 
 
-def result_figure(keys: list, values: list, low: list, high: list, name: str) -> go.Figure:
-    """Released values with their 95% intervals (noise only)."""
-    labels = [str(k) for k in keys]
+MISSING = "NULL"  # the one spelling of a missing value in DP SQL charts and tables
+
+
+def _is_missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _shown(value) -> str:
+    return MISSING if _is_missing(value) else str(value)
+
+
+def key_columns(columns: list[str], ci95: dict) -> list[str]:
+    """The GROUP BY key columns of a released result: the outputs that are not aggregates."""
+    return [c for c in columns if c not in ci95]
+
+
+def group_labels(rows: list[list], columns: list[str], keys: list[str]) -> list[str]:
+    """One label per released row combining every key ("HR · 2021"); missing keys read NULL."""
+    index = [columns.index(k) for k in keys]
+    if not index:
+        return ["all rows"] * len(rows)
+    return [" · ".join(_shown(row[i]) for i in index) for row in rows]
+
+
+def result_table(result: dict) -> pd.DataFrame:
+    """The released rows with a ±95% column per numeric aggregate, missing values as NULL.
+
+    Columns holding a missing value are shown as text so that every missing cell reads the same
+    (pandas/Streamlit would otherwise print None in one column and nan or <NA> in another)."""
+    table = pd.DataFrame(result["rows"], columns=result["columns"])
+    for name, widths in result["ci95"].items():
+        if any(w is not None for w in widths):
+            table[f"{name} ±95%"] = widths
+    for i, col in enumerate(result["columns"]):
+        values = [row[i] for row in result["rows"]]  # as released (pandas turns 2021 into 2021.0)
+        if any(_is_missing(v) for v in values):
+            table[col] = [_shown(v) for v in values]
+    return table
+
+
+def result_figure(labels: list[str], values: list, low: list, high: list, name: str) -> go.Figure:
+    """Released values of one aggregate, one bar per released group, with 95% intervals (noise
+    only). `labels` combine every GROUP BY key (see `group_labels`); a missing value has no bar
+    and no error bar, and its group keeps its place on the axis."""
+
+    def gap(a, b):
+        return None if _is_missing(a) or _is_missing(b) else a - b
+
     fig = go.Figure(
         go.Bar(
-            x=labels, y=values, marker_color=BLUE, name=name,
+            x=labels, y=[None if _is_missing(v) else v for v in values], marker_color=BLUE,
+            name=name,
             error_y={
                 "type": "data", "symmetric": False,
-                "array": [h - v for v, h in zip(values, high, strict=True)],
-                "arrayminus": [v - lo for v, lo in zip(values, low, strict=True)],
+                "array": [gap(h, v) for v, h in zip(values, high, strict=True)],
+                "arrayminus": [gap(v, lo) for v, lo in zip(values, low, strict=True)],
             },
         )
     )  # fmt: skip
     fig.update_layout(
         title=f"{name} with 95% intervals (noise only)", height=360,
         margin={"t": 50, "b": 40, "l": 50, "r": 20},
+        xaxis={"type": "category", "title": "group"},
     )  # fmt: skip
     return fig
 
