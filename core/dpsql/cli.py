@@ -25,6 +25,7 @@ from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import explain, prepare, run
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
+from core.registry.cli_hooks import add_dataset_argument, govern_sql
 
 
 def register(sub, common) -> None:
@@ -35,7 +36,8 @@ def register(sub, common) -> None:
         description="Run a differentially private SQL query; OPTIONS in the query win over flags.",
     )
     add_arguments(p)
-    p.set_defaults(handler=handle)
+    add_dataset_argument(p)  # registry (issue 12)
+    p.set_defaults(handler=govern_sql(handle, _result_text))
 
 
 def add_arguments(p) -> None:
@@ -123,16 +125,17 @@ def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
     return out
 
 
-def handle(args) -> dict | str:
+def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = None) -> dict | str:
     """`dpx sql` with a top-level guard: any unexpected exception becomes a generic one-line
     refusal (exit 2) that quotes no data. `service.run` already turns failures after the charge
     into messages that keep and state the charge; anything else that reaches this guard says
     whether the ledger had been charged."""
-    ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
+    if ledger is None:  # the registry (issue 12) passes a dataset's ledger and caps
+        ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
     if args.seed is not None and args.seed < 0:
         raise InputError(f"--seed must be an integer >= 0, got {args.seed}. Fix: e.g. --seed 1.")
     try:
-        out = execute(args, ledger)
+        out = execute(args, ledger, caps)
         return jsonable(out) if isinstance(out, dict) else out
     except InputError:
         raise

@@ -80,6 +80,11 @@ def _resolve(registry: Registry, tool: Tool, args) -> Dataset:
     d = registry.dataset(args.dataset)
     try:
         registry.verify_files(d)
+        if _mode(args) == "seeded" and not d.teaching:
+            raise InputError(
+                f"seeded (demo) noise is refused on registered dataset '{d.name}': it is not "
+                "flagged --teaching. Fix: drop --seed (secure noise)."
+            )
     except InputError as err:
         registry.refuse(tool.value, d.name, str(err), _params(args))
         raise
@@ -110,6 +115,15 @@ def _registry_info(registry: Registry, release: Release) -> dict:
         info["epsilon_remaining"] = eps_left
         info["delta_remaining"] = delta_left
     return info
+
+
+def _remaining_text(registry: Registry, dataset: Dataset) -> str:
+    eps_left, delta_left = registry.remaining(dataset.name)
+    p = dataset.policy
+    return (
+        f"Dataset '{dataset.name}': remaining epsilon {eps_left:g} of {p.epsilon_total:g}, "
+        f"delta {delta_left:g} of {p.delta_total:g}."
+    )
 
 
 def _registry_line(info: dict) -> str:
@@ -232,80 +246,73 @@ def _htf_text(result: dict, info: dict | None) -> str:
 
 
 # -- sql -------------------------------------------------------------------------------------
-def govern_sql(execute: Callable, caps_from: Callable, text_of: Callable) -> Handler:
-    """Wrap `dpx sql`: the DP SQL service charges a `RegistryLedger` before reading data.
+def govern_sql(handle: Callable, text_of: Callable) -> Handler:
+    """Wrap `dpx sql`. `handle(args, ledger, caps)` is the tool's guarded entry and
+    `text_of(result)` its text rendering.
 
-    `execute(args, ledger, caps)` is the service entry, `caps_from(args)` the flags' caps and
-    `text_of(result)` the text rendering of a result."""
+    Registered dataset: the DP SQL service charges a `RegistryLedger` (one atomic registry
+    transaction) before reading any data, with the dataset policy's per-query caps. Files given
+    directly: the run is as today and is recorded afterwards (not limited across runs).
+    `--dry-run` and `--export-bigquery` read no data and are not recorded."""
     from core.dpsql.caps import QueryCaps
 
     def run(args):
         registered = args.dataset is not None
-        if registered:
-            if args.table:
-                raise InputError("give --table files or --dataset NAME, not both.")
-            if args.budget_epsilon is not None:
-                raise InputError(
-                    "--budget-epsilon does not apply to a registered dataset: its budget is in "
-                    "the registry (`dpx dataset show NAME`)."
-                )
-        elif not args.uid and not getattr(args, "row_is_unit", False):
+        if not registered:
+            return _sql_unregistered(handle, text_of, args)
+        if args.table:
+            raise InputError("give --table files or --dataset NAME, not both.")
+        if args.budget_epsilon is not None:
             raise InputError(
-                "dpx sql needs --uid COL (the privacy-unit column: whose data each row is), "
-                "--row-is-unit (each row is one person; adds a row id), or --dataset."
+                "--budget-epsilon does not apply to a registered dataset: its budget is in "
+                "the registry (`dpx dataset show NAME`)."
             )
-        if args.dry_run or args.export_bigquery:
-            if registered:
-                registry = _open(args, True)
-                dataset = _resolve(registry, Tool.SQL, args)
-                _use_dataset_tables(args, dataset)
-            return execute(args, BudgetLedger(), None)
-        registry = _open(args, registered)
-        dataset = _resolve(registry, Tool.SQL, args) if registered else None
-        caps = None
-        if dataset is not None:
-            _use_dataset_tables(args, dataset)
-            p = dataset.policy
-            caps = QueryCaps(
-                p.max_epsilon_per_query,
-                p.max_delta_per_query,
-                f"dataset `{dataset.name}` policy",
-            )
-        if registry is None:
-            return execute(args, BudgetLedger(args.budget_epsilon), caps)
-        ledger = RegistryLedger(
-            registry, Tool.SQL.value, dataset, _params(args), _mode(args), args.budget_epsilon
+        registry = _open(args, True)
+        dataset = _resolve(registry, Tool.SQL, args)
+        _use_dataset_tables(args, dataset)
+        p = dataset.policy
+        caps = QueryCaps(
+            p.max_epsilon_per_query, p.max_delta_per_query, f"dataset `{dataset.name}` policy"
         )
-        wants_json = args.json
+        if args.dry_run or args.export_bigquery:  # public parameters only; nothing charged
+            return handle(args, BudgetLedger(), caps)
+        ledger = RegistryLedger(registry, Tool.SQL.value, dataset, _params(args), _mode(args))
         try:
-            result = _as_json(lambda a: execute(a, ledger, caps), args)
-        except BaseException as err:
+            result = _as_json(lambda a: handle(a, ledger, caps), args)
+        except InputError as err:
             if ledger.release is not None:
-                message = str(err) if isinstance(err, InputError) else type(err).__name__
-                registry.fail(ledger.release.id, message)
-            elif dataset is not None and isinstance(err, InputError):
-                registry.refuse(Tool.SQL.value, dataset.name, str(err), _params(args))
-            if isinstance(err, InputError) or not isinstance(err, Exception):
+                registry.fail(ledger.release.id, str(err))
                 raise
-            raise InputError(
-                "DPX-E009 internal error (details withheld: they could depend on private data). "
-                + (
-                    f"The charge of epsilon = {ledger.release.epsilon:.4g} stands."
-                    if ledger.release is not None
-                    else "Nothing was charged."
-                )
-            ) from None
-        if ledger.release is None:  # nothing was charged (e.g. a query with no noisy output)
-            return result if wants_json else text_of(result)
+            if not ledger.refused:  # the registry's charge step records its own refusals
+                registry.refuse(Tool.SQL.value, dataset.name, str(err), _params(args))
+            if "remaining epsilon" in str(err):
+                raise
+            raise type(err)(f"{err} {_remaining_text(registry, dataset)}") from None
+        if ledger.release is None:  # nothing was charged (no noisy statistic)
+            return result if args.json else text_of(result)
         registry.attach(ledger.release.id, result)
-        if ledger.release.kind is not RunKind.RELEASE:
-            return result if wants_json else text_of(result)
         result = {**result, "registry": _registry_info(registry, ledger.release)}
-        if wants_json:
+        if args.json:
             return result
         return text_of(result) + "\n" + _registry_line(result["registry"])
 
     return run
+
+
+def _sql_unregistered(handle: Callable, text_of: Callable, args):
+    """Files given directly: output exactly as today; a charged run is recorded afterwards."""
+    if args.dry_run or args.export_bigquery:
+        return handle(args)
+    result = _as_json(handle, args)
+    spends = [make_spend(**s) for s in result.get("ledger", [])]
+    if spends:
+        registry = _open(args, False)
+        if registry is not None:
+            release = registry.charge(
+                Tool.SQL.value, None, _params(args), mechanisms_from_spends(spends), _mode(args)
+            )
+            registry.attach(release.id, result)
+    return result if args.json else text_of(result)
 
 
 def _use_dataset_tables(args, dataset: Dataset) -> None:
@@ -318,6 +325,8 @@ def _use_dataset_tables(args, dataset: Dataset) -> None:
         raise InputError(
             f"--uid {args.uid} differs from dataset '{dataset.name}''s unit {dataset.uid}."
         )
+    if getattr(args, "row_is_unit", False):
+        raise InputError("--row-is-unit does not apply to a registered dataset: its unit is set.")
     args.uid = dataset.uid
     args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
     args.public = [f"{t.name}={t.path}" for t in dataset.public_tables]

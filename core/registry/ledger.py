@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from core.errors import InputError
 from core.privacy import BudgetLedger, Spend, make_spend
 from core.registry.models import Dataset, Mechanism, Release
 from core.registry.registry import Registry
@@ -74,6 +75,7 @@ class RegistryLedger(BudgetLedger):
         self.params = params
         self.mode = mode
         self.release: Release | None = None
+        self.refused = False
         self._refresh()
 
     def _refresh(self) -> None:
@@ -97,13 +99,18 @@ class RegistryLedger(BudgetLedger):
         dataset's budget and caps under a write lock), then record locally."""
         planned = list(planned)
         self.check(planned)
-        self.release = self.registry.charge(
-            self.tool,
-            None if self.dataset is None else self.dataset.name,
-            self.params,
-            mechanisms_from_spends(planned),
-            self.mode,
-        )
+        try:
+            charged = self.registry.charge(
+                self.tool,
+                None if self.dataset is None else self.dataset.name,
+                self.params,
+                mechanisms_from_spends(planned),
+                self.mode,
+            )
+        except InputError:
+            self.refused = True  # recorded as a refusal by the registry itself
+            raise
+        self.release = charged
         self._spends.extend(planned)
 
     def spend(self, mechanism, protects, epsilon, delta=0.0, composition="sequential", group=None):
