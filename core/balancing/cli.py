@@ -11,7 +11,7 @@ from pathlib import Path
 
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.plan import plan_partition
-from core.balancing.publish import publish
+from core.balancing.publish import publish, published_name
 from core.balancing.records import encode_sa
 from core.balancing.report import MERGE_LABEL, plan_json, plan_text
 from core.data.loading import load_table
@@ -47,7 +47,11 @@ def register(sub, common) -> None:
         "--tie-policy", choices=("stable", "value_order"), default="stable", help="re-sort policy"
     )
     p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
-    p.add_argument("--out", help="published CSV path; metadata is written next to it")
+    p.add_argument(
+        "--out",
+        help="published CSV path; metadata is written next to it. With --seed the name gets "
+        "a '.SEEDED-demo-not-private' marker before the suffix",
+    )
     p.add_argument(
         "--accept-fallback",
         action="store_true",
@@ -123,7 +127,7 @@ def run(args) -> dict | str:
             drop_columns=drop,
             record_order=args.record_order,
         )
-        out = Path(args.out)
+        out = published_name(args.out, noise)  # a seeded publication says so in its name
         out.parent.mkdir(parents=True, exist_ok=True)
         pub.table.to_csv(out, index=False)
         meta_path = metadata_path(out)

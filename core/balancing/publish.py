@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,20 @@ from core.errors import InputError
 from core.privacy import Noise
 
 SUBTABLE_COLUMN = "subtable"
+SEEDED_MARKER = (
+    "SEEDED-demo-not-private"  # in the file name of a publication made with seeded noise
+)
+
+
+def published_name(name: str | Path, noise: Noise) -> Path:
+    """The file name for a published CSV: with seeded noise, `SEEDED_MARKER` is inserted before
+    the suffix (unless already present) so the file says it is a reproducible demo, not a
+    private release (whoever has the seed can undo the randomization)."""
+    path = Path(name)
+    if noise.is_secure or SEEDED_MARKER in path.name:
+        return path
+    return path.with_name(f"{path.stem}.{SEEDED_MARKER}{path.suffix or '.csv'}")
+
 
 STATED_LIMITS = (
     "The guarantee is per record and per single SA' value.",

@@ -12,6 +12,28 @@ from core.balancing.subtables import SubTable
 
 MERGE_LABEL = "project design (not from the thesis): greedy merge while sum n_i p_i increases"
 
+INTERNAL_LABEL = (
+    "INTERNAL - NOT FOR RELEASE: exact counts of the original table (T'' counts, group "
+    "contents, sub-table sizes and domains as computed from the raw data). Keep with the data "
+    "owner; publish only the published CSV and its metadata."
+)
+INTERNAL_REPORT_NAME = "INTERNAL_pp_run_report_not_for_release.json"
+
+
+def internal_report(plan: PartitionPlan, **extra) -> dict:
+    """The run report (plan, trace and `extra` such as noise and publication metadata) with the
+    INTERNAL label as its first key. Not a release: it holds the original table's exact counts."""
+    return {"internal": INTERNAL_LABEL, **plan_json(plan), **extra}
+
+
+def _aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Left-aligned columns, each as wide as its widest cell, separated by two spaces."""
+    widths = [max(len(c) for c in col) for col in zip(header, *rows, strict=True)]
+    return [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in [header, *rows]
+    ]
+
 
 def subtable_json(s: SubTable) -> dict:
     return {
@@ -120,23 +142,27 @@ def plan_text(plan: PartitionPlan) -> str:
         return "\n".join([*lines, plan.reason])
     lines.append(f"f_max = {plan.f_max}, beta = {plan.beta}, beta' = {plan.beta_prime}")
     lines.append("")
-    lines.append("it  |T0|  f1 / f_beta / f_beta+1     phi      branch  h   group")
+    trace_rows = []
     for r in plan.phase1.trace:
         fb1 = f"{r.fb1[1]} ({r.fb1[0]})" if r.fb1[0] is not None else "0 (none)"
         trio = f"{r.f1[1]} ({r.f1[0]}) / {r.fb[1]} ({r.fb[0]}) / {fb1}"
         group = " ".join(f"{v}:{c}" for v, c in r.group.items())
-        lines.append(
-            f"{r.j:<3} {r.n0:<5} {trio:<26} {frac(r.phi):<8} {r.branch:<7} {r.h:<3} {group}"
-        )
+        trace_rows.append([str(r.j), str(r.n0), trio, frac(r.phi), r.branch, str(r.h), group])
+    trace_header = ["it", "|T0|", "f1 / f_beta / f_beta+1", "phi", "branch", "h", "group"]
+    lines.extend(_aligned(trace_header, trace_rows))
     if plan.distribution:
         d = plan.distribution
         lines.append(f"\nT'' quotas {d.quotas}, residue {d.residue} -> last group")
-    lines.append("\nsub-table  n   m   rho1_i   gamma   p       worst posterior")
-    for i, s in enumerate(plan.subtables, 1):
-        lines.append(
-            f"g{i:<9}{s.size:<4}{s.m:<4}{frac(s.rho1):<9}{frac(s.gamma):<8}"
-            f"{frac(s.p) or 'n/a':<8}{frac(s.worst_posterior) or 'inadmissible'}"
-        )
+    lines.append("")
+    sub_rows = [
+        [
+            f"g{i}", str(s.size), str(s.m), frac(s.rho1), frac(s.gamma),
+            frac(s.p) or "n/a", frac(s.worst_posterior) or "inadmissible",
+        ]
+        for i, s in enumerate(plan.subtables, 1)
+    ]  # fmt: skip
+    sub_header = ["sub-table", "n", "m", "rho1_i", "gamma", "p", "worst posterior"]
+    lines.extend(_aligned(sub_header, sub_rows))
     w = plan.whole_table
     lines.append(f"whole table: rho1 = {w.rho1}, gamma = {w.gamma}, m = {w.m}, p = {w.p}")
     if plan.refused:

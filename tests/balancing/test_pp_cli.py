@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from core.balancing.publish import SEEDED_MARKER, published_name
 from core.cli import main
+from core.privacy import Noise
 
 FIG9_FREQS = "x1=12,x2=8,x3=6,x4=5,x5=4,x6=3,x7=1,x8=1,x9=1,x10=1"
 
@@ -107,9 +110,12 @@ def test_table_input_and_perturb(capsys, table, tmp_path):
         "--perturb", "--out", str(out_csv), "--seed", "7", "--drop-columns", "id",
     )  # fmt: skip
     assert [s["p"] for s in out["subtables"]] == ["1/2"] * 5
-    pub = pd.read_csv(out_csv)
+    # seeded noise: the file name carries the marker, and no unmarked file is written
+    seeded_csv = tmp_path / "out" / f"pub.{SEEDED_MARKER}.csv"
+    assert out["published"]["out"] == str(seeded_csv) and not out_csv.exists()
+    pub = pd.read_csv(seeded_csv)
     assert list(pub.columns) == ["zip", "disease", "subtable"] and len(pub) == 42
-    meta = json.loads((tmp_path / "out" / "pub.metadata.json").read_text())
+    meta = json.loads((tmp_path / "out" / f"pub.{SEEDED_MARKER}.metadata.json").read_text())
     assert meta["noise"]["mode"] == "seeded"
     assert out["published"]["noise"]["mode"] == "seeded"
     assert [m["size"] for m in meta["subtables"]] == [18, 12, 6, 3, 3]
@@ -123,11 +129,11 @@ def test_perturb_refused_exits_2_unless_fallback_accepted(capsys, tmp_path):
             "--perturb", "--out", str(out_csv), "--seed", "1"]  # fmt: skip
     assert main(args) == 2
     assert "refused" in capsys.readouterr().err
-    assert not out_csv.exists()
+    assert not out_csv.exists() and not list(tmp_path.glob("pub*"))
     assert main([*args, "--accept-fallback", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["published"]["single_table_fallback"] is True
-    assert set(pd.read_csv(out_csv)["subtable"]) == {1}
+    assert set(pd.read_csv(out["published"]["out"])["subtable"]) == {1}
 
 
 @pytest.mark.parametrize(
@@ -170,3 +176,26 @@ def test_shipped_figure9_csv_reproduces_example_6(capsys):
     )
     assert [it["h"] for it in out["iterations"]] == [6, 4, 2, 1, 1]
     assert [s["p"] for s in out["subtables"]] == ["1/2"] * 5
+
+
+def test_text_tables_keep_columns_apart_for_large_counts(capsys):
+    """Counts in the millions (the issue: `g1        1327711  1/11`) stay in aligned columns."""
+    freqs = ",".join(f"x{i}={1_327_711 - 1000 * i}" for i in range(1, 12))
+    assert main(["balance", "--freqs", freqs, "--rho1", "1/3", "--rho2", "2/3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("sub-table"))
+    table = [line for line in lines[start:] if line.startswith(("sub-table", "g"))]
+    assert len(table) >= 2
+    header = table[0]
+    starts = [header.index(name) for name in ("n", "m", "rho1_i", "gamma", "p")]
+    for line in table[1:]:
+        for col in starts:  # every column starts where its header does, after a gap
+            assert line[col - 2 : col] == "  " and line[col] != " ", line
+    assert int(table[1].split()[1]) > 1_000_000  # g1 holds millions of records
+
+
+def test_published_name_marks_seeded_files_only():
+    assert published_name("a/pub.csv", Noise.seeded(1)) == Path(f"a/pub.{SEEDED_MARKER}.csv")
+    marked = Path(f"pub.{SEEDED_MARKER}.csv")
+    assert published_name(marked, Noise.seeded(1)) == marked  # never marked twice
+    assert published_name("a/pub.csv", Noise.secure()) == Path("a/pub.csv")
