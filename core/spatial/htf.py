@@ -26,6 +26,7 @@ from core.spatial.split_search import (
     FastObjective,
     exhaustive_split_offset,
     level_split_offsets,
+    split_draws,
 )
 
 
@@ -233,7 +234,7 @@ def build_htf(
             # the level's split noise in one vector draw (2T + 1 fresh values per node), then
             # Algorithm 1 for all of the level's nodes at once
             k = 2 * p.T + 1
-            level_draws = noise.laplace(2.0 * k / p.eps_prt_level, size=(len(grow), k))
+            level_draws = split_draws(noise, k, p.eps_prt_level, (len(grow), k))
             offsets = level_split_offsets(g_nodes, g_axes, level_draws, p.T, fast)
         else:
             offsets = np.array(

@@ -1,7 +1,8 @@
 """HTF's split objective (paper Eq. 5-7) and near-optimal split search (Algorithm 1, spec §2.4-2.5).
 
 The objective sums absolute deviations from each part's mean; its sensitivity is < 2
-(Theorem 1), so every evaluation is noised with Laplace(2 / eps'') before it steers a choice.
+(Theorem 1), so every evaluation is rounded to a fine lattice and noised with lattice-valued
+discrete Laplace noise of scale about 2 / eps'' (`split_noise_scale`) before it steers a choice.
 """
 
 from __future__ import annotations
@@ -9,8 +10,32 @@ from __future__ import annotations
 import numpy as np
 
 from core.privacy import Noise
+from core.privacy.noise import round_to_lattice
 
 AXES = ("y", "x")
+SPLIT_SENSITIVITY = 2.0  # Theorem 1: the objective's sensitivity is < 2
+OBJECTIVE_LATTICE = 2.0**-10  # noisy objective values live on this lattice (exact integer noise)
+
+
+def split_noise_scale(n_evals: int, eps_level: float) -> float:
+    """Scale of each evaluation's noise when `eps_level` is shared by `n_evals` evaluations.
+
+    Privacy: each evaluation rounds o_s to OBJECTIVE_LATTICE (sensitivity then < 2 + lattice) and
+    adds lattice-valued discrete Laplace noise (`Noise.lattice_laplace`), so each evaluation is
+    eps_level / n_evals - DP with scale n_evals (2 + lattice) / eps_level — the paper's
+    2 n_evals / eps_level inflated by a factor 1 + 2^-11 to pay for the rounding.
+    """
+    return n_evals * (SPLIT_SENSITIVITY + OBJECTIVE_LATTICE) / eps_level
+
+
+def split_draws(noise: Noise, n_evals: int, eps_level: float, size) -> np.ndarray:
+    """Pre-drawn noise for split evaluations (one vector call; see `split_noise_scale`)."""
+    return noise.lattice_laplace(split_noise_scale(n_evals, eps_level), size, OBJECTIVE_LATTICE)
+
+
+def noisy_objective(o, draws):
+    """o_s rounded to the lattice plus its pre-drawn lattice noise (the released comparison value)."""
+    return round_to_lattice(o, OBJECTIVE_LATTICE) + draws
 
 
 def objective(Fr: np.ndarray, axis: str, s: int) -> float:
@@ -50,9 +75,9 @@ def get_split_offset(
 
     Each noisy evaluation gets eps_level / (2T + 1); each offset is noised at most once, so at
     most 2T + 1 evaluations are made. `evaluated`, if given, receives the offsets evaluated
-    (in order) — for tests. The 2T + 1 Laplace draws are taken in one vector call (unused
-    ones are discarded unseen; discarding noise costs no privacy). `draws` may supply them
-    pre-drawn (2T + 1 values of Laplace(2 (2T + 1) / eps_level), fresh for this node): HTF draws
+    (in order) — for tests. The 2T + 1 draws are taken in one vector call (unused ones are
+    discarded unseen; discarding noise costs no privacy). `draws` may supply them pre-drawn
+    (2T + 1 values of `split_draws`, fresh for this node): HTF draws
     a whole level's split noise in one call, which matters for the secure sampler.
     `objective_fn(s)`, if given, computes o_s instead of the direct pass over `Fr` (e.g.
     `FastObjective.split`); `Fr` then only needs the node's shape.
@@ -63,9 +88,8 @@ def get_split_offset(
         raise ValueError("a split needs an extent of at least 2 along the axis")
     if L == 2:
         return 1  # one candidate: nothing to choose, no noise drawn
-    b = 2.0 * (2 * T + 1) / eps_level
     if draws is None:
-        draws = noise.laplace(b, size=2 * T + 1)
+        draws = split_draws(noise, 2 * T + 1, eps_level, 2 * T + 1)
     elif len(draws) < 2 * T + 1:
         raise ValueError("need 2T + 1 pre-drawn noise values")
     draws = iter(draws)
@@ -74,7 +98,7 @@ def get_split_offset(
     def ev(s: int) -> float:
         if s not in noisy:
             o = objective_fn(s) if objective_fn is not None else objective(Ff, axis, s)
-            noisy[s] = o + float(next(draws))
+            noisy[s] = float(noisy_objective(o, float(next(draws))))
             if evaluated is not None:
                 evaluated.append(s)
         return noisy[s]
@@ -112,7 +136,7 @@ def exhaustive_split_offset(
     vals = np.array([objective(Ff, axis, s) for s in offsets])
     if evaluated is not None:
         evaluated.extend(offsets)
-    vals = vals + noise.laplace(2.0 * (L - 1) / eps_level, size=L - 1)
+    vals = noisy_objective(vals, split_draws(noise, L - 1, eps_level, L - 1))
     return int(np.argmin(vals)) + 1
 
 
@@ -248,7 +272,7 @@ def level_split_offsets(
     """Algorithm 1 for all nodes of one tree level at once (same result as `get_split_offset`).
 
     `nodes` (m, 4) rectangles, `axes` (m,) 0 = split rows (y) / 1 = split columns (x),
-    `draws` (m, 2T + 1) fresh Laplace(2 (2T + 1) / eps') values per node, used in the order
+    `draws` (m, 2T + 1) fresh noise values per node (`split_draws`), used in the order
     in which each node's offsets are first evaluated — exactly as the scalar version uses them,
     so both return identical offsets for identical draws (tested). Vectorising over a level's
     nodes removes the per-node Python overhead of the search.
@@ -281,7 +305,7 @@ def level_split_offsets(
             o = _parts_abs_dev(fast, np.concatenate([A, B]))
             o = o[: len(new)] + o[len(new) :]
             j = n_eval[i]
-            v = o + draws[i, j]
+            v = noisy_objective(o, draws[i, j])
             offs[i, j], vals[i, j] = sv, v
             n_eval[i] += 1
             out[new] = v
