@@ -40,6 +40,8 @@ def run(args) -> dict | str:
         release_id = int(str(args.release_id).lstrip("#"))
     except ValueError:
         raise InputError(f"RELEASE_ID must be a number, got '{args.release_id}'.") from None
+    if not str(args.out).lower().endswith((".html", ".htm")):
+        raise InputError(f"--out must end in .html, got '{args.out}'.")
     registry = Registry(args.registry)
     path = write_report(args.out, report_html(registry, release_id))
     return {"release_id": release_id, "out": str(path)} if args.json else f"wrote {path}"
