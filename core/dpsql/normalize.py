@@ -449,7 +449,8 @@ def normalize(select: exp.Select, uid_names: set[str], defaults: dict, text: str
     _reject_unsupported_clauses(select)
 
     where = select.args.get("where")
-    if where is not None and any(reader.is_aggregate(n) for n in where.this.walk()):
+    in_where = where.this.walk(prune=lambda n: isinstance(n, exp.Query)) if where else ()
+    if any(reader.is_aggregate(n) for n in in_where):  # a public subquery may aggregate
         raise InputError(
             "DPX-V026 aggregate in WHERE. Rule: WHERE filters rows before aggregation. "
             "Fix: move the condition to HAVING."

@@ -21,9 +21,11 @@ from fractions import Fraction
 
 from sqlglot import exp
 
+from core.dpsql.allowlist import safe_double, totalise
 from core.dpsql.budget_split import split_epsilon
 from core.dpsql.ir import ROW_LEVEL_KINDS, DPAggregate, DPQuery
 from core.dpsql.mechanisms import Mechanism
+from core.dpsql.sampling_key import sampling_key
 from core.dpsql.validate import Source
 from core.errors import InputError
 
@@ -113,52 +115,6 @@ def integerise(e: exp.Expression, exponent: int) -> exp.Expression:
 
 def as_double(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
-
-
-def safe_double(e: exp.Expression) -> exp.Expression:
-    """TRY_CAST(e AS DOUBLE): NULL, not an error, for a value that is not a number."""
-    return exp.TryCast(this=e, to=exp.DataType.build("DOUBLE"))
-
-
-# Row-level computations that can fail on a value (overflow, bad cast, division by zero, ...).
-RISKY = (
-    exp.Func,
-    exp.Cast,
-    exp.Add,
-    exp.Sub,
-    exp.Mul,
-    exp.Div,
-    exp.IntDiv,
-    exp.Mod,
-    exp.Pow,
-    exp.Neg,
-)
-NOT_ROW_LEVEL = (exp.AggFunc, exp.Query, exp.Subquery, exp.Window, exp.Star)
-
-
-def totalise(tree: exp.Expression) -> exp.Expression:
-    """Wrap each outermost row-level computation over columns in TRY(...): a bad value then
-    yields NULL instead of an error. An error would be a data-dependent signal that no noise
-    covers ("does any row make CAST fail?"), and DuckDB's message quotes the value."""
-
-    def fn(node):
-        if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(
-            node.this, (exp.TryCast, exp.Distinct)
-        ):
-            # DECIMAL/HUGEINT sums can overflow, an error only some data triggers: sum doubles.
-            # Changed in place (the tree is a copy) so the argument is still visited.
-            node.set("this", safe_double(node.this))
-            return node
-        if (
-            isinstance(node, RISKY)
-            and not isinstance(node, (exp.AggFunc, exp.Try))
-            and node.find(exp.Column) is not None
-            and not any(isinstance(n, NOT_ROW_LEVEL) for n in node.walk())
-        ):
-            return exp.Try(this=node.copy())
-        return node
-
-    return tree.transform(fn)
 
 
 def choose_exponent(bound: float, epsilon: Fraction, factor: int) -> int:
@@ -257,7 +213,7 @@ def rewrite(
 
 def _random_key(use_hash: bool, parts: list[exp.Expression], salt: int) -> exp.Expression:
     if use_hash:
-        return exp.Anonymous(this="hash", expressions=[*parts, num(salt)])
+        return sampling_key(parts, salt)  # same key on DuckDB and Spark (issue 11)
     return exp.Rand()
 
 

@@ -45,6 +45,7 @@ from core.dpsql.validate import (
     RelationChecker,
     check_expression_subqueries,
     check_functions,
+    check_query,
     ctes_of,
     gate,
     public_key_source,
@@ -90,6 +91,7 @@ def _prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None) ->
             "Fix: query a private table (public tables can be joined to it)."
         )
     check_expression_subqueries(select, checker)
+    check_query(select, catalog, sources)  # unit by identity, operand types (engineer 9a)
     # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
     uid_names = catalog.uid_names() | {s.uid for s in sources if s.private and s.uid}
     query = normalize(select, uid_names, defaults or {}, sql)

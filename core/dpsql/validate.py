@@ -12,88 +12,13 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from core.dpsql.allowlist import check_allowlist
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import DPSQL, Clamped, DPClause
+from core.dpsql.dialect import DPSQL, DPClause
+from core.dpsql.lineage import catalog_schema, check_lineage, refuse_untraceable
+from core.dpsql.typecheck import check_types
 from core.errors import InputError
 
-# Scalar functions allowed anywhere: arithmetic helpers, CASE, COALESCE, strings, dates, casts.
-ALLOWED_FUNCTIONS = {
-    "Abs",
-    "Ceil",
-    "Floor",
-    "Round",
-    "Sign",
-    "Sqrt",
-    "Ln",
-    "Log",
-    "Exp",
-    "Pow",
-    "Greatest",
-    "Least",
-    "Case",
-    "If",
-    "Coalesce",
-    "Nullif",
-    "Cast",
-    "TryCast",
-    "Lower",
-    "Upper",
-    "Length",
-    "Substring",
-    "Trim",
-    "Concat",
-    "ConcatWs",
-    "Replace",
-    "Left",
-    "Right",
-    "StrPosition",
-    "Extract",
-    "DateTrunc",
-    "TimestampTrunc",
-    "Year",
-    "Month",
-    "Day",
-    "Quarter",
-    "Week",
-    "DayOfWeek",
-    "DayOfYear",
-    "Hour",
-    "Minute",
-    "Second",
-    "DateAdd",
-    "DateSub",
-    "DateDiff",
-    "CurrentDate",
-    "Date",
-    "TsOrDsToDate",
-    "StrToDate",
-    "StrToTime",
-    "TimeToStr",
-    "Trunc",
-    "And",
-    "Or",
-    "Xor",
-    "Nvl2",
-    "IsNan",
-    "IsInf",
-    "Mod",
-    "SafeDivide",
-    "StartsWith",
-    "EndsWith",
-    "Contains",
-    "Initcap",
-    "Pad",
-    "Reverse",
-    "Repeat",
-    "Split",
-    "SplitPart",
-    "RegexpLike",
-    "RegexpExtract",
-    "RegexpReplace",
-}
-# Plain aggregates: allowed in private subqueries that GROUP BY uid, and over public tables.
-ALLOWED_AGGREGATES = {"Sum", "Count", "Avg", "Min", "Max", "CountIf", "LogicalAnd", "LogicalOr"}
-DP_FUNCTION_PREFIX = "ANON_"
 FORBIDDEN_STATEMENTS = {
     "Create": "CREATE",
     "Insert": "INSERT",
@@ -148,42 +73,21 @@ def gate(statements: list[exp.Expression]) -> exp.Select:
             "differentially private. Fix: write SELECT WITH ANONYMIZATION OPTIONS (...) or "
             "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (...)."
         )
+    refuse_untraceable(stmt)  # before any other rule: relabelling syntax is never analysed
     return stmt
 
 
 def check_functions(tree: exp.Expression) -> None:
-    """S004: only allow-listed scalar functions; no random(), no table functions."""
-    for node in tree.walk():
-        if isinstance(node, (exp.Command, exp.Pragma, exp.Set)):
-            raise InputError("DPX-S002 nested commands are not allowed. Fix: write a plain SELECT.")
-        if not isinstance(node, exp.Func) or isinstance(node, Clamped):
-            continue
-        name = type(node).__name__
-        if isinstance(node, exp.Anonymous):
-            fname = node.name.upper()
-            if fname.startswith(DP_FUNCTION_PREFIX) or fname in {
-                "COUNT",
-                "SUM",
-                "AVG",
-                "PERCENTILE_CONT",
-                "VAR_POP",
-                "STDDEV_POP",
-            }:
-                continue
-            raise _function_error(node.name)
-        if name in ALLOWED_FUNCTIONS or name in ALLOWED_AGGREGATES:
-            continue
-        if name in {"VariancePop", "StddevPop", "PercentileCont"}:
-            continue  # plain forms: the normaliser reports them with a DP fix
-        raise _function_error(node.sql_name() if hasattr(node, "sql_name") else name)
+    """The expression allowlist (DPX-A0xx, core.dpsql.allowlist)."""
+    check_allowlist(tree)
 
 
-def _function_error(name: str) -> InputError:
-    return InputError(
-        f"DPX-S004 function {name.upper()} is not allowed. Rule: only arithmetic, comparison, "
-        "CASE/COALESCE, string, date and cast functions may appear (no random(), no table or "
-        "file functions). Fix: remove it."
-    )
+def check_query(select: exp.Select, catalog: Catalog, sources: list[Source]) -> None:
+    """The privacy unit by identity (`core.dpsql.lineage`) and the operand types
+    (`core.dpsql.typecheck`) of the whole query; reads no data."""
+    uids = {s.alias: s.uid for s in sources if s.private and s.uid}
+    lineage = check_lineage(select, catalog, uids)
+    check_types(lineage.root.expression, catalog_schema(catalog))
 
 
 # -- FROM relation ---------------------------------------------------------------------------

@@ -76,7 +76,7 @@ UNBOUNDED = {
     ),
     "fixed-size sample across units": (
         "ANON_COUNT(*, 5) AS c FROM (SELECT uid FROM orders USING SAMPLE 10 ROWS) x",
-        "DPX-V016",
+        "DPX-L008",
     ),
     "PIVOT on a private table": (
         "ANON_COUNT(*, 5) AS c FROM orders PIVOT (SUM(amount) FOR dept IN ('a', 'b'))",
@@ -89,7 +89,7 @@ UNBOUNDED = {
     ),
     "QUALIFY silently dropped": (
         "dept, ANON_COUNT(*, 5) AS c FROM orders GROUP BY dept QUALIFY 1 = 1",
-        "DPX-V027",
+        "DPX-L007",
     ),
 }
 
@@ -153,7 +153,7 @@ def test_schema_error_is_refused_before_charging(tables, run_sql):
     """Spec §2.10: errors found before data is read are never charged."""
     private, public = tables
     ledger = BudgetLedger()
-    with pytest.raises(InputError, match="DPX-E001"):
+    with pytest.raises(InputError, match="DPX-L010"):  # now refused before the engine runs
         run_sql(
             anon("ANON_COUNT(*, 5) AS c FROM orders WHERE nosuch > 1"),
             private,

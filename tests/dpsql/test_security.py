@@ -33,8 +33,8 @@ CASES = [
     (f"SELECT WITH ANONYMIZATION {OPT} ANON_COUNT(*, 5) FROM '/etc/passwd'", "DPX-S003"),
     (f"SELECT WITH ANONYMIZATION {OPT} ANON_COUNT(*, 5) FROM information_schema.tables", "DPX-S003"),
     (f"SELECT WITH ANONYMIZATION {OPT} ANON_COUNT(*, 5) FROM secret_table", "DPX-S003 unknown table"),
-    (f"SELECT WITH ANONYMIZATION {OPT} ANON_SUM(random(), 0, 1) FROM Employee", "DPX-S004 function RAND"),
-    (f"SELECT WITH ANONYMIZATION {OPT} ANON_COUNT(*, 5) FROM Employee WHERE read_text('/etc/passwd') = ''", "DPX-S004"),
+    (f"SELECT WITH ANONYMIZATION {OPT} ANON_SUM(random(), 0, 1) FROM Employee", "DPX-A001 `RAND`"),
+    (f"SELECT WITH ANONYMIZATION {OPT} ANON_COUNT(*, 5) FROM Employee WHERE read_text('/etc/passwd') = ''", "DPX-A001"),
     (f"SELECT WITH ANONYMIZATION {OPT} uid, ANON_COUNT(*, 5) FROM Employee GROUP BY uid", "DPX-V028"),
     (f"SELECT WITH ANONYMIZATION {OPT} uid FROM Employee", "DPX-V028"),
 ]  # fmt: skip

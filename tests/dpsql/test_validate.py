@@ -52,7 +52,7 @@ REJECT = [
      ["DPX-V013", "does not output the privacy unit", "add uid"]),
     (anon("ANON_COUNT(*, 1) AS c FROM (SELECT uid FROM Orders LIMIT 2) t"), ["DPX-V016", "LIMIT"]),
     (anon("ANON_COUNT(*, 1) AS c FROM (SELECT uid, ROW_NUMBER() OVER () AS r FROM Orders) t"),
-     ["DPX-V016", "window"]),
+     ["DPX-L007", "window"]),
     (anon("ANON_COUNT(*, 1) AS c FROM Employee WHERE uid IN (SELECT uid FROM Orders)"),
      ["DPX-V016", "expression subquery"]),
     (anon("ANON_COUNT(*, 1) AS c FROM Employee E JOIN Orders O ON E.uid = O.uid AND O.amount > (SELECT MAX(amount) FROM Orders)"),
