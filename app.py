@@ -1,10 +1,12 @@
-"""DP Explorer — Streamlit entry point: navigation and the shared noise-mode switch."""
+"""DP Explorer — Streamlit entry point: navigation, the shared noise-mode switch, and the
+owner/analyst mode (`DPX_MODE`, see pages/mode.py)."""
 
 from pathlib import Path
 
 import streamlit as st
 
 from pages.common import mode_sidebar
+from pages.mode import is_analyst
 
 st.set_page_config(
     page_title="DP Explorer",
@@ -19,6 +21,7 @@ CAPABILITY_PAGES = (
     ("location_histograms.py", "Location histograms", ":material/map:"),
     ("pp_balancing.py", "PP balancing", ":material/balance:"),
     ("dp_sql.py", "DP SQL", ":material/database:"),
+    ("releases.py", "Releases", ":material/verified:"),
 )
 
 pages = [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)]
@@ -28,5 +31,10 @@ pages += [
     if (PAGES_DIR / file).exists()
 ]
 
-mode_sidebar()
+if is_analyst():
+    # Analyst mode (DPX_MODE=analyst): no seeded demo switch; every number shown must be a
+    # release or a public parameter.
+    st.sidebar.info("Analyst mode: registered datasets and their releases only.")
+else:
+    mode_sidebar()
 st.navigation(pages).run()

@@ -1,0 +1,124 @@
+"""Releases: every registered dataset's budget, the list of releases, a report per release.
+
+Reads the registry (`DPX_REGISTRY`, else `~/.dpx`), never writes to it: budgets are set by the
+owner with `dpx dataset budget`, not from a page. In analyst mode only releases of registered
+datasets are listed (no unregistered or demo runs).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pandas as pd
+import streamlit as st
+
+from core.errors import InputError
+from core.registry import Registry, RunKind
+from core.reports.cli import report_html
+from pages.mode import is_analyst
+
+MAX_REPORT_BUTTONS = 30
+
+st.title("Releases")
+st.caption(
+    "What has been released from each registered dataset, and how much of its privacy budget "
+    "that spent. Composition is basic: a dataset's spend is the sum of its releases' ε (and δ)."
+)
+
+try:
+    registry = Registry()
+except InputError as err:
+    st.error(str(err))
+    st.stop()
+
+datasets = registry.datasets()
+st.subheader("Budgets")
+if not datasets:
+    st.info(
+        f"No registered dataset in `{registry.directory}`. The data owner registers one with "
+        "`dpx dataset add NAME --table T=FILE --epsilon E`."
+    )
+for d in datasets:
+    eps_spent, delta_spent = registry.spent(d.name)
+    total = d.policy.epsilon_total
+    with st.container(border=True):
+        st.markdown(f"**{d.name}**" + (" · teaching" if d.teaching else ""))
+        st.progress(
+            min(1.0, eps_spent / total) if total else 1.0,
+            text=f"ε spent {eps_spent:g} of {total:g} (remaining {max(0.0, total - eps_spent):g})",
+        )
+        c1, c2, c3 = st.columns(3)
+        c1.metric(f"ε remaining · {d.name}", f"{max(0.0, total - eps_spent):g}")
+        c2.metric(f"δ spent · {d.name}", f"{delta_spent:g} of {d.policy.delta_total:g}")
+        caps = d.policy.max_epsilon_per_query
+        c3.metric(f"ε cap per query · {d.name}", "none" if caps is None else f"{caps:g}")
+
+runs = registry.releases()
+if is_analyst():
+    runs = [r for r in runs if r.kind is RunKind.RELEASE]
+
+st.subheader("Releases")
+if not runs:
+    st.info("Nothing recorded yet.")
+    st.stop()
+
+f1, f2, f3 = st.columns(3)
+dataset_names = sorted({r.dataset or "(unregistered)" for r in runs})
+chosen_datasets = f1.multiselect("Dataset", dataset_names, default=dataset_names, key="rel_ds")
+tools = sorted({r.tool for r in runs})
+chosen_tools = f2.multiselect("Tool", tools, default=tools, key="rel_tools")
+days = sorted(date.fromisoformat(r.time[:10]) for r in runs)
+period = f3.date_input("Date range", (days[0], days[-1]), key="rel_dates")
+start, end = period if isinstance(period, tuple) and len(period) == 2 else (days[0], days[-1])
+
+shown = [
+    r
+    for r in runs
+    if (r.dataset or "(unregistered)") in chosen_datasets
+    and r.tool in chosen_tools
+    and start <= date.fromisoformat(r.time[:10]) <= end
+]
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "id": r.id,
+                "time (UTC)": r.time,
+                "tool": r.tool,
+                "dataset": r.dataset or "(unregistered)",
+                "kind": r.kind.value,
+                "status": r.status.value,
+                "ε": r.epsilon,
+                "δ": r.delta,
+                "noise": r.mode,
+            }
+            for r in shown
+        ],
+        columns=["id", "time (UTC)", "tool", "dataset", "kind", "status", "ε", "δ", "noise"],
+    ),
+    hide_index=True,
+    key="rel_table",
+)
+
+st.subheader("Reports")
+st.caption(
+    "One self-contained HTML file per release (no external requests; figures inline), "
+    "the same file as `dpx report ID --out FILE.html`."
+)
+latest = list(reversed(shown))[:MAX_REPORT_BUTTONS]
+if len(shown) > MAX_REPORT_BUTTONS:
+    st.caption(
+        f"The {MAX_REPORT_BUTTONS} latest releases are listed; narrow the filters for others."
+    )
+for r in latest:
+    c1, c2 = st.columns([3, 1])
+    c1.markdown(
+        f"#{r.id} · {r.tool} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
+    )
+    c2.download_button(
+        "Report",
+        data=report_html(registry, r.id),
+        file_name=f"dpx-release-{r.id}.html",
+        mime="text/html",
+        key=f"report_{r.id}",
+    )

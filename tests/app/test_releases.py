@@ -1,0 +1,74 @@
+"""AppTest of the Releases page: budgets, the release list, filters, one report per release,
+and analyst mode listing only releases of registered datasets."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.registry import Mechanism, Policy, Registry
+
+PAGE = "pages/releases.py"
+
+
+@pytest.fixture
+def filled(registry_dir, tmp_path) -> Registry:
+    table = tmp_path / "t.csv"
+    table.write_text("uid,x\n1,2\n")
+    reg = Registry(registry_dir)
+    reg.add_dataset("sales", [("t", table)], Policy(4.0, 1e-5))
+    reg.add_dataset("visits", [("t", table)], Policy(2.0))
+    for ds, tool, eps in (("sales", "sql", 1.0), ("sales", "htf", 0.5), ("visits", "htf", 2.0)):
+        rel = reg.charge(tool, ds, {"p": 1}, [Mechanism("laplace", eps)], "secure")
+        reg.attach(rel.id, {"columns": [], "rows": [], "ci95": {}, "leaves": [], "grid": {}})
+    reg.charge("sql", None, {"p": 2}, [Mechanism("laplace", 9.0)], "secure")  # unregistered
+    return reg
+
+
+def _progress_texts(at) -> list[str]:
+    return [p.proto.text for p in at.get("progress")]
+
+
+def test_budgets_list_and_reports(app_test, filled, monkeypatch):
+    monkeypatch.delenv("DPX_MODE", raising=False)
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert _progress_texts(at) == [
+        "ε spent 1.5 of 4 (remaining 2.5)",
+        "ε spent 2 of 2 (remaining 0)",
+    ]
+    table = at.dataframe[0].value
+    assert list(table["id"]) == [1, 2, 3, 4] and list(table["ε"]) == [1.0, 0.5, 2.0, 9.0]
+    buttons = at.get("download_button")
+    assert len(buttons) == 4
+    # the tool filter narrows both the table and the report list
+    at.multiselect(key="rel_tools").set_value(["htf"]).run()
+    assert list(at.dataframe[0].value["id"]) == [2, 3]
+    assert len(at.get("download_button")) == 2
+
+
+def test_analyst_mode_lists_only_registered_releases(app_test, filled, monkeypatch):
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert list(at.dataframe[0].value["id"]) == [1, 2, 3]
+    assert "(unregistered)" not in list(at.dataframe[0].value["dataset"])
+
+
+def test_empty_registry_says_how_to_register(app_test, registry_dir):
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert any("dpx dataset add" in i.value for i in at.info)
+
+
+def test_mode_from_environment_fails_closed(monkeypatch):
+    from pages.mode import AppMode, app_mode
+
+    for value, mode in (
+        ("", AppMode.OWNER),
+        ("owner", AppMode.OWNER),
+        ("ANALYST", AppMode.ANALYST),
+    ):
+        monkeypatch.setenv("DPX_MODE", value)
+        assert app_mode() is mode
+    monkeypatch.setenv("DPX_MODE", "typo")
+    assert app_mode() is AppMode.ANALYST
