@@ -14,22 +14,34 @@ import streamlit as st
 
 from core.data.loading import load_table
 from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
-from core.dpsql.catalog import Catalog
-from core.dpsql.demos import DEMOS, EXAMPLE_QUERIES, PUBLIC_TABLES, SHOP_QUERY
+from core.dpsql.catalog import ROW_ID_COLUMN, UNIT_EXPLANATION, Catalog
+from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
 from core.errors import InputError
 from core.privacy import BudgetLedger
-from core.viz.dpsql import budget_figure, ledger_figure, result_figure, survival_figure
-from pages.common import current_noise, user_errors
+from core.viz.dpsql import (
+    budget_figure,
+    group_labels,
+    key_columns,
+    ledger_figure,
+    result_figure,
+    result_table,
+    survival_figure,
+)
+from pages.common import current_noise, forget, persist, user_errors
+from pages.mode import is_analyst
 
 LEDGER = "dpsql_ledger"
 RESULT = "dpsql_result"
 QUERY = "dpsql_query"
 QUERY_LOG = "dpsql_query_log"
+FILES = "dpsql_files"
+KEPT_FILES = "dpsql_files::kept"  # uploads kept for the session (a file uploader forgets them)
 DEMO_NAMES = [d.name for d in DEMOS]
+UNIT_COLUMN, UNIT_ROW = "A column says whose data each row is", "Each row is one person"
 
 
 @st.cache_data(show_spinner="Loading demo tables…")
@@ -47,10 +59,84 @@ def _engine(key: str, _catalog: Catalog) -> Engine:
     return Engine(_catalog, timeout_s=120)  # a watchdog stops runaway queries
 
 
+def _kept(key: str, options: list, default=None) -> str:
+    """`persist(key, default)`, first dropping a kept value that is no longer an option."""
+    if st.session_state.get(key) is not None and st.session_state.get(key) not in options:
+        forget(key)
+    return persist(key, default)
+
+
+def _uploads() -> list[tuple[str, bytes]]:
+    """The uploaded tables as (file name, bytes), kept for the session: after navigating away
+    and back the file uploader is empty, so the page keeps using the files uploaded earlier."""
+    files = st.file_uploader(
+        "Tables (one file per table; the file name is the table name)",
+        type=["csv", "parquet"], accept_multiple_files=True, key=FILES,
+    )  # fmt: skip
+    if files:
+        st.session_state[KEPT_FILES] = [(f.name, f.getvalue()) for f in files]
+        return st.session_state[KEPT_FILES]
+    kept = st.session_state.get(KEPT_FILES) or []
+    if kept:
+        c1, c2 = st.columns([4, 1])
+        c1.caption(
+            "Using the files uploaded earlier in this session: "
+            + ", ".join(f"**{name}**" for name, _ in kept) + "."
+        )  # fmt: skip
+        if c2.button("Forget these files", key="dpsql_files_forget"):
+            st.session_state.pop(KEPT_FILES, None)
+            st.rerun()
+    return kept
+
+
 def _ledger() -> BudgetLedger:
     if LEDGER not in st.session_state:
         st.session_state[LEDGER] = BudgetLedger(total_epsilon=10.0, total_delta=1e-4)
     return st.session_state[LEDGER]
+
+
+def _show_result(res: dict, current: tuple[str, str, str]) -> None:
+    """Draw a released result; label it when it came from another query, data or noise mode.
+
+    Only released values are shown (rows, intervals, T); nothing here reads data."""
+    if (res["sql"], res["catalog"], res["noise"]) != current:
+        st.warning(
+            "Earlier result — it was released for a different query, data or noise mode than "
+            "the ones above. Press **Run query** to release a result for the current query."
+        )
+        with st.expander("The query of this earlier result"):
+            st.code(res["sql"], language="sql")
+    if not res["noise"].startswith("secure"):
+        st.warning(f"Seeded noise: {res['noise']}.")
+    table = result_table(res)
+    r1, r2 = st.columns(2)
+    r1.metric("Partitions released", res["partitions_released"])
+    r2.metric("Threshold T", res["threshold"]["integer"] or "none (public groups)")
+    st.caption(
+        "Suppressed partitions are not counted here: an exact count of dropped groups is "
+        "not private (see the Teaching view for learning). " + CI_CAVEAT + "."
+    )
+    if table.empty and res["threshold"]["integer"] is not None:
+        st.info(
+            f"No group reached the release threshold T = {res['threshold']['integer']}. "
+            "Raise ε, lower C_u, use fewer aggregates, or group more coarsely."
+        )
+    st.dataframe(table, hide_index=True, key="dpsql_result_table")
+    numeric = [c for c, widths in res["ci95"].items() if widths and widths[0] is not None]
+    if numeric and res["rows"]:
+        col = numeric[0]
+        if len(numeric) > 1:
+            col = st.selectbox("Chart", numeric, key=_kept("dpsql_chart_col", numeric))
+        keys = key_columns(res["columns"], res["ci95"])
+        labels = group_labels(res["rows"], res["columns"], keys)
+        values = [row[res["columns"].index(col)] for row in res["rows"]]
+        iv = res["intervals95"][col]
+        st.plotly_chart(
+            result_figure(labels, values, [a for a, _ in iv], [b for _, b in iv], col),
+            key="dpsql_result_chart",
+        )
+    st.write("Ledger entries of this run")
+    st.dataframe(pd.DataFrame(res["ledger"]), hide_index=True, key="dpsql_run_ledger")
 
 
 st.title("DP SQL")
@@ -63,29 +149,23 @@ st.write(
 
 # ------------------------------------------------------------------------------------ tables
 st.header("1 · Tables")
-source = st.radio(
-    "Data", ["Demo dataset", "Upload CSV/Parquet"], horizontal=True, key="dpsql_source"
-)
+SOURCES = ["Demo dataset", "Upload CSV/Parquet"]
+source = st.radio("Data", SOURCES, horizontal=True, key=_kept("dpsql_source", SOURCES, SOURCES[0]))
 tables: dict[str, pd.DataFrame] = {}
 public: set[str] = set()
 with user_errors():
     if source == "Demo dataset":
-        demo = st.selectbox("Demo", DEMO_NAMES, key="dpsql_demo")
+        demo = st.selectbox("Demo", DEMO_NAMES, key=_kept("dpsql_demo", DEMO_NAMES, DEMO_NAMES[0]))
         st.caption(next(d.description for d in DEMOS if d.name == demo))
         tables = _demo_tables(demo)
         public = set(PUBLIC_TABLES.get(demo, set()))
         data_key = f"demo:{demo}"
     else:
-        files = st.file_uploader(
-            "Tables (one file per table; the file name is the table name)",
-            type=["csv", "parquet"], accept_multiple_files=True, key="dpsql_files",
-        )  # fmt: skip
         digests = []
-        for f in files or []:
-            data = f.getvalue()
+        for file_name, data in _uploads():
             digest = hashlib.sha256(data).hexdigest()
-            name = "".join(c if c.isalnum() else "_" for c in Path(f.name).stem) or "t"
-            tables[name] = _upload(data, f.name, digest)
+            name = "".join(c if c.isalnum() else "_" for c in Path(file_name).stem) or "t"
+            tables[name] = _upload(data, file_name, digest)
             digests.append(f"{name}:{digest}")
         data_key = "upload:" + ",".join(sorted(digests))
         if not tables:
@@ -93,74 +173,106 @@ with user_errors():
             st.stop()
 
     names = list(tables)
+    public_key = f"dpsql_public_{data_key}"
     public = set(
         st.multiselect(
-            "Public tables (no privacy unit; joined freely)", names, default=sorted(public),
-            key=f"dpsql_public_{data_key}",
+            "Public tables (no privacy unit; joined freely)", names,
+            key=persist(public_key, sorted(public)),
         )
     )  # fmt: skip
     private = [n for n in names if n not in public]
-    common_cols = (
-        sorted(set.intersection(*(set(map(str, tables[n].columns)) for n in private)))
-        if private
-        else []
-    )
-    if not common_cols:
-        st.error(
-            "Mark at least one table as private; all private tables need the privacy-unit column."
-        )
+    if not private:
+        st.error("Mark at least one table as private: a DP query reads a private table.")
         st.stop()
-    uid = st.selectbox(
-        "Privacy-unit column (whose data each row is)", common_cols,
-        index=common_cols.index("uid") if "uid" in common_cols else 0, key="dpsql_uid",
-    )  # fmt: skip
+    common_cols = sorted(set.intersection(*(set(map(str, tables[n].columns)) for n in private)))
+    if source == "Demo dataset":  # the demo declares its unit (see its description)
+        unit_kind, uid = UNIT_COLUMN, "uid"
+        st.caption("Privacy unit: `uid` (declared by the demo dataset).")
+    else:  # never guessed: the owner says what a unit is
+        st.markdown(f"**Privacy unit.** {UNIT_EXPLANATION}")
+        unit_kind = st.radio(
+            "What is the privacy unit?", [UNIT_COLUMN, UNIT_ROW], index=None, horizontal=True,
+            key=persist(f"dpsql_unit_kind_{data_key}"),
+        )  # fmt: skip
+        uid = None
+        if unit_kind == UNIT_COLUMN:
+            if not common_cols:
+                st.error(
+                    "The private tables share no column, so no column can name the unit of all "
+                    f"of them. Choose “{UNIT_ROW}” or mark tables as public."
+                )
+                st.stop()
+            uid = st.selectbox(
+                "Privacy-unit column (whose data each row is)", common_cols, index=None,
+                placeholder="choose the column…", key=_kept(f"dpsql_uid_{data_key}", common_cols),
+            )  # fmt: skip
+        if unit_kind is None or (unit_kind == UNIT_COLUMN and uid is None):
+            st.info("Choose the privacy unit to continue: nothing is guessed.")
+            st.stop()
+        if unit_kind == UNIT_ROW:
+            uid = ROW_ID_COLUMN
+            st.info(
+                f"Added a row-id column `{ROW_ID_COLUMN}` to each private table: every row is "
+                "treated as a different person. If one person can have several rows, the "
+                "guarantee protects single rows, not people."
+            )
     catalog = Catalog()
     for n in names:
         if n in public:
             catalog.add_public(n, tables[n])
+        elif unit_kind == UNIT_ROW:
+            catalog.add_private_rows(n, tables[n])
         else:
             catalog.add_private(n, tables[n], uid)
+    catalog_key = f"{data_key}|public={sorted(public)}|unit={unit_kind}:{uid}"
     with st.expander("Table previews"):
         for n in names:
             role = "public" if n in public else f"private (unit: {uid})"
-            st.write(f"**{n}** — {role}, {len(tables[n]):,} rows")
-            st.dataframe(tables[n].head(5), hide_index=True)
+            st.write(f"**{n}** — {role}, {len(tables[n]):,} rows (owner view)")
+            st.dataframe(catalog.get(n).frame.head(5), hide_index=True)
 
 # ------------------------------------------------------------------------------------- query
 st.header("2 · Query")
-examples = dict(EXAMPLE_QUERIES)
-if source == "Demo dataset" and demo == "sql-synthetic-shop":
-    examples = {"Purchases per department (public join)": SHOP_QUERY}
-mode = st.radio("Compose", ["Example queries", "Builder"], horizontal=True, key="dpsql_compose")
+examples = examples_for(demo) if source == "Demo dataset" else examples_for("")
+COMPOSE = ["Example queries", "Builder"]
+mode = st.radio(
+    "Compose", COMPOSE, horizontal=True, key=_kept("dpsql_compose", COMPOSE, COMPOSE[0])
+)
 if mode == "Example queries":
-    choice = st.selectbox("Example", list(examples), key="dpsql_example")
+    titles = list(examples)
+    choice = st.selectbox("Example", titles, key=_kept("dpsql_example", titles, titles[0]))
     if st.session_state.get("dpsql_example_loaded") != (choice, data_key):
         st.session_state[QUERY] = examples[choice]
         st.session_state["dpsql_example_loaded"] = (choice, data_key)
 else:
     with st.container(border=True), user_errors():
-        frm = st.selectbox("FROM", from_options(private, uid), key="dpsql_b_from")
+        froms = from_options(private, uid)
+        frm = st.selectbox("FROM", froms, key=_kept("dpsql_b_from", froms))
         cols = sorted({str(c) for n in private for c in tables[n].columns} - {uid})
-        keys = st.multiselect("GROUP BY keys", cols, key="dpsql_b_keys")
+        keys = st.multiselect("GROUP BY keys", cols, key=persist("dpsql_b_keys"))
+        keys = [k for k in keys if k in cols]
         c1, c2, c3, c4, c5 = st.columns(5)
-        kind = c1.selectbox("Aggregate", BUILDER_KINDS, key="dpsql_b_kind")
-        column = c2.selectbox("Column", cols, key="dpsql_b_col")
-        lower = c3.number_input("Lower bound L", value=0.0, key="dpsql_b_lo")
-        upper = c4.number_input("Upper bound U", value=10.0, key="dpsql_b_hi")
-        alias = c5.text_input("Name", value="value", key="dpsql_b_alias")
+        kind = c1.selectbox("Aggregate", BUILDER_KINDS, key=persist("dpsql_b_kind"))
+        column = c2.selectbox("Column", cols, key=_kept("dpsql_b_col", cols))
+        lower = c3.number_input("Lower bound L", key=persist("dpsql_b_lo", 0.0))
+        upper = c4.number_input("Upper bound U", key=persist("dpsql_b_hi", 10.0))
+        alias = c5.text_input("Name", key=persist("dpsql_b_alias", "value"))
         e1, e2, e3 = st.columns(3)
         eps = e1.select_slider(
             "ε (more privacy ← → more accuracy)",
-            options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], value=1.0, key="dpsql_b_eps",
+            options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], key=persist("dpsql_b_eps", 1.0),
         )  # fmt: skip
         delta = e2.select_slider(
-            "δ", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], value=1e-5, key="dpsql_b_delta"
+            "δ", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], key=persist("dpsql_b_delta", 1e-5)
         )
-        cu = e3.number_input("C_u (max groups per unit)", 1, 100, 1, key="dpsql_b_cu")
+        cu = e3.number_input("C_u (max groups per unit)", 1, 100, key=persist("dpsql_b_cu", 1))
         if st.button("Use this query", key="dpsql_b_use"):
             agg = BuilderAggregate(kind, column, lower, upper, alias or None)
             st.session_state[QUERY] = compose(frm, keys, [agg], eps, delta, cu, uid)
-sql = st.text_area("DP SQL", key=QUERY, height=180)
+sql = st.text_area("DP SQL", key=persist(QUERY, ""), height=180)
+if not sql.strip():
+    st.info("Write a DP SQL query, pick an example, or compose one with the builder.")
+    st.stop()
 
 noise = current_noise()
 with user_errors():
@@ -173,7 +285,7 @@ with tab_explain:
     st.caption(
         "Everything here follows from public parameters only: no data is read, nothing is spent."
     )
-    dialect = st.selectbox("Transpile to", DIALECTS, key="dpsql_dialect")
+    dialect = st.selectbox("Transpile to", DIALECTS, key=_kept("dpsql_dialect", list(DIALECTS)))
     info = explain(prepared, dialect)
     th = info["threshold"]
     if th["integer"] is None:
@@ -184,6 +296,19 @@ with tab_explain:
         m2.metric("T (integer threshold applied)", th["integer"])
         m3.metric("ε for the unit count", f"{th['epsilon']:.3g}")
         m4.metric("realised δ", f"{th['realised_delta']:.2e}")
+    if source == "Demo dataset" and th["integer"] is not None and not is_analyst():
+        with st.expander("Owner / teaching view — NOT PRIVATE: the demo's group sizes against T"):
+            units = group_units(demo, tables)
+            st.caption(
+                "Exact distinct units per department of the demo data (owner information, "
+                f"never released). Groups well above T = {th['integer']} are released almost "
+                "surely; groups below it almost never."
+            )
+            sizes = units.reset_index().rename(columns={"units": "units (exact)"})
+            sizes["vs T"] = [
+                "above T" if u >= th["integer"] else "below T" for u in units.to_numpy()
+            ]
+            st.dataframe(sizes, hide_index=True, key="dpsql_group_sizes")
     st.subheader("Stages (one CTE each)")
     for stage in info["stages"]:
         with st.expander(f"{stage['name']} — {stage['caption']}"):
@@ -219,46 +344,19 @@ with tab_run:
         f"{prepared.query.options.delta:g}** from the session budget. Noise: {noise.label}."
     )
     if st.button("Run query", type="primary", key="dpsql_run"):
+        st.session_state.pop(RESULT, None)  # a refused run leaves no earlier rows on screen
         try:
             with st.spinner("Running the staged query…"):
-                result = run(prepared, _engine(data_key, catalog), noise, ledger)
-            st.session_state[RESULT] = {"sql": sql, **result.to_dict()}
+                result = run(prepared, _engine(catalog_key, catalog), noise, ledger)
+            st.session_state[RESULT] = {
+                "sql": sql, "catalog": catalog_key, "noise": noise.label, **result.to_dict()
+            }  # fmt: skip
             st.session_state.setdefault(QUERY_LOG, []).append(result.record)
         except InputError as exc:  # e.g. the session budget: shown, the rest of the page stays
-            st.error(str(exc))
+            st.error(f"Refused — nothing was released. {exc}")
     res = st.session_state.get(RESULT)
     if res:
-        if not noise.is_secure:
-            st.warning(f"Seeded noise: {noise.label}.")
-        table = pd.DataFrame(res["rows"], columns=res["columns"])
-        for name, widths in res["ci95"].items():
-            table[f"{name} ±95%"] = widths
-        r1, r2 = st.columns(2)
-        r1.metric("Partitions released", res["partitions_released"])
-        r2.metric("Threshold T", res["threshold"]["integer"] or "none (public groups)")
-        st.caption(
-            "Suppressed partitions are not counted here: an exact count of dropped groups is "
-            "not private (see the Teaching view for learning). " + CI_CAVEAT + "."
-        )
-        if table.empty and res["threshold"]["integer"] is not None:
-            st.info(
-                f"No group reached the release threshold T = {res['threshold']['integer']}. "
-                "Raise ε, lower C_u, use fewer aggregates, or group more coarsely."
-            )
-        st.dataframe(table, hide_index=True, key="dpsql_result_table")
-        numeric = [c for c in res["ci95"] if res["ci95"][c] and res["ci95"][c][0] is not None]
-        if numeric and not table.empty:
-            col = numeric[0]
-            keys = table.iloc[:, 0].tolist()
-            iv = res["intervals95"][col]
-            st.plotly_chart(
-                result_figure(
-                    keys, table[col].tolist(), [a for a, _ in iv], [b for _, b in iv], col
-                ),
-                key="dpsql_result_chart",
-            )
-        st.write("Ledger entries of this run")
-        st.dataframe(pd.DataFrame(res["ledger"]), hide_index=True, key="dpsql_run_ledger")
+        _show_result(res, current=(sql, catalog_key, noise.label))
 
 # ------------------------------------------------------------------------------------ ledger
 with tab_ledger:
@@ -302,9 +400,9 @@ with tab_ledger:
 # ---------------------------------------------------------------------------------- teaching
 with tab_teach:
     st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
-    if st.toggle("Show the per-stage intermediate tables", key="dpsql_teach"):
+    if st.toggle("Show the per-stage intermediate tables", key=persist("dpsql_teach", False)):
         with user_errors():
-            stages = stage_tables(prepared, _engine(data_key, catalog), limit=50)
+            stages = stage_tables(prepared, _engine(catalog_key, catalog), limit=50)
         for name, frame in stages.items():
             st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")
             st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")

@@ -106,3 +106,93 @@ def test_builder_composes_a_runnable_query(page):
     query = at.text_area(key="dpsql_query").value
     assert "ANON_SUM(amount, 0, 100) AS value" in query and "GROUP BY dept" in query
     assert not at.exception and not at.error[1:]
+
+
+# -- work survives navigation; stale results never pass for current ones ---------------------
+INCIDENTS_CSV = b"district,citation\n" + b"".join(
+    f"{d},{c}\n".encode() for d in ("north", "south") * 30 for c in ("Y",)
+)
+COUNT_BY_DISTRICT = (
+    "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 5, delta = 1e-5, max_groups_contributed = 1) "
+    "district, ANON_COUNT(*, 1) AS n FROM incidents GROUP BY district"
+)
+
+
+@pytest.fixture
+def shell(app_test):
+    """The whole app (app.py's navigation) on the DP SQL page, in reproducible demo mode."""
+    at = app_test("app.py")
+    at.session_state[MODE_KEY] = True
+    at.run()
+    return at.switch_page(PAGE).run()
+
+
+def test_query_and_result_survive_navigating_home_and_back(shell):
+    at = shell
+    at.selectbox(key="dpsql_example").set_value("Count, sum and average (paper form)").run()
+    query = at.text_area(key="dpsql_query").value
+    at.button(key="dpsql_run").click().run()
+    released = frame_with(at, "dept", "c", "s", "a")
+    at.switch_page("pages/home.py").run()
+    assert at.title[0].value == "DP Explorer"
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.selectbox(key="dpsql_example").value == "Count, sum and average (paper form)"
+    assert at.text_area(key="dpsql_query").value == query
+    assert len(at.tabs) == 4
+    assert metrics(at)["Partitions released"] == str(len(released))
+    assert frame_with(at, "dept", "c", "s", "a").equals(released)
+    assert not any("Earlier result" in w.value for w in at.warning)
+
+
+def test_refused_run_clears_the_previous_rows(page):
+    at = page
+    at.number_input(key="dpsql_total_eps").set_value(1.5).run()
+    at.button(key="dpsql_run").click().run()
+    assert "Partitions released" in metrics(at)
+    at.button(key="dpsql_run").click().run()  # over the session budget
+    assert any("Refused — nothing was released" in e.value for e in at.error)
+    assert "Partitions released" not in metrics(at)
+    assert not any({"dept", "c ±95%"} <= set(d.value.columns) for d in at.dataframe)
+
+
+def test_result_of_an_earlier_query_is_labelled(page):
+    at = page
+    at.button(key="dpsql_run").click().run()
+    at.text_area(key="dpsql_query").set_value(
+        at.text_area(key="dpsql_query").value.replace("ANON_COUNT(*, 5)", "ANON_COUNT(*, 4)")
+    ).run()
+    assert any("Earlier result" in w.value for w in at.warning)
+    at.button(key="dpsql_run").click().run()
+    assert not any("Earlier result" in w.value for w in at.warning)
+
+
+def test_demo_group_sizes_are_labelled_not_private(page):
+    sizes = frame_with(page, "dept", "units (exact)", "vs T")
+    assert dict(zip(sizes["dept"], sizes["vs T"], strict=True)) == {
+        "Sales": "above T", "HR": "above T", "IT": "below T"
+    }  # fmt: skip
+    assert any("NOT PRIVATE" in e.label for e in page.expander)
+
+
+def test_upload_without_a_unit_column_asks_and_offers_row_ids(app_test):
+    at = app_test(PAGE)
+    at.session_state[MODE_KEY] = True
+    at.session_state["dpsql_source"] = "Upload CSV/Parquet"
+    at.session_state["dpsql_files::kept"] = [("incidents.csv", INCIDENTS_CSV)]  # uploaded earlier
+    at.run()
+    assert not at.exception
+    assert any("nothing is guessed" in i.value for i in at.info)
+    assert any("privacy unit" in m.value.lower() for m in at.markdown)
+    assert not at.tabs  # no query runs before the unit is chosen
+    unit = next(r for r in at.radio if r.label == "What is the privacy unit?")
+    unit.set_value("Each row is one person").run()
+    assert any("row-id column `row_id`" in i.value for i in at.info)
+    at.text_area(key="dpsql_query").set_value(COUNT_BY_DISTRICT).run()
+    at.button(key="dpsql_run").click().run()
+    assert not at.exception
+    counts = frame_with(at, "district", "n")
+    # 30 rows (= 30 units) per district; count noise at epsilon 2.5 has scale 0.4
+    assert dict(zip(counts["district"], counts["n"], strict=True)) == pytest.approx(
+        {"north": 30, "south": 30}, abs=3
+    )
