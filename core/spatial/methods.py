@@ -11,7 +11,9 @@ from functools import partial
 from core.errors import InputError
 from core.spatial.baselines import BASELINES
 from core.spatial.baselines import LABELS as BASELINE_LABELS
+from core.spatial.baselines.quadtree import build_quadtree
 from core.spatial.htf import build_htf
+from core.spatial.selection import build_auto
 
 LABELS = {
     "htf": "HTF",
@@ -19,6 +21,8 @@ LABELS = {
     "htf-combine": "HTF (modified: combine_pruned)",
     "htf-consistency": "HTF (modified: consistency)",
     "htf-cap": "HTF (modified: cap_height)",
+    "quadtree-leaves": "QuadTree (improved height: leaves ~ N eps / 400)",
+    "auto": "Recommended (private choice)",
     **BASELINE_LABELS,
     "identity": "Identity (singular)",
 }
@@ -35,7 +39,12 @@ VARIANTS: dict[str, Callable] = {
     "htf-combine": partial(build_htf, combine_pruned=True),
     "htf-consistency": partial(build_htf, consistency=True),
     "htf-cap": partial(build_htf, cap_height=True),
+    # improved height rules: labelled variants, the baselines' own rules stay faithful
+    "quadtree-leaves": partial(build_quadtree, height_rule="leaf-count"),
+    # a small share of eps buys noisy features, a rule picks the method (core/spatial/selection.py)
+    "auto": build_auto,
 }
+HTF_VARIANTS = ("htf+", "htf-combine", "htf-consistency", "htf-cap")
 
 
 def get_method(name: str) -> Callable:
@@ -65,6 +74,6 @@ def htf_method_params(methods: list[str], htf: dict) -> dict[str, dict]:
     for m in methods:
         if m == "htf":
             out[m] = dict(htf)
-        elif m in VARIANTS:
+        elif m in HTF_VARIANTS:
             out[m] = {k: v for k, v in htf.items() if k not in flags}
     return out

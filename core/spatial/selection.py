@@ -1,0 +1,205 @@
+"""Private choice of the location-histogram method ("Recommended (private choice)", method `auto`).
+
+Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): a small, ledgered
+share of the release's epsilon buys public-safe features of the data; fixed rules (derived from
+the benchmark grid in `bench/htf_mre.py --selection-grid`, see docs/benchmarks/htf.md) pick a
+method from those noisy features and the public parameters; the chosen method is built with the
+rest of epsilon. The whole release — features, choice and histogram — is eps_tot-DP (sequential
+composition: eps_selection + eps_build = eps_tot); the choice is post-processing of the noisy
+features, so it costs nothing beyond them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.common import near_equal_edges
+from core.spatial.release import Release
+
+SELECTION_SHARE = 0.06  # share of eps_tot spent on the features
+N_SHARE = 0.5  # of the selection budget: noisy N; the rest: the coarse grid's counts
+COARSE = 16  # coarse grid for the concentration features (at most 16 x 16 cells)
+TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 of 256)
+
+
+@dataclass(frozen=True)
+class Features:
+    """Noisy, public-safe features (each is post-processing of two Laplace measurements).
+
+    `noisy_n`: N + discrete Laplace(1 / eps_n). `signal`: noisy_n x eps_build, the number of points
+    per unit of count-noise scale the chosen method will have. `top_share`: share of the noisy
+    coarse mass (negatives clipped to 0) held by the densest 1/16 of the coarse cells.
+    `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise scales plus 1 %
+    of the noisy mean cell count (i.e. clearly non-empty).
+    """
+
+    noisy_n: float
+    signal: float
+    top_share: float
+    occupied: float
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One selection rule: when `applies(features)` holds, build `method`."""
+
+    name: str
+    method: str
+    condition: str  # the condition in words (shown and exported)
+    applies: Callable[[Features], bool]
+
+
+# Ordered: the first rule that applies fires. Derived from the benchmark grid (see module doc).
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "low-signal",
+        "ug",
+        "noisy N x eps_build < 300: too little signal for a data-dependent partition",
+        lambda f: f.signal < 300,
+    ),
+    Rule(
+        "concentrated",
+        "privtree",
+        "top 1/16 of the coarse cells hold >= 60 % of the noisy mass",
+        lambda f: f.top_share >= 0.6,
+    ),
+    Rule(
+        "spread",
+        "ag",
+        "otherwise (mass spread over the coarse grid)",
+        lambda f: True,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What `auto` chose and why: all of it is public (noisy features + public parameters)."""
+
+    method: str
+    rule: str
+    condition: str
+    epsilon: float  # spent on the features (part of the release's total)
+    epsilon_build: float  # left for the chosen method
+    coarse_grid: tuple[int, int]
+    noise_scales: dict[str, float]  # Laplace scale of each feature measurement
+    features: Features
+
+    def to_dict(self) -> dict:
+        return {
+            "method": self.method,
+            "rule": self.rule,
+            "condition": self.condition,
+            "epsilon": self.epsilon,
+            "epsilon_build": self.epsilon_build,
+            "coarse_grid": list(self.coarse_grid),
+            "noise_scales": dict(self.noise_scales),
+            "features": asdict(self.features),
+        }
+
+
+def coarse_counts(F: np.ndarray, coarse: int = COARSE) -> np.ndarray:
+    """True counts on a near-equal coarse partition (at most `coarse` x `coarse`) of F's grid."""
+    ny, nx = F.shape
+    re = near_equal_edges(ny, min(coarse, ny))
+    ce = near_equal_edges(nx, min(coarse, nx))
+    rows = np.add.reduceat(np.asarray(F, dtype=np.int64), re[:-1], axis=0)
+    return np.add.reduceat(rows, ce[:-1], axis=1)
+
+
+def measure_features(
+    F: np.ndarray, eps_sel: float, eps_build: float, noise: Noise, ledger: BudgetLedger
+) -> tuple[Features, np.ndarray, dict[str, float]]:
+    """Spend eps_sel on the features; returns (features, noisy coarse counts, noise scales).
+
+    Privacy (unit: one point; add/remove neighbours): N has sensitivity 1 and gets discrete
+    Laplace(1 / eps_n) with eps_n = N_SHARE x eps_sel; the coarse cells are disjoint, so the
+    vector of their counts has L1 sensitivity 1 and gets discrete Laplace(1 / eps_c) per cell with
+    eps_c = eps_sel - eps_n (parallel composition over cells). Total: eps_sel, both ledgered.
+    """
+    eps_n = N_SHARE * eps_sel
+    eps_c = eps_sel - eps_n
+    ledger.spend("auto: noisy N (method choice)", "number of points", eps_n)
+    ledger.spend(
+        "auto: noisy coarse counts (method choice)",
+        "disjoint coarse cells (parallel)",
+        eps_c,
+    )
+    n_hat = float(noise.add_laplace(np.array([int(F.sum())], dtype=np.int64), 1.0 / eps_n)[0])
+    noisy = noise.add_laplace(coarse_counts(F), 1.0 / eps_c).astype(np.float64)
+    pos = np.clip(noisy.reshape(-1), 0.0, None)
+    k = max(1, round(TOP_FRACTION * pos.size))
+    mass = pos.sum()
+    top = np.sort(pos)[::-1][:k].sum() / mass if mass > 0 else 0.0
+    thresh = 3.0 / eps_c + 0.01 * max(n_hat, 0.0) / pos.size
+    feats = Features(
+        noisy_n=n_hat,
+        signal=max(n_hat, 0.0) * eps_build,
+        top_share=float(top),
+        occupied=float(np.mean(noisy.reshape(-1) > thresh)),
+    )
+    return feats, noisy, {"n": 1.0 / eps_n, "coarse_counts": 1.0 / eps_c}
+
+
+def choose(features: Features) -> Rule:
+    """The first rule of RULES that applies (post-processing: no budget)."""
+    for rule in RULES:
+        if rule.applies(features):
+            return rule
+    raise AssertionError("the last rule always applies")
+
+
+def build_auto(
+    F: np.ndarray,
+    eps_tot: float,
+    noise: Noise,
+    ledger: BudgetLedger,
+    *,
+    share: float = SELECTION_SHARE,
+) -> Release:
+    """Recommended (private choice): noisy features, a rule, then the chosen method.
+
+    Privacy: eps_tot-DP for one point (add/remove). eps_sel = share x eps_tot buys the features
+    (`measure_features`); the chosen method is built with eps_build = eps_tot - eps_sel and states
+    its own mechanisms; sequential composition gives eps_sel + eps_build = eps_tot. The returned
+    Release's `epsilon` has a "selection" part next to the chosen method's parts (they add up to
+    "total") and `info["selection"]` holds the typed `Selection`.
+    """
+    from core.spatial.methods import get_method  # the registry imports this module
+
+    if not (eps_tot > 0 and math.isfinite(eps_tot)):
+        raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
+    if not 0 < share < 1:
+        raise InputError(f"the selection share must be in (0, 1), got {share}.")
+    F = np.asarray(F)
+    if F.ndim != 2 or not np.issubdtype(F.dtype, np.integer):
+        raise ValueError("F must be a 2-D integer frequency matrix")
+    from core.privacy import make_spend
+
+    ledger.check([make_spend("auto", "the whole release (features + chosen method)", eps_tot)])
+    eps_sel = share * eps_tot
+    eps_build = eps_tot - eps_sel
+    feats, noisy, scales = measure_features(F, eps_sel, eps_build, noise, ledger)
+    rule = choose(feats)
+    rel = get_method(rule.method)(F, eps_build, noise, ledger)
+    selection = Selection(
+        method=rule.method,
+        rule=rule.name,
+        condition=rule.condition,
+        epsilon=eps_sel,
+        epsilon_build=eps_build,
+        coarse_grid=tuple(int(v) for v in noisy.shape),
+        noise_scales=scales,
+        features=feats,
+    )
+    parts = {k: v for k, v in rel.epsilon.items() if k != "total"}
+    rel.epsilon = {"total": float(eps_tot), "selection": eps_sel, **parts}
+    rel.info = {**rel.info, "selection": selection, "requested_method": "auto"}
+    rel.params = {**rel.params, "eps_tot": float(eps_tot), "selection_share": share}
+    return rel
