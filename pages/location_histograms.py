@@ -29,12 +29,15 @@ from core.spatial.evaluate import EVALUATION_LABEL, Comparison, compare
 from core.spatial.export import (
     DEMO_BBOX_LABEL,
     PRIVACY_UNIT,
+    csv_sidecar_text,
+    release_file_stem,
     run_report,
     to_csv_text,
     to_geojson_text,
 )
 from core.spatial.grid import Grid
 from core.spatial.methods import METHODS, VARIANTS, htf_method_params
+from core.spatial.pipeline import DEFAULT_GRID as CLI_DEFAULT_GRID
 from core.spatial.pipeline import prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.viz.spatial import budget_chart, method_label, mre_chart, release_map
@@ -43,7 +46,7 @@ from pages.common import current_noise, kept_upload, persist, user_errors
 EPS_CHOICES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0]
 PRT_CHOICES = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
 GRID_CHOICES = [64, 128, 256, 512, 1024, 2048]
-DEFAULT_GRID = 256  # same as `dpx htf`/`dpx compare`: see core/spatial/cli.py
+DEFAULT_GRID = CLI_DEFAULT_GRID  # one default for app and CLI: the paper's 1024 (see cli.py)
 DEFAULT_METHODS = ["htf", "ug", "ag", "kdtree-geo", "quadtree", "privtree"]
 SAMPLE_POINTS = 1500
 RESULT_KEY = "lh_result"
@@ -301,28 +304,38 @@ def show_downloads(b: Build, mre_df: pd.DataFrame) -> None:
     if pick not in releases:  # a persisted choice from an earlier build
         pick = next(iter(releases))
     rel = releases[pick]
-    d1, d2, d3, d4 = st.columns(4)
+    stem = release_file_stem(pick, b.noise_info)
+    d1, d2, d3, d4, d5 = st.columns(5)
     d1.download_button(
         "Release GeoJSON",
         to_geojson_text(rel, b.grid, b.noise_info, b.bbox_from_data),
-        f"{pick}.geojson",
+        f"{stem}.geojson",
         "application/geo+json",
         key="lh_dl_geojson",
     )
     d2.download_button(
         "Release CSV",
         to_csv_text(rel, b.grid, b.noise_info, b.bbox_from_data),
-        f"{pick}.csv",
+        f"{stem}.csv",
         "text/csv",
         key="lh_dl_csv",
     )
+    d3.download_button(
+        "Release CSV metadata (JSON)",
+        csv_sidecar_text(rel, b.grid, b.noise_info, b.bbox_from_data),
+        f"{stem}.csv.json",
+        "application/json",
+        key="lh_dl_csv_meta",
+        help="The CSV is plain (one header row); its method, ε, grid and mode are in this file.",
+    )
     buf = io.StringIO()
     mre_df.to_csv(buf, index=False)
-    d3.download_button(
-        "MRE CSV (evaluation only)", buf.getvalue(), "mre.csv", "text/csv", key="lh_dl_mre"
-    )
-    report = run_report(b.params, b.noise_info, b.grid, b.comparison.to_dict())
     d4.download_button(
+        "MRE CSV (evaluation only)", buf.getvalue(), "mre-evaluation-only.csv", "text/csv",
+        key="lh_dl_mre",
+    )  # fmt: skip
+    report = run_report(b.params, b.noise_info, b.grid, b.comparison.to_dict())
+    d5.download_button(
         "Run report (JSON)", json.dumps(report, indent=2), "run_report.json",
         "application/json", key="lh_dl_report",
     )  # fmt: skip

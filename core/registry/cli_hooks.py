@@ -188,10 +188,12 @@ def govern_htf(handler: Handler) -> Handler:
             raise InputError("dpx htf needs INPUT (a CSV/Parquet file) or --dataset NAME.")
         if not args.epsilon > 0:
             raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
-        if args.bbox is None and args.seed is None:
+        from core.spatial.cli import bbox_from_args  # a bad --bbox/--region: refused uncharged
+
+        if bbox_from_args(args) is None and args.seed is None:
             raise InputError(
                 "no --bbox given. The bounding box is public and must not come from the private "
-                "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT."
+                "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
             )
         registry = _open(args, registered)
         dataset = _resolve(registry, Tool.HTF, args) if registered else None
@@ -329,7 +331,8 @@ def _use_dataset_tables(args, dataset: Dataset) -> None:
         raise InputError("--row-is-unit does not apply to a registered dataset: its unit is set.")
     args.uid = dataset.uid
     args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
-    args.public = [f"{t.name}={t.path}" for t in dataset.public_tables]
+    # the dataset's public tables, plus any public table given on the command line
+    args.public = [f"{t.name}={t.path}" for t in dataset.public_tables] + list(args.public)
 
 
 # -- balance ---------------------------------------------------------------------------------

@@ -1,25 +1,43 @@
-"""`dpx htf` and `dpx compare` (the CLI contract of issue 5)."""
+"""`dpx htf` and `dpx compare` (the CLI contract of issue 5).
+
+`--out x.csv` writes a plain CSV (one header row) and its metadata to the JSON sidecar
+`x.csv.json`; `--out x.geojson` carries the metadata inline. Files are written whole or not at
+all (temporary file, then rename).
+"""
 
 from __future__ import annotations
 
+import argparse
 import math
+import os
 import re
+import tempfile
+import textwrap
 
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
 from core.spatial.evaluate import EVALUATION_LABEL, compare
 from core.spatial.export import (
+    CSV_SIDECAR_SUFFIX,
     DEMO_BBOX_LABEL,
     PRIVACY_UNIT,
+    csv_sidecar_text,
     leaves_json,
     to_csv_text,
     to_geojson_text,
 )
 from core.spatial.htf import build_htf
 from core.spatial.io import read_points_table
-from core.spatial.methods import DEFAULT_COMPARE, parse_methods
+from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS, parse_methods
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
+from core.spatial.regions import REGION_BY_NAME, check_bbox, region_bbox
+
+GRID_HELP = (
+    f"grid rows N (N x N unless --grid-cols; default {DEFAULT_GRID}, as in the app: the HTF "
+    "paper's evaluation grid, on which the demos' cluster widths are defined, so CLI, app and "
+    "paper numbers are comparable)"
+)
 
 
 def _positive_float(text: str) -> float:
@@ -45,12 +63,15 @@ def _add_data_args(p) -> None:
     p.add_argument(
         "--bbox",
         default=None,
-        help="public bounding box MINLON,MINLAT,MAXLON,MAXLAT (required unless --seed: a demo run "
-        "then derives it from the data and says so)",
+        help="public bounding box MINLON,MINLAT,MAXLON,MAXLAT (this or --region is required "
+        "unless --seed: a demo run then derives it from the data and says so)",
     )
     p.add_argument(
-        "--grid", type=int, default=DEFAULT_GRID, help="grid rows N (N x N unless --grid-cols)"
+        "--region",
+        default=None,
+        help="a named public region instead of --bbox: " + ", ".join(REGION_BY_NAME),
     )
+    p.add_argument("--grid", type=int, default=DEFAULT_GRID, help=GRID_HELP)
     p.add_argument("--grid-cols", type=int, default=None, help="grid columns M")
     p.add_argument("--epsilon", type=_positive_float, required=True, help="total privacy budget")
 
@@ -76,7 +97,12 @@ def register(sub, common) -> None:
     p.add_argument(
         "--stop-cells", type=int, default=5, help="prune nodes with fewer cells than this"
     )
-    p.add_argument("--out", default=None, help="write the release to FILE.geojson or FILE.csv")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="write the release to FILE.geojson (metadata inline) or FILE.csv (plain CSV; "
+        f"metadata in the JSON sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
+    )
     add_dataset_argument(p, optional=("input",))  # registry (issue 12)
     p.set_defaults(handler=govern_htf(run_htf))
 
@@ -84,9 +110,15 @@ def register(sub, common) -> None:
         "compare",
         parents=[common],
         help="compare HTF and baselines by mean relative error (evaluation only, not DP)",
+        description=COMPARE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_data_args(c)
-    c.add_argument("--methods", default=",".join(DEFAULT_COMPARE), help="comma-separated methods")
+    c.add_argument(
+        "--methods",
+        default=",".join(DEFAULT_COMPARE),
+        help="comma-separated method names (listed above); default: %(default)s",
+    )
     c.add_argument("--queries", type=int, default=2000, help="random queries per size")
     c.add_argument(
         "--query-sizes", default="0.02,0.06,0.10", help="area fractions, comma-separated"
@@ -96,14 +128,44 @@ def register(sub, common) -> None:
     c.set_defaults(handler=run_compare)
 
 
+def _methods_list() -> str:
+    return "\n".join(f"  {name:<17}{LABELS.get(name, name)}" for name in [*METHODS, *VARIANTS])
+
+
+COMPARE_DESCRIPTION = (
+    textwrap.fill(
+        "Build each method's epsilon-DP release of the points' 2-D histogram several times and "
+        "score it by mean relative error (MRE) on random rectangle queries of the given sizes.",
+        78,
+    )
+    + "\n"
+    + textwrap.fill(
+        "The scores read the raw data: they are for evaluation only (the data owner, or "
+        "synthetic/public data) and are NOT differentially private.",
+        78,
+    )
+    + "\n\nmethods (--methods):\n"
+    + _methods_list()
+)
+
+
+def bbox_from_args(args) -> tuple[float, float, float, float] | None:
+    if args.bbox and getattr(args, "region", None):
+        raise InputError("give either --bbox or --region, not both.")
+    if getattr(args, "region", None):
+        return region_bbox(args.region)
+    return check_bbox(parse_bbox(args.bbox)) if args.bbox else None
+
+
 def _load(args) -> Prepared:
     if not args.epsilon > 0:
         raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
-    bbox = parse_bbox(args.bbox) if args.bbox else None
+    bbox = bbox_from_args(args)
     if bbox is None and args.seed is None:
         raise InputError(
             "no --bbox given. The bounding box is public and must not come from the private data: "
-            "pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or add --seed for a labelled demo run)."
+            "pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME (or add --seed for a "
+            "labelled demo run)."
         )
     df = read_points_table(args.input, args.lat, args.lon)
     return prepare(
@@ -136,14 +198,12 @@ def run_htf(args) -> dict | str:
         stop_cells=args.stop_cells,
     )
     info = noise.describe()
-    if out:
-        text = (
-            to_csv_text(rel, data.grid, info, data.bbox_from_data)
-            if out.lower().endswith(".csv")
-            else to_geojson_text(rel, data.grid, info, data.bbox_from_data)
-        )
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+    if out and out.lower().endswith(".csv"):
+        sidecar = out + CSV_SIDECAR_SUFFIX
+        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
+        write_whole(sidecar, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data))
+    elif out:
+        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
     result = {
         "method": "htf",
         "mode": noise.mode,
@@ -163,6 +223,8 @@ def run_htf(args) -> dict | str:
         result["warning"] = DEMO_BBOX_LABEL
     if out:
         result["out"] = out
+        if out.lower().endswith(".csv"):
+            result["metadata"] = out + CSV_SIDECAR_SUFFIX
     if args.json:
         return result
     lines = [
@@ -174,10 +236,31 @@ def run_htf(args) -> dict | str:
     ]
     if data.bbox_from_data:
         lines.append(DEMO_BBOX_LABEL)
-    lines.append(
-        f"written to {out}" if out else "use --out FILE.geojson|FILE.csv or --json for the leaves"
-    )
+    if out and out.lower().endswith(".csv"):
+        lines.append(f"written to {out} (metadata: {out}{CSV_SIDECAR_SUFFIX})")
+    else:
+        lines.append(
+            f"written to {out}"
+            if out
+            else "use --out FILE.geojson|FILE.csv or --json for the leaves"
+        )
     return "\n".join(lines)
+
+
+def write_whole(path: str, text: str) -> None:
+    """Write `text` to `path` completely or not at all; an unwritable path is an InputError."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpx-", suffix=".part")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}.") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise InputError(f"cannot write {path}: {exc.strerror}.") from None
 
 
 def _parse_sizes(text: str) -> list[float]:

@@ -156,23 +156,37 @@ def to_geojson_text(
     return json.dumps(to_geojson(release, grid, noise_info, bbox_from_data), allow_nan=False)
 
 
+CSV_SIDECAR_SUFFIX = ".json"  # x.csv -> x.csv.json: the CSV's metadata, the CSV stays plain
+CSV_COLUMNS = {
+    "row0": "first grid row of the leaf (0 = south edge of the bbox)",
+    "row1": "one past the last grid row (half-open)",
+    "col0": "first grid column (0 = west edge of the bbox)",
+    "col1": "one past the last grid column (half-open)",
+    "minlon": "west edge (degrees)",
+    "minlat": "south edge (degrees)",
+    "maxlon": "east edge (degrees)",
+    "maxlat": "north edge (degrees)",
+    "noisy_count": "released noisy count of points in the leaf",
+    "cells": "grid cells in the leaf",
+    "density": "noisy_count / cells",
+    "noise_std": "standard deviation of the noise in noisy_count (when the method states it)",
+}
+
+
 def to_csv_text(
     release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False
 ) -> str:
-    """One row per leaf; run metadata in '# ' comment lines on top (pandas: comment='#')."""
-    meta = metadata(release, grid, noise_info, bbox_from_data)
-    buf = io.StringIO()
-    for key in ("method", "label", "mode", "epsilon", "grid", "warning", "note"):
-        if key in meta:
-            buf.write(f"# {key}: {json.dumps(meta[key], ensure_ascii=False)}\n")
-    if noise_info.get("warning"):
-        buf.write(f"# noise: {noise_info['warning']}\n")
+    """One row per leaf with a single header row: plain CSV that `pandas.read_csv` reads as is.
+
+    The run's metadata (method, ε, grid, mode and its warning) goes to the JSON sidecar
+    (`csv_sidecar`, written as `<file>.csv.json`), never into comment lines.
+    """
     b = leaf_bounds(release, grid)
     cells = release.cells_per_leaf()
     std = leaf_noise_std(release)
+    buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    header = ["row0", "row1", "col0", "col1", "minlon", "minlat", "maxlon", "maxlat"]
-    header += ["noisy_count", "cells", "density"] + (["noise_std"] if std is not None else [])
+    header = [c for c in CSV_COLUMNS if c != "noise_std" or std is not None]
     w.writerow(header)
     std_l = std.tolist() if std is not None else [None] * release.n_leaves
     for (r0, r1, c0, c1), (x0, y0, x1, y1), v, c, sd in zip(
@@ -182,6 +196,36 @@ def to_csv_text(
         row = [r0, r1, c0, c1, repr(x0), repr(y0), repr(x1), repr(y1), repr(v), c, repr(v / c)]
         w.writerow(row + ([repr(sd)] if std is not None else []))
     return buf.getvalue()
+
+
+def csv_sidecar(
+    release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False
+) -> dict:
+    """The metadata of a CSV release (what the GeoJSON carries inline) plus the column meanings.
+
+    Public only: method, ε split, grid/bbox, mode and its warning, ledger, privacy unit. The seed
+    of a seeded run and the private point counts are never included.
+    """
+    return {
+        **metadata(release, grid, noise_info, bbox_from_data),
+        "format": "CSV, one row per leaf, one header row",
+        "columns": {
+            c: d
+            for c, d in CSV_COLUMNS.items()
+            if c != "noise_std" or leaf_noise_std(release) is not None
+        },
+    }
+
+
+def csv_sidecar_text(
+    release: Release, grid: Grid, noise_info: dict, bbox_from_data: bool = False
+) -> str:
+    return json.dumps(csv_sidecar(release, grid, noise_info, bbox_from_data), indent=2)
+
+
+def release_file_stem(method: str, noise_info: dict) -> str:
+    """A download's file name stem; a seeded (demo) release says so in its name."""
+    return f"{method}-SEEDED-demo" if noise_info.get("mode") == "seeded" else method
 
 
 def leaves_json(release: Release) -> list[dict]:

@@ -52,7 +52,7 @@ def check_bbox(bbox: BBox) -> BBox:
     x0, y0, x1, y1 = (float(v) for v in bbox)
     if not (-180 <= x0 < x1 <= 180 and -90 <= y0 < y1 <= 90):
         raise InputError(
-            f"bounding box {[x0, y0, x1, y1]} is not valid: need MINLON < MAXLON within "
-            "[-180, 180] and MINLAT < MAXLAT within [-90, 90]."
+            f"bounding box {[x0, y0, x1, y1]} is not valid: need min < max on both axes "
+            "(MINLON < MAXLON within [-180, 180], MINLAT < MAXLAT within [-90, 90])."
         )
     return (x0, y0, x1, y1)

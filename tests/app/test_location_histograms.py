@@ -54,6 +54,7 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
     assert labels == [
         "Release GeoJSON",
         "Release CSV",
+        "Release CSV metadata (JSON)",
         "MRE CSV (evaluation only)",
         "Run report (JSON)",
     ]

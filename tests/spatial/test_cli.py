@@ -103,7 +103,56 @@ def test_out_files(points_csv, tmp_path, capsys):
         )
         == 0
     )
-    assert len(pd.read_csv(csv, comment="#")) > 0
+    df = pd.read_csv(csv)  # plain CSV: no comment lines, one header row
+    assert len(df) > 0 and "noisy_count" in df.columns
+    assert not csv.read_text().startswith("#")
+    meta = json.loads((tmp_path / "r.csv.json").read_text())  # the metadata sidecar
+    assert meta["mode"] == "secure" and meta["n_leaves"] == len(df)
+    assert set(meta["columns"]) == set(df.columns)
+
+
+def test_seeded_csv_sidecar_is_labelled_and_omits_the_seed(points_csv, tmp_path, capsys):
+    csv = tmp_path / "s.csv"
+    res = run_json(capsys, ["htf", str(points_csv), "--bbox", BBOX, "--grid", "32", "--epsilon",
+                            "1", "--seed", "987654", "--out", str(csv), "--json"])  # fmt: skip
+    assert res["metadata"] == f"{csv}.json"
+    sidecar = (tmp_path / "s.csv.json").read_text()
+    assert "not for real releases" in json.loads(sidecar)["noise"]["warning"]
+    assert "987654" not in sidecar and "987654" not in csv.read_text()
+
+
+def test_unwritable_out_leaves_no_partial_file(points_csv, tmp_path, capsys):
+    out = tmp_path / "no-such-dir" / "r.csv"
+    argv = ["htf", str(points_csv), "--bbox", BBOX, "--grid", "32", "--epsilon", "1"]
+    assert "cannot write" in _err(capsys, [*argv, "--out", str(out)])
+    assert not out.parent.exists()
+
+
+def test_region_instead_of_bbox(points_csv, capsys):
+    res = run_json(capsys, ["htf", str(points_csv), "--region", "los-angeles", "--grid", "32",
+                            "--epsilon", "1", "--seed", "1", "--json"])  # fmt: skip
+    from core.spatial.regions import region_bbox
+
+    assert res["grid"]["bbox"] == list(region_bbox("los-angeles"))
+    assert "warning" not in res  # a named public region, not derived from the data
+    assert "unknown region" in _err(
+        capsys, ["htf", str(points_csv), "--region", "atlantis", "--epsilon", "1"]
+    )
+    both = ["htf", str(points_csv), "--region", "world", "--bbox", BBOX, "--epsilon", "1"]
+    assert "not both" in _err(capsys, both)
+
+
+def test_compare_help_describes_and_lists_methods(capsys):
+    from core.spatial.methods import LABELS, METHODS
+
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert "mean relative error" in text and "NOT differentially private" in text
+    for name in METHODS:
+        assert f"  {name} " in text and LABELS[name] in text
+    assert "default 1024" in text  # one default grid for CLI and app, with the reason
 
 
 def test_parquet_input(points_csv, tmp_path, capsys):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from core.privacy import BudgetLedger, Noise
-from core.spatial.export import to_csv_text, to_geojson, to_geojson_text
+from core.spatial.export import csv_sidecar, to_csv_text, to_geojson, to_geojson_text
 from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
 
@@ -51,8 +51,11 @@ def test_demo_bbox_label_and_colors():
 def test_csv_round_trip():
     rel, grid, info = _release()
     text = to_csv_text(rel, grid, info)
-    assert "# mode" in text and "reproducible demo mode" in text
-    df = pd.read_csv(io.StringIO(text), comment="#")
+    assert "#" not in text  # plain CSV: the metadata lives in the sidecar
+    meta = csv_sidecar(rel, grid, info)
+    assert meta["mode"] == "seeded" and "not for real releases" in meta["noise"]["warning"]
+    df = pd.read_csv(io.StringIO(text))
+    assert set(meta["columns"]) == set(df.columns)
     assert len(df) == rel.n_leaves
     np.testing.assert_allclose(df["noisy_count"], rel.values)
     assert (df["cells"] == rel.cells_per_leaf()).all()
@@ -63,7 +66,7 @@ def test_noise_std_is_exported_when_stated():
     gj = to_geojson(rel, grid, info)
     stds = [f["properties"]["noise_std"] for f in gj["features"]]
     np.testing.assert_allclose(stds, rel.info["leaf_noise_std"], atol=1e-3)
-    df = pd.read_csv(io.StringIO(to_csv_text(rel, grid, info)), comment="#")
+    df = pd.read_csv(io.StringIO(to_csv_text(rel, grid, info)))
     np.testing.assert_allclose(df["noise_std"], rel.info["leaf_noise_std"])
     F = np.random.default_rng(0).integers(0, 40, size=(16, 20))
     cons = build_htf(F, 1.0, Noise.seeded(3), BudgetLedger(), consistency=True)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from core.privacy import BudgetLedger, Noise
-from core.spatial.export import to_csv_text, to_geojson_text
+from core.spatial.export import csv_sidecar_text, to_csv_text, to_geojson_text
 from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
 
@@ -24,4 +24,6 @@ def test_seeded_exports_are_labelled_and_omit_the_seed():
     assert meta["mode"] == "seeded" and "not for real releases" in meta["noise"]["warning"]
     assert "seed" not in meta["noise"]
     assert str(SEED) not in gj_text and str(SEED) not in csv_text
-    assert '# mode: "seeded"' in csv_text and "not for real releases" in csv_text
+    sidecar = csv_sidecar_text(rel, grid, noise.describe())  # the plain CSV's metadata file
+    assert str(SEED) not in sidecar
+    assert '"mode": "seeded"' in sidecar and "not for real releases" in sidecar
