@@ -41,7 +41,10 @@ def mechanisms_from_spends(spends: Iterable[Spend]) -> list[Mechanism]:
         if s.composition == "parallel":
             groups.setdefault(s.group, []).append(s)
         else:
-            rows.append(Mechanism(s.mechanism, s.epsilon, s.delta, scale=_scale_in(s.mechanism)))
+            scale = _scale_in(s.mechanism)
+            # Laplace scale = sensitivity / ε, so a stated scale also gives the sensitivity
+            sensitivity = scale * s.epsilon if scale is not None and s.epsilon > 0 else None
+            rows.append(Mechanism(s.mechanism, s.epsilon, s.delta, sensitivity, scale))
     for group, members in groups.items():
         rows.append(
             Mechanism(

@@ -171,3 +171,20 @@ def test_params_are_stored_as_json(reg, table):
     _add(reg, table)
     rel = reg.charge("sql", "d", {"query": "SELECT 1", "eps": 1.0}, [Mechanism("m", 1.0)], "secure")
     assert json.loads(json.dumps(reg.release(rel.id).params)) == {"query": "SELECT 1", "eps": 1.0}
+
+
+def test_mechanism_rows_from_spends_follow_composition_and_state_sensitivity():
+    from core.privacy import make_spend
+    from core.registry.ledger import mechanisms_from_spends
+
+    spends = [
+        make_spend("n: COUNT (discrete Laplace, scale 4)", "u", 0.5),
+        make_spend("level 1", "nodes", 0.2, composition="parallel", group="g1"),
+        make_spend("level 1", "nodes", 0.3, composition="parallel", group="g1"),
+    ]
+    rows = mechanisms_from_spends(spends)
+    assert [(r.epsilon, r.scale, r.sensitivity) for r in rows] == [
+        (0.5, 4.0, 2.0),
+        (0.3, None, None),
+    ]
+    assert sum(r.epsilon for r in rows) == pytest.approx(0.8)  # = BudgetLedger's cost
