@@ -21,9 +21,16 @@ from core.balancing.invariants import check_plan
 from core.balancing.params import parse_rho
 from core.balancing.phase1 import order_at
 from core.balancing.plan import STATUS_NOTHING, PartitionPlan, plan_partition
-from core.balancing.publish import STATED_LIMITS, SUBTABLE_COLUMN, frac, publish
+from core.balancing.publish import (
+    SEEDED_MARKER,
+    STATED_LIMITS,
+    SUBTABLE_COLUMN,
+    frac,
+    publish,
+    published_name,
+)
 from core.balancing.records import encode_sa
-from core.balancing.report import MERGE_LABEL, plan_json
+from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
 from core.data.loading import load_table
 from core.viz.balancing import (
     distributions_figure,
@@ -31,9 +38,10 @@ from core.viz.balancing import (
     sa_distribution_figure,
     step_figure,
 )
-from pages.common import current_noise, user_errors
+from pages.common import current_noise, forget, kept_upload, persist, user_errors
 
 STEP = "pp_step"
+PUBLICATION = "pp_publication"  # {"pub": Publication, "noise": Noise, "settings": tuple}
 RHO_HELP = (
     "An attacker's belief about any protected value may rise from at most ρ1 to at most ρ2. "
     "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
@@ -62,6 +70,16 @@ def _plan(counts: tuple, rho1: str, rho2: str, tie: str, merge: str) -> Partitio
     )
 
 
+def _kept(key: str, options: list, default=None) -> str:
+    """`persist(key, default)`, first dropping a kept value that is no longer an option."""
+    value = st.session_state.get(key)
+    if value is not None and (
+        value not in options if not isinstance(value, list) else not set(value) <= set(options)
+    ):
+        forget(key)
+    return persist(key, default)
+
+
 def _fmt(x) -> str:
     return "n/a" if x is None else frac(x)
 
@@ -80,26 +98,27 @@ st.write(
 
 # ------------------------------------------------------------------------------------ data
 with user_errors():
-    source = st.radio("Data", ["Demo table", "Upload a table"], horizontal=True, key="pp_source")
+    sources = ["Demo table", "Upload a table"]
+    source = st.radio("Data", sources, horizontal=True, key=_kept("pp_source", sources, sources[0]))
     demo_name = None
     if source == "Demo table":
         names = [d.name for d in DEMOS]
         demo_name = st.selectbox(
             "Demo dataset",
             names,
-            key="pp_demo",
+            key=_kept("pp_demo", names, names[0]),
             format_func=lambda n: f"{n} — {next(d for d in DEMOS if d.name == n).description}",
         )
         df = _demo_table(demo_name)
         demo = next(d for d in DEMOS if d.name == demo_name)
         st.caption(f"Source: {demo.source}. Licence: {demo.licence}.")
     else:
-        upload = st.file_uploader("CSV or Parquet table", type=["csv", "parquet", "pq"])
+        upload = kept_upload("CSV or Parquet table", "pp_upload", type=["csv", "parquet", "pq"])
         if upload is None:
             st.info("Upload a table with one row per person, or pick a demo table.")
             st.stop()
-        data = upload.getvalue()
-        df = _upload_table(data, upload.name, hashlib.sha256(data).hexdigest())
+        upload_name, data = upload
+        df = _upload_table(data, upload_name, hashlib.sha256(data).hexdigest())
 
     sa_default, rho1_default, rho2_default = DEMO_SETTINGS.get(demo_name, (None, "1/3", "2/3"))
     columns = [str(c) for c in df.columns]
@@ -107,14 +126,15 @@ with user_errors():
     sa = c1.selectbox(
         "Sensitive attribute (SA) column",
         columns,
-        index=columns.index(sa_default) if sa_default in columns else len(columns) - 1,
-        key=f"pp_sa_{demo_name}",
+        key=_kept(
+            f"pp_sa_{demo_name}", columns, sa_default if sa_default in columns else columns[-1]
+        ),
     )
     rho1_text = c2.text_input(
-        "ρ1 (prior bound)", rho1_default, key=f"pp_rho1_{demo_name}", help=RHO_HELP
+        "ρ1 (prior bound)", key=persist(f"pp_rho1_{demo_name}", rho1_default), help=RHO_HELP
     )
     rho2_text = c3.text_input(
-        "ρ2 (posterior bound)", rho2_default, key=f"pp_rho2_{demo_name}", help=RHO_HELP
+        "ρ2 (posterior bound)", key=persist(f"pp_rho2_{demo_name}", rho2_default), help=RHO_HELP
     )
     st.caption(
         f"ρ1 = {rho1_text}, ρ2 = {rho2_text}: an attacker's belief about any protected value may rise "
@@ -128,7 +148,7 @@ with user_errors():
             f"'{sa}' has {n_missing} missing value(s). What should happen to them?",
             ["drop those records", "treat 'missing' as a category"],
             index=None,
-            key="pp_missing",
+            key=persist("pp_missing"),
         )
         if choice is None:
             st.warning(
@@ -142,7 +162,7 @@ with user_errors():
             "Tie policy",
             ["stable", "value_order"],
             horizontal=True,
-            key="pp_tie",
+            key=persist("pp_tie"),
             help="stable: re-sort the previous order (reproduces the thesis); value_order: re-sort "
             "from the canonical order each iteration. Only group contents can differ.",
         )
@@ -150,7 +170,7 @@ with user_errors():
             "Phase 2 merging",
             ["none", "utility"],
             horizontal=True,
-            key="pp_merge",
+            key=persist("pp_merge"),
             help=f"utility is {MERGE_LABEL}. Off by default.",
         )
         if merge == "utility":
@@ -159,7 +179,7 @@ with user_errors():
             "Which records of a value go to which group",
             ["original", "seeded"],
             horizontal=True,
-            key="pp_record_order",
+            key=persist("pp_record_order"),
             help="original row order (default) or a random permutation drawn from the noise source",
         )
 
@@ -176,6 +196,17 @@ m[2].metric("f_max (SA')", plan.f_max)
 m[3].metric("β = ⌊|T|/f_max⌋", plan.beta)
 m[4].metric("β' (for T')", plan.beta_prime)
 st.plotly_chart(sa_distribution_figure(plan), key="pp_sa_chart")
+if plan.status == STATUS_NOTHING:  # one message: PP has nothing to do
+    st.warning(
+        f"PP does not run: every SA value is more frequent than ρ1 = {rho1_text} "
+        f"(the rarest holds {min(plan.counts.values())} of {plan.n} records), so no value needs "
+        "protection and there is nothing to randomize. Lower ρ1 to protect the rarer values."
+    )
+    if st.checkbox("I understand: offer the table unperturbed", key="pp_confirm_unperturbed"):
+        st.download_button(
+            "Download the unperturbed table", df.to_csv(index=False), "unperturbed.csv", "text/csv"
+        )
+    st.stop()
 if plan.t2:
     st.info(
         f"SA' ≠ SA: {', '.join(plan.t2)} occur more often than ρ1·|T| and are not protected "
@@ -183,13 +214,6 @@ if plan.t2:
         f"β' = {plan.beta_prime}; the T'' records are distributed afterwards."
     )
 
-if plan.status == STATUS_NOTHING:
-    st.warning(plan.reason + " Nothing needs randomization.")
-    if st.checkbox("I understand: offer the table unperturbed", key="pp_confirm_unperturbed"):
-        st.download_button(
-            "Download the unperturbed table", df.to_csv(index=False), "unperturbed.csv", "text/csv"
-        )
-    st.stop()
 
 # ------------------------------------------------------------------------- step-through
 trace = plan.phase1.trace
@@ -198,7 +222,8 @@ signature = (tuple(counts.items()), rho1_text, rho2_text, tie, merge)
 if st.session_state.get("pp_signature") != signature:
     st.session_state["pp_signature"] = signature
     st.session_state[STEP] = 1
-    st.session_state.pop("pp_publication", None)
+    st.session_state.pop(PUBLICATION, None)
+persist(STEP)  # the slider's step survives navigating away and back
 if "pp_pending_step" in st.session_state:
     st.session_state[STEP] = st.session_state.pop("pp_pending_step")
 st.session_state[STEP] = min(max(int(st.session_state.get(STEP, 1)), 1), t)
@@ -212,7 +237,7 @@ b[2].button("Next ▶", key="pp_next", on_click=_set_step, args=(current + 1,), 
 b[3].button("Last »", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
 if t > 1:
     st.slider("Iteration", 1, t, key=STEP)
-    playing = st.toggle("▶ Play (one step every 0.8 s)", key="pp_play")
+    playing = st.toggle("▶ Play (one step every 0.8 s)", key=persist("pp_play", False))
 else:
     playing = False
 j = st.session_state[STEP]
@@ -360,19 +385,32 @@ id_like = [c for c in columns if c != sa and ("id" in c.lower() or c.lower() in 
 drop = st.multiselect(
     "Direct identifiers to remove",
     [c for c in columns if c != sa],
-    id_like,
-    key=f"pp_drop_{demo_name}",
+    key=_kept(f"pp_drop_{demo_name}", [c for c in columns if c != sa], id_like),
 )
+settings = (signature, sa, missing, tuple(drop), record_order, accept_fallback, noise.label)
 if st.button("Publish (perturb)", key="pp_publish", type="primary"):
+    st.session_state.pop(PUBLICATION, None)  # a refused publish leaves no earlier table on screen
     with user_errors():
         pub = publish(
             df, sa, plan, noise, accept_fallback=accept_fallback, missing=missing,
             drop_columns=drop, record_order=record_order,
         )  # fmt: skip
-        st.session_state["pp_publication"] = pub
+        st.session_state[PUBLICATION] = {"pub": pub, "noise": noise, "settings": settings}
 
-pub = st.session_state.get("pp_publication")
-if pub is not None:
+stored = st.session_state.get(PUBLICATION)
+if stored is not None and stored["settings"][:3] != settings[:3]:  # another plan or SA column
+    st.session_state.pop(PUBLICATION, None)
+    stored = None
+if stored is not None:
+    pub, pub_noise = stored["pub"], stored["noise"]
+    if stored["settings"] != settings:
+        st.warning(
+            "Earlier publication — made with other settings (identifiers, record order, "
+            "fallback or noise mode) than the ones above. Press **Publish** to publish with the "
+            "current settings."
+        )
+    if not pub_noise.is_secure:
+        st.warning(f"This publication used seeded noise: {pub_noise.label}.")
     published = pub.table
     est = {
         e.value: e
@@ -417,15 +455,27 @@ if pub is not None:
             with st.expander("The random count queries (evaluation only — uses the raw data)"):
                 st.dataframe(queries, hide_index=True)
     st.dataframe(published.head(200), hide_index=True)
-    report = {**plan_json(plan), "noise": noise.describe(), "publication": pub.metadata}
+    report = internal_report(plan, noise=pub_noise.describe(), publication=pub.metadata)
+    csv_name = published_name("pp_published.csv", pub_noise)
     d1, d2, d3 = st.columns(3)
-    d1.download_button("Published CSV", published.to_csv(index=False), "published.csv", "text/csv")
+    d1.download_button(
+        "Published CSV", published.to_csv(index=False), csv_name.name, "text/csv", key="pp_dl_csv"
+    )
+    seeded_note = "" if pub_noise.is_secure else f" Seeded: its name says {SEEDED_MARKER}."
+    d1.caption("The release." + seeded_note)
     d2.download_button(
         "Sub-table metadata",
         json.dumps(pub.metadata, indent=2),
-        "metadata.json",
+        csv_name.with_suffix(".metadata.json").name,
         "application/json",
+        key="pp_dl_meta",
     )
+    d2.caption("Released with the CSV (parameters and sub-table domains).")
     d3.download_button(
-        "Run report", json.dumps(report, indent=2), "run_report.json", "application/json"
+        "Run report (INTERNAL)",
+        json.dumps(report, indent=2),
+        INTERNAL_REPORT_NAME,
+        "application/json",
+        key="pp_dl_report",
     )
+    d3.caption(INTERNAL_LABEL)

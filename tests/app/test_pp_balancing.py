@@ -9,6 +9,8 @@ import pytest
 
 from core.balancing.demos import FIGURE9_COUNTS
 from core.balancing.plan import plan_partition
+from core.balancing.publish import SEEDED_MARKER
+from core.balancing.report import INTERNAL_LABEL
 
 PAGE = "pages/pp_balancing.py"
 
@@ -122,7 +124,10 @@ def test_nothing_to_protect_needs_confirmation(app_test):
     at.text_input(key="pp_rho1_pp-palmer-penguins").set_value("0.15")
     at.text_input(key="pp_rho2_pp-palmer-penguins").set_value("0.5").run()
     assert not at.exception
-    assert any("SA' is empty" in w.value for w in at.warning)
+    # one clear message, not "Phase 1 balances T' (0 records) ..." followed by "PP does not run"
+    messages = [m.value for m in [*at.info, *at.warning, *at.error]]
+    assert [m for m in messages if "PP does not run" in m] == messages[-1:]
+    assert not any("Phase 1 balances" in m or "0 records" in m for m in messages)
     assert not [b for b in at.button if b.key == "pp_publish"]
 
 
@@ -133,3 +138,55 @@ def test_play_advances_to_the_last_step_and_stops(app_test):
     at.toggle(key="pp_play").set_value(True).run()
     assert not at.exception
     assert shown_group(at).startswith(expected_group(5, trace[4].group))
+
+
+# -- work survives navigation; stale publications are labelled or cleared ---------------------
+@pytest.fixture
+def shell(app_test):
+    """The whole app (app.py's navigation) on the PP page, in reproducible demo mode."""
+    at = app_test("app.py")
+    at.session_state["dpx_demo_mode"] = True
+    at.run()
+    return at.switch_page(PAGE).run()
+
+
+def test_inputs_and_publication_survive_navigating_home_and_back(shell):
+    at = shell
+    at.selectbox(key="pp_demo").set_value("pp-synthetic-patients").run()
+    sa = at.selectbox(key="pp_sa_pp-synthetic-patients").value
+    at.text_input(key="pp_rho1_pp-synthetic-patients").set_value("1/5").run()
+    at.button(key="pp_publish").click().run()
+    assert not at.exception
+    published = at.dataframe[-1].value
+    at.switch_page("pages/home.py").run()
+    assert at.title[0].value == "DP Explorer"
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.selectbox(key="pp_demo").value == "pp-synthetic-patients"
+    assert at.selectbox(key="pp_sa_pp-synthetic-patients").value == sa
+    assert at.text_input(key="pp_rho1_pp-synthetic-patients").value == "1/5"
+    assert at.dataframe[-1].value.equals(published)
+    assert not any("Earlier publication" in w.value for w in at.warning)
+
+
+def test_publication_with_other_settings_is_labelled_and_a_new_plan_clears_it(shell):
+    at = shell
+    at.button(key="pp_publish").click().run()
+    at.multiselect(key="pp_drop_pp-figure9").set_value([]).run()  # keep the record column
+    assert any("Earlier publication" in w.value for w in at.warning)
+    at.button(key="pp_publish").click().run()
+    assert not any("Earlier publication" in w.value for w in at.warning)
+    assert "record" in at.dataframe[-1].value.columns
+    at.text_input(key="pp_rho2_pp-figure9").set_value("3/4").run()  # another plan
+    assert not any("pp_publish_chart" in (c.proto.id or "") for c in at.get("plotly_chart"))
+
+
+def test_downloads_label_the_release_the_seed_and_the_internal_report(shell):
+    at = shell
+    at.button(key="pp_publish").click().run()
+    labels = {d.proto.label for d in at.get("download_button")}
+    assert labels == {"Published CSV", "Sub-table metadata", "Run report (INTERNAL)"}
+    captions = [c.value for c in at.caption]
+    assert any(SEEDED_MARKER in c for c in captions)
+    assert INTERNAL_LABEL in captions
+    assert any("seeded noise" in w.value for w in at.warning)
