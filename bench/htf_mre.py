@@ -9,6 +9,11 @@ separate rows (htf-combine, htf-consistency, htf+ = both). Checks the spec's har
 
 Usage: .venv/bin/python bench/htf_mre.py [--reps 5] [--sizes-n 1e5,1e6] [--sigmas 20,50,100]
        [--eps 0.1,0.3,0.5] [--queries 2000] [--seed 2026] [--markdown docs/benchmarks/htf_mre_tables.md]
+
+`--selection-grid`: instead, the benchmark grid of issue 10 (synthetic and real point sets from
+bench/htf_datasets.py x epsilon) for the candidate methods, the height variants and `auto`; per
+cell the winner, auto's choice (per repetition), its noisy features and its regret
+(auto's MRE / best method's MRE). The selection rules in core/spatial/selection.py come from it.
 """
 
 from __future__ import annotations
@@ -108,8 +113,79 @@ def markdown(rows, overall, claim_rows, args) -> str:
     return "\n".join(lines) + "\n"
 
 
+GRID_METHODS = ["htf", "htf+", "ug", "ag", "privtree", "quadtree", "quadtree-leaves", "auto"]
+
+
+def selection_grid(args) -> dict:
+    """Every (point set, epsilon) cell: overall MRE per method, auto's choices and regret."""
+    from bench.htf_datasets import point_sets
+    from core.privacy import BudgetLedger
+    from core.spatial.evaluate import stream
+    from core.spatial.selection import SELECTION_SHARE, choose, measure_features
+
+    epss = [float(v) for v in args.eps.split(",")]
+    only = set(args.datasets.split(",")) if args.datasets else None
+    cells, t0 = [], time.perf_counter()
+    for ps in point_sets():
+        if only and ps.name not in only:
+            continue
+        F = ps.load()
+        for eps in epss:
+            comp = compare(F, eps, GRID_METHODS, n_queries=args.queries, reps=args.reps,
+                           seed=args.seed)  # fmt: skip
+            mre = {o["method"]: o["mre"] for o in comp.overall}
+            others = {m: v for m, v in mre.items() if m != "auto"}
+            best = min(others, key=others.get)
+            picks, feats = [], []
+            for rep in range(args.reps):
+                # the same stream `compare` gives auto in this repetition: the same features
+                e_sel = SELECTION_SHARE * eps
+                f, _, _ = measure_features(F, e_sel, eps - e_sel, stream(args.seed, rep, "auto"),
+                                           BudgetLedger())  # fmt: skip
+                feats.append(f)
+                picks.append(choose(f).method)
+            cells.append({
+                "dataset": ps.name, "kind": ps.kind, "n": int(F.sum()), "epsilon": eps,
+                "mre": mre, "best": best, "auto_picks": picks,
+                "features": [vars(f) for f in feats],
+                "regret": mre["auto"] / others[best], "auto_vs_ug": mre["auto"] / mre["ug"],
+            })  # fmt: skip
+            print(f"{ps.name} eps={eps} best={best} auto={picks} regret="
+                  f"{cells[-1]['regret']:.2f} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)  # fmt: skip
+    return {
+        "protocol": {
+            "grid": 1024,
+            "epsilons": epss,
+            "reps": args.reps,
+            "seed": args.seed,
+            "queries_per_size": args.queries,
+            "query_sizes": [0.02, 0.06, 0.10],
+            "smoothing": 20,
+            "methods": GRID_METHODS,
+        },  # fmt: skip
+        "seconds": round(time.perf_counter() - t0, 1),
+        "cells": cells,
+    }
+
+
+def grid_markdown(res: dict) -> str:
+    ms = res["protocol"]["methods"]
+    lines = ["| dataset | N | ε | " + " | ".join(ms) + " | best | auto picked | regret |",
+             "|---|---|---|" + "---|" * (len(ms) + 3)]  # fmt: skip
+    for c in res["cells"]:
+        vals = [f"**{c['mre'][m]:.3g}**" if m == c["best"] else f"{c['mre'][m]:.3g}" for m in ms]
+        picks = ", ".join(
+            f"{m} x{c['auto_picks'].count(m)}" for m in dict.fromkeys(c["auto_picks"])
+        )
+        lines.append(f"| {c['dataset']} | {c['n']} | {c['epsilon']:g} | " + " | ".join(vals)
+                     + f" | {c['best']} | {picks} | {c['regret']:.2f} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--selection-grid", action="store_true", help="issue 10's benchmark grid")
+    ap.add_argument("--datasets", default=None, help="grid: only these point sets (comma list)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sizes-n", default="1e5,1e6")
     ap.add_argument("--sigmas", default="20,50,100")
@@ -118,6 +194,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--markdown", default=None, help="also write the tables to this file")
     args = ap.parse_args()
+    if args.selection_grid:
+        res = selection_grid(args)
+        if args.markdown:
+            Path(args.markdown).write_text(grid_markdown(res), encoding="utf-8")
+        print(json.dumps(res, indent=2))
+        return
     ns = [int(float(v)) for v in args.sizes_n.split(",")]
     sigmas = [float(v) for v in args.sigmas.split(",")]
     epss = [float(v) for v in args.eps.split(",")]

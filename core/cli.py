@@ -30,6 +30,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "core.reports.cli",
     "htf": "core.spatial.cli",
     "compare": "core.spatial.cli",
+    "release": "core.spatial.release_cli",
     "balance": "core.balancing.cli",
     "sql": "core.dpsql.cli",
 }

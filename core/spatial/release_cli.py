@@ -1,0 +1,146 @@
+"""`dpx release`: one epsilon-DP location histogram with any method, or `auto` (issue 10 contract).
+
+```
+dpx release INPUT --lat COL --lon COL --bbox MINLON,MINLAT,MAXLON,MAXLAT [--grid N] --epsilon E
+            --method auto|htf|htf+|ug|ag|kdtree-geo|kdtree-uniform|quadtree|privtree|identity|uniform
+            [--seed S] [--out FILE.geojson|FILE.csv] [--json]
+```
+
+`--json` prints the same object as `dpx htf --json` with "method" = the method actually built,
+"requested_method", and for `auto` a "selection" object (its epsilon, the noisy features, the
+rule that fired). Reading, binning and the export formats are `dpx htf`'s (core/spatial/cli.py).
+"""
+
+from __future__ import annotations
+
+from core.errors import InputError
+from core.privacy import BudgetLedger, Noise
+from core.registry.cli_hooks import add_dataset_argument, govern_htf
+from core.spatial.cli import _add_data_args, _load, write_whole
+from core.spatial.export import (
+    CSV_SIDECAR_SUFFIX,
+    DEMO_BBOX_LABEL,
+    PRIVACY_UNIT,
+    csv_sidecar_text,
+    leaves_json,
+    to_csv_text,
+    to_geojson_text,
+)
+from core.spatial.methods import LABELS, get_method
+
+RELEASE_METHODS = (
+    "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
+    "identity", "uniform",
+)  # fmt: skip
+
+
+def register(sub, common) -> None:
+    p = sub.add_parser(
+        "release",
+        parents=[common],
+        help="release a DP location histogram with a chosen method, or let 'auto' choose privately",
+        description="Release an epsilon-DP location histogram. --method auto spends a small, "
+        "ledgered share of epsilon on noisy features of the data and picks the method by fixed "
+        "rules (the choice and its reasons are part of the output); the rest builds it.",
+    )
+    _add_data_args(p)
+    p.add_argument(
+        "--method",
+        required=True,
+        type=_method_name,
+        choices=RELEASE_METHODS,  # checked while parsing: a bad name is refused before any charge
+        metavar="METHOD",
+        help="auto (recommended: private choice) or one of: " + ", ".join(RELEASE_METHODS[1:]),
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="write the release to FILE.geojson or FILE.csv (plain CSV; metadata in the JSON "
+        f"sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
+    )
+    add_dataset_argument(p, optional=("input",))  # registry (issue 12): charged like `dpx htf`
+    p.set_defaults(handler=govern_htf(run_release))
+
+
+def _method_name(text: str) -> str:
+    return str(text).strip().lower()
+
+
+def _check_method(name: str) -> str:
+    method = str(name).strip().lower()
+    if method not in RELEASE_METHODS:
+        raise InputError(f"unknown --method '{name}'. Choose from: {', '.join(RELEASE_METHODS)}.")
+    return method
+
+
+def run_release(args) -> dict | str:
+    method = _check_method(args.method)
+    out = args.out
+    if out and not out.lower().endswith((".geojson", ".json", ".csv")):
+        raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
+    noise = Noise.from_seed(args.seed)
+    data = _load(args)
+    ledger = BudgetLedger(args.epsilon)
+    rel = get_method(method)(data.F, args.epsilon, noise, ledger)
+    info = noise.describe()
+    if out and out.lower().endswith(".csv"):
+        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
+        write_whole(
+            out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)
+        )
+    elif out:
+        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
+    height = rel.info.get("height")
+    result = {
+        "method": rel.method,
+        "requested_method": method,
+        "label": LABELS.get(rel.method, rel.method),
+        "mode": noise.mode,
+        "noise": info,
+        "epsilon": rel.epsilon,
+        "height": None if height is None else int(height),
+        "params": rel.params,
+        "privacy_unit": PRIVACY_UNIT,
+        "grid": data.grid.describe(),
+        "n_points_used": data.n_used,
+        "n_points_dropped": data.n_dropped,
+        "n_leaves": rel.n_leaves,
+        "ledger": ledger.to_records(),
+        "leaves": leaves_json(rel),
+    }
+    selection = rel.info.get("selection")
+    if selection is not None:
+        result["selection"] = selection.to_dict()
+    if data.bbox_from_data:
+        result["warning"] = DEMO_BBOX_LABEL
+    if out:
+        result["out"] = out
+        if out.lower().endswith(".csv"):
+            result["metadata"] = out + CSV_SIDECAR_SUFFIX
+    return result if args.json else _text(result, rel.ledger, data)
+
+
+def _text(result: dict, ledger: BudgetLedger, data) -> str:
+    eps = result["epsilon"]
+    lines = [
+        f"{result['label']} release ({result['method']}, requested {result['requested_method']}): "
+        f"{result['n_leaves']} leaves, mode {result['mode']}",
+        "epsilon: total "
+        + f"{eps['total']:g} = "
+        + " + ".join(f"{k} {v:g}" for k, v in eps.items() if k != "total"),
+    ]
+    sel = result.get("selection")
+    if sel:
+        feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
+        lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
+    lines.append(
+        f"points used {data.n_used}, dropped {data.n_dropped} (private: for you, the data owner, only)"
+    )
+    if "warning" in result:
+        lines.append(result["warning"])
+    lines.append(
+        f"written to {result['out']}"
+        if "out" in result
+        else "use --out FILE.geojson|FILE.csv or --json for the leaves"
+    )
+    return "\n".join(lines)
