@@ -24,11 +24,16 @@ CAPABILITY_PAGES = (
     ("releases.py", "Releases", ":material/verified:"),
 )
 
+# Analyst mode fails closed: only pages that show nothing but releases and public parameters.
+# The capability pages still read raw data (previews, teaching views, evaluation) and are not
+# offered to an analyst until each of them has an analyst view.
+ANALYST_PAGES = ("releases.py",)
+
 pages = [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)]
 pages += [
     st.Page(f"pages/{file}", title=title, icon=icon)
     for file, title, icon in CAPABILITY_PAGES
-    if (PAGES_DIR / file).exists()
+    if (PAGES_DIR / file).exists() and (not is_analyst() or file in ANALYST_PAGES)
 ]
 
 if is_analyst():

@@ -5,6 +5,7 @@ from pathlib import Path
 import streamlit as st
 
 from pages.common import current_noise
+from pages.mode import is_analyst
 
 st.title("DP Explorer")
 st.write(
@@ -51,7 +52,9 @@ for path, title, text in TOOLS:
     with st.container(border=True):
         st.subheader(title)
         st.write(text)
-        if (APP_DIR / path).exists():
+        if is_analyst():  # analyst mode (pages/mode.py): these pages are not offered
+            st.caption("Not available in analyst mode: see the Releases page.")
+        elif (APP_DIR / path).exists():
             st.page_link(path, label=f"Open {title.split(' ', 1)[1]}")
         else:
             st.caption("Not part of this build yet.")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from tests.registry.helpers import BBOX, write_points
+from tests.registry.helpers import BBOX, QUERY, write_points
 
 pytestmark = pytest.mark.browser
 
@@ -66,4 +66,60 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     info.value.save_as(saved)
     html = saved.read_text(encoding="utf-8")
     assert f"Release #{release_id}" in html and "leaves-map" in html
+    assert external_requests == []
+
+
+SENTINEL = "ZQX-SENTINEL-4417"
+SENTINEL_LAT = "34.0123456789"
+
+
+@pytest.fixture
+def analyst_app_url(monkeypatch):
+    """A server started with DPX_MODE=analyst (the environment is inherited)."""
+    from tests.e2e.conftest import serve_app
+
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    with serve_app() as url:
+        yield url
+
+
+def test_analyst_mode_never_shows_a_raw_value(
+    page, analyst_app_url, external_requests, capsys, tmp_path
+):
+    points = write_points(tmp_path / "pts.csv")
+    with points.open("a") as fh:  # one planted row: a unique category and a unique latitude
+        fh.write(f"999999,{SENTINEL_LAT},-118.2,{SENTINEL}\n")
+    name = f"sentinel-{tmp_path.name[-10:]}"
+    _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid",
+                  "--epsilon", "4", "--delta", "1e-5"])  # fmt: skip
+    ids = [
+        _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"]["release_id"],
+        _run(capsys, ["sql", "--dataset", name, "--query", QUERY.format(eps=1)])["registry"][
+            "release_id"
+        ],
+    ]
+    for path in ("", "/releases", "/dp_sql", "/location_histograms", "/pp_balancing"):
+        page.goto(f"{analyst_app_url}{path}")
+        page.get_by_test_id("stSidebar").get_by_text("Analyst mode").wait_for()
+        page.wait_for_timeout(1500)  # let the page finish rendering
+        html = page.content()
+        titles = page.locator("h1").all_inner_texts()
+        assert titles and not {"DP SQL", "Location histograms", "⚖️ PP balancing"} & {
+            t.strip() for t in titles
+        }, f"{path}: a page that reads raw data was rendered in analyst mode"
+        assert SENTINEL not in html and SENTINEL_LAT not in html
+    nav = page.get_by_test_id("stSidebarNav")
+    assert nav.get_by_text("DP SQL", exact=True).count() == 0
+    assert nav.get_by_text("Releases", exact=True).count() == 1
+    # the releases themselves are listed and their reports carry no raw value either
+    page.goto(f"{analyst_app_url}/releases")
+    for release_id in ids:
+        page.get_by_text(f"#{release_id} · ").first.wait_for()
+        with page.expect_download() as info:
+            page.locator(f".st-key-report_{release_id} button").click()
+        saved = tmp_path / f"r{release_id}.html"
+        info.value.save_as(saved)
+        text = saved.read_text(encoding="utf-8")
+        assert f"Release #{release_id}" in text
+        assert SENTINEL not in text and SENTINEL_LAT not in text
     assert external_requests == []
