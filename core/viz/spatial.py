@@ -1,9 +1,10 @@
 """Maps and charts for location histograms (folium + plotly; no streamlit import).
 
 Map rules (ARCHITECTURE.md): one GeoJSON layer per method with the colour in each feature's
-properties, `prefer_canvas=True`, no basemap unless asked (tiles reveal the viewed area to the
-tile server), and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause, npm package
-leaflet 1.9.4) inlined as data: URLs, so the map draws with no internet.
+properties, `prefer_canvas=True`, no basemap tiles unless asked (tiles reveal the viewed area to
+the tile server), offline boundaries and place names instead (`core.viz.basemap`), a log-scale
+density legend on the map, and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause,
+npm package leaflet 1.9.4) inlined as data: URLs, so the map draws with no internet.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from pathlib import Path
 import folium
 import numpy as np
 import plotly.graph_objects as go
+from branca.element import MacroElement
+from jinja2 import Template
 from plotly.colors import sample_colorscale
 
 from core.spatial.export import to_geojson
 from core.spatial.grid import Grid
 from core.spatial.methods import LABELS
 from core.spatial.release import Release
+from core.viz.basemap import add_reference_layers
 
 STATIC = Path(__file__).parent / "static" / "leaflet"
 LEAFLET_VERSION = "1.9.4"
@@ -93,8 +97,9 @@ def release_map(
 ) -> tuple[folium.Map, list[str]]:
     """A folium map with one toggleable GeoJSON layer per method; returns (map, skipped names).
 
-    Colours share one density scale across methods so layers are comparable. `sample` is a
-    raw-point overlay for evaluation only.
+    Colours share one log density scale across methods so layers are comparable; the legend on
+    the map states it. `boundaries` draws the offline countries/states/place names (public data,
+    chosen by the public bbox only). `sample` is a raw-point overlay for evaluation only.
     """
     x0, y0, x1, y1 = grid.bbox
     m = folium.Map(
@@ -106,6 +111,8 @@ def release_map(
     )
     offline_leaflet(m)
     m.fit_bounds([[y0, x0], [y1, x1]])
+    if boundaries:
+        add_reference_layers(m, grid.bbox)
     drawable = {k: r for k, r in releases.items() if r.n_leaves <= MAX_MAP_LEAVES}
     skipped = [k for k in releases if k not in drawable]
     vmax = max(
@@ -123,7 +130,7 @@ def release_map(
             gj,
             name=f"{method_label(name)} ({rel.n_leaves:,} leaves)",
             show=i == 0,
-            style_function=_style,
+            style_function=_style if rel.n_leaves <= THIN_ABOVE else _thin_style,
             highlight_function=lambda f: {"weight": 2, "color": "#000000"},
             tooltip=folium.GeoJsonTooltip(fields=fields, aliases=[ALIASES[f] for f in fields]),
             zoom_on_click=False,
@@ -137,17 +144,88 @@ def release_map(
                 [a, b], radius=1, color="#000000", weight=0, fill=True, fill_opacity=0.6
             ).add_to(layer)
         layer.add_to(m)
+    if drawable:
+        DensityLegend(vmax).add_to(m)
     folium.LayerControl(collapsed=False).add_to(m)
     return m, skipped
+
+
+THIN_ABOVE = 2_000  # leaves: above this, outlines get thinner and fainter (10k-40k stay readable)
 
 
 def _style(feature: dict) -> dict:
     return {
         "fillColor": feature["properties"]["color"],
         "color": "#333333",
-        "weight": 0.4,
+        "weight": 0.5,
+        "opacity": 0.7,
         "fillOpacity": 0.6,
     }
+
+
+def _thin_style(feature: dict) -> dict:
+    return {**_style(feature), "weight": 0.15, "opacity": 0.35, "fillOpacity": 0.7}
+
+
+def legend_ticks(vmax: float) -> list[tuple[float, float]]:
+    """(value, position in [0, 1]) ticks of the log1p colour scale: 0 and 1-2-5 steps to vmax."""
+    top = math.log1p(max(vmax, 0.0))
+    if top <= 0:
+        return [(0.0, 0.0)]
+    ticks = [(0.0, 0.0)]
+    decade = 0.1
+    while decade <= vmax:
+        for step in (1, 2, 5):
+            v = step * decade
+            if v <= vmax and v >= 0.1:
+                ticks.append((v, math.log1p(v) / top))
+        decade *= 10
+    ticks = [t for t in ticks if t[1] <= 1.0]
+    # keep at most ~6 labels, evenly spread along the bar
+    if len(ticks) > 6:
+        keep = np.linspace(0, len(ticks) - 1, 6).round().astype(int)
+        ticks = [ticks[i] for i in sorted(set(keep.tolist()))]
+    return ticks
+
+
+class DensityLegend(MacroElement):
+    """A colour bar on the map: noisy points per cell on a log scale (negatives shown as 0)."""
+
+    _template = Template(
+        """
+        {% macro script(this, kwargs) %}
+        (function () {
+            var legend = L.control({position: "bottomright"});
+            legend.onAdd = function () {
+                var d = L.DomUtil.create("div", "dpx-legend");
+                d.style.cssText = "background:rgba(255,255,255,.9);padding:6px 10px;"
+                    + "font:11px sans-serif;border-radius:4px;width:230px";
+                d.innerHTML = {{ this.html|tojson }};
+                return d;
+            };
+            legend.addTo({{ this._parent.get_name() }});
+        })();
+        {% endmacro %}
+        """
+    )
+
+    def __init__(self, vmax: float):
+        super().__init__()
+        self._name = "DensityLegend"
+        stops = sample_colorscale(COLORSCALE, np.linspace(0, 1, 11).tolist())
+        gradient = ", ".join(_rgb_to_hex(c) for c in stops)
+        labels = "".join(
+            f'<span style="position:absolute;left:{100 * pos:.1f}%;transform:translateX(-50%)">'
+            f"{v:g}</span>"
+            for v, pos in legend_ticks(vmax)
+        )
+        self.html = (
+            "<b>noisy points per cell</b> (log scale)<br>"
+            f'<div style="height:10px;margin-top:3px;background:linear-gradient(to right, '
+            f'{gradient})"></div>'
+            f'<div style="position:relative;height:14px">{labels}</div>'
+            "<span style='color:#555'>negative noisy counts are drawn as 0</span>"
+        )
 
 
 def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:
@@ -197,30 +275,5 @@ def budget_chart(releases: dict[str, Release]) -> go.Figure:
         )
     fig.update_layout(
         barmode="stack", title="Budget breakdown", yaxis_title="epsilon", margin={"t": 50}
-    )
-    return fig
-
-
-def density_legend(vmax_density: float) -> go.Figure:
-    """A small colour bar for the map (noisy points per cell, log scale, clipped at 0)."""
-    top = math.log1p(max(vmax_density, 0.0)) or 1.0
-    ticks = np.linspace(0, top, 5)
-    fig = go.Figure(
-        go.Heatmap(
-            z=[ticks.tolist()],
-            colorscale=COLORSCALE,
-            showscale=False,
-            hoverinfo="skip",
-        )
-    )
-    fig.update_layout(
-        height=90,
-        margin={"t": 25, "b": 25, "l": 10, "r": 10},
-        title={
-            "text": "map colour: noisy points per cell (display clips negatives at 0)",
-            "font": {"size": 12},
-        },
-        xaxis={"tickvals": list(range(5)), "ticktext": [f"{math.expm1(t):.3g}" for t in ticks]},
-        yaxis={"visible": False},
     )
     return fig
