@@ -21,12 +21,14 @@ from core.spatial.common import (
     tree_height,
 )
 from core.spatial.consistency import combine_measurements, gls_levels
+from core.spatial.htf_trace import HTFTrace, LevelTrace, node_fates, split_traces
 from core.spatial.release import Release
 from core.spatial.split_search import (
     FastObjective,
     exhaustive_split_offset,
     level_split_offsets,
     split_draws,
+    split_noise_scale,
 )
 
 
@@ -172,9 +174,21 @@ def split_children(nodes: np.ndarray, axes: np.ndarray, offsets: np.ndarray) -> 
 
 
 def build_htf(
-    F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
+    F: np.ndarray,
+    eps_tot: float,
+    noise: Noise,
+    ledger: BudgetLedger,
+    trace: HTFTrace | None = None,
+    **params,
 ) -> Release:
-    """Release an HTF histogram of the frequency matrix F with total budget eps_tot."""
+    """Release an HTF histogram of the frequency matrix F with total budget eps_tot.
+
+    Privacy (one point, add/remove): eps_height on the noisy N (sensitivity 1), eps_prt_level
+    per level on the split search (2T + 1 evaluations of sensitivity < 2 each, parallel over the
+    level's disjoint nodes), and the geometric count shares on each root-to-leaf path (sensitivity
+    1, parallel within a level): eps_tot in total (spec §2, ledgered in `ledger_plan`).
+    `trace`, if given, is filled level by level by this same code (see core/spatial/htf_trace.py).
+    """
     p = HTFParams(**params)
     p.validate(eps_tot)
     F = np.asarray(F)
@@ -197,6 +211,8 @@ def build_htf(
     ledger.spend_all(ledger_plan(plan, p, eps_tot, ledger.scope("htf")))
 
     h, shares, rem = plan["h"], plan["shares"], plan["rem"]
+    if trace is not None:
+        trace.start(plan, eps_tot, p.stop_count, p.stop_cells)
     fast = FastObjective(F, S)
     leaves: list[np.ndarray] = []
     values: list[np.ndarray] = []
@@ -235,7 +251,8 @@ def build_htf(
             # Algorithm 1 for all of the level's nodes at once
             k = 2 * p.T + 1
             level_draws = split_draws(noise, k, p.eps_prt_level, (len(grow), k))
-            offsets = level_split_offsets(g_nodes, g_axes, level_draws, p.T, fast)
+            record = {} if trace is not None else None
+            offsets = level_split_offsets(g_nodes, g_axes, level_draws, p.T, fast, record)
         else:
             offsets = np.array(
                 [
@@ -246,6 +263,9 @@ def build_htf(
                 ],
                 dtype=np.int64,
             )
+        if trace is not None:
+            _trace_level(trace, i, nodes, y1, leaf, structural, val, grow, g_axes, offsets,
+                         record if p.split_search == "binary" else None, shares, plan, p)  # fmt: skip
         children = split_children(g_nodes, g_axes, offsets)
         nodes = children
         parents = np.repeat(grow, 2)  # children's parent index within this level
@@ -277,6 +297,27 @@ def build_htf(
             "eps_shares": shares.tolist(),
             "expanded": np.concatenate(expanded) if expanded else np.empty((0, 5), np.int64),
         },
+    )
+
+
+def _trace_level(trace, i, nodes, y1, leaf, structural, val, grow, axes, offsets, record,
+                 shares, plan, p: HTFParams) -> None:  # fmt: skip
+    """Append level i to the trace (worst-case budget spent once the level is done)."""
+    h = plan["h"]
+    n_split_levels = h - i + 1 if i >= 1 else h
+    spent = plan["eps_height"] + float(np.sum(shares[i:])) + n_split_levels * p.eps_prt_level
+    trace.levels.append(
+        LevelTrace(
+            height=i,
+            nodes=nodes.copy(),
+            noisy_counts=y1.copy(),
+            fates=node_fates(leaf, structural, i),
+            released_values=np.where(leaf, val, np.nan),
+            splits=split_traces(grow, axes, offsets, record),
+            epsilon_spent=min(spent, trace.epsilon_total),
+            count_scale=1.0 / float(shares[i]),
+            split_scale=split_noise_scale(2 * p.T + 1, p.eps_prt_level) if i >= 1 else None,
+        )
     )
 
 

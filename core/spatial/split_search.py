@@ -267,7 +267,12 @@ def _parts_abs_dev(fast: FastObjective, R: np.ndarray) -> np.ndarray:
 
 
 def level_split_offsets(
-    nodes: np.ndarray, axes: np.ndarray, draws: np.ndarray, T: int, fast: FastObjective
+    nodes: np.ndarray,
+    axes: np.ndarray,
+    draws: np.ndarray,
+    T: int,
+    fast: FastObjective,
+    record: dict | None = None,
 ) -> np.ndarray:
     """Algorithm 1 for all nodes of one tree level at once (same result as `get_split_offset`).
 
@@ -275,7 +280,8 @@ def level_split_offsets(
     `draws` (m, 2T + 1) fresh noise values per node (`split_draws`), used in the order
     in which each node's offsets are first evaluated — exactly as the scalar version uses them,
     so both return identical offsets for identical draws (tested). Vectorising over a level's
-    nodes removes the per-node Python overhead of the search.
+    nodes removes the per-node Python overhead of the search. `record`, if given, receives
+    "offsets" (m, 2T + 1; -1 = unused) and "values" (the noisy objective values) — the HTF trace.
     """
     m = len(nodes)
     r0, r1, c0, c1 = (nodes[:, j].astype(np.int64) for j in range(4))
@@ -346,4 +352,6 @@ def level_split_offsets(
         hi[a[best_1]], k[a[best_1]] = old_k[best_1], k1[best_1]
         lo[a[best_2]], k[a[best_2]] = old_k[best_2], k2[best_2]
         active = a
+    if record is not None:
+        record["offsets"], record["values"] = offs, vals
     return k
