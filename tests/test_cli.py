@@ -227,9 +227,21 @@ def test_charge_is_written_before_the_data_is_read(capsys, registry_dir, points,
     assert seen == [2.0]  # the refused request never read the data
 
 
-def test_failed_computation_keeps_its_charge(capsys, registry_dir, points):
+def test_unknown_column_is_refused_before_charging(capsys, registry_dir, points):
     _add(capsys, points)
     err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--lat", "nope"])
+    assert "latitude column 'nope' is not in the table" in err and "Nothing was charged" in err
+    err = _fail(capsys, ["balance", "--dataset", "pts", "--sa", "nope", "--rho1", "0.3",
+                         "--rho2", "0.7"])  # fmt: skip
+    assert "sensitive attribute column 'nope'" in err
+    shown = _json(capsys, ["dataset", "show", "pts"])
+    assert shown["epsilon_spent"] == 0.0 and shown["releases"] == [] and shown["refusals"] == 2
+
+
+def test_failed_computation_keeps_its_charge(capsys, registry_dir, points):
+    _add(capsys, points)
+    # the column exists (the header check passes) but holds text: the run fails after the charge
+    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--lat", "sa"])
     assert "stands" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == 1.0 and shown["releases"][0]["status"] == "failed"

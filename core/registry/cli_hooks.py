@@ -91,6 +91,14 @@ def _resolve(registry: Registry, tool: Tool, args) -> Dataset:
     return d
 
 
+def _refused_if_bad(registry: Registry, tool: Tool, args, check: Callable[[], None]) -> None:
+    try:
+        check()
+    except InputError as err:
+        registry.refuse(tool.value, args.dataset, str(err), _params(args))
+        raise
+
+
 def _single_table(d: Dataset, tool: Tool) -> str:
     private = d.private_tables
     if len(private) != 1:
@@ -147,12 +155,40 @@ def _compute(registry: Registry | None, release: Release | None, compute: Callab
             raise
         message = str(err) if isinstance(err, InputError) else type(err).__name__
         registry.fail(release.id, message)
-        if release.kind is RunKind.RELEASE and isinstance(err, InputError):
+        charged = release.epsilon > 0 or release.delta > 0
+        if release.kind is RunKind.RELEASE and charged and isinstance(err, InputError):
             raise InputError(
                 f"{err} (release #{release.id}: the charge of epsilon {release.epsilon:g} "
                 "stands, the computation had started.)"
             ) from None
         raise
+
+
+def _header(path: str) -> list[str] | None:
+    """The column names of a CSV/Parquet file (schema only, no values), or None if unsure."""
+    try:
+        if path.lower().endswith((".parquet", ".pq")):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        import pandas as pd
+
+        return [str(c) for c in pd.read_csv(path, nrows=0, sep=None, engine="python").columns]
+    except Exception:  # noqa: BLE001 - the tool's own reader explains unusual files later
+        return None
+
+
+def _check_columns(path: str, wanted: dict[str, str | None]) -> None:
+    """Refuse, before charging, a named column that the file's header does not have."""
+    columns = _header(path)
+    if columns is None:
+        return
+    for role, name in wanted.items():
+        if name is not None and name not in columns:
+            raise InputError(
+                f"{role} column '{name}' is not in the table (columns: {', '.join(columns)}). "
+                "Nothing was charged."
+            )
 
 
 def _as_json(handler: Handler, args) -> dict:
@@ -199,6 +235,12 @@ def govern_htf(handler: Handler) -> Handler:
         dataset = _resolve(registry, Tool.HTF, args) if registered else None
         if dataset is not None:
             args.input = _single_table(dataset, Tool.HTF)
+            _refused_if_bad(
+                registry,
+                Tool.HTF,
+                args,
+                lambda: _check_columns(args.input, {"latitude": args.lat, "longitude": args.lon}),
+            )
         release = None
         if registry is not None:
             release = registry.charge(
@@ -348,6 +390,12 @@ def govern_balance(handler: Handler) -> Handler:
         dataset = _resolve(registry, Tool.PP, args) if registered else None
         if dataset is not None:
             args.input = _single_table(dataset, Tool.PP)
+            _refused_if_bad(
+                registry,
+                Tool.PP,
+                args,
+                lambda: _check_columns(args.input, {"sensitive attribute": args.sa}),
+            )
         release = None
         if registry is not None:
             release = registry.charge(
