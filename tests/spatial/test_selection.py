@@ -1,0 +1,108 @@
+"""Private method choice (`auto`): ledgered share, typed Selection, neighbours, rules."""
+
+import numpy as np
+import pytest
+
+from core.errors import BudgetExceededError
+from core.privacy import BudgetLedger, Noise
+from core.spatial.selection import (
+    RULES,
+    SELECTION_SHARE,
+    Features,
+    Selection,
+    build_auto,
+    choose,
+    coarse_counts,
+    measure_features,
+)
+from core.spatial.synthetic import gaussian_matrix
+
+
+@pytest.fixture(scope="module")
+def F():
+    return gaussian_matrix(30_000, 15, seed=2, grid=128)
+
+
+def test_selection_share_is_ledgered_and_parts_add_up(F):
+    ledger = BudgetLedger(0.6)
+    rel = build_auto(F, 0.6, Noise.seeded(1), ledger)
+    sel = rel.info["selection"]
+    assert isinstance(sel, Selection) and isinstance(sel.features, Features)
+    auto = [s.epsilon for s in ledger.spends if s.mechanism.startswith("auto:")]
+    assert sum(auto) == pytest.approx(SELECTION_SHARE * 0.6) == pytest.approx(sel.epsilon)
+    assert ledger.epsilon_spent == pytest.approx(0.6, abs=1e-12)
+    assert rel.epsilon["total"] == 0.6 and rel.epsilon["selection"] == sel.epsilon
+    parts = sum(v for k, v in rel.epsilon.items() if k != "total")
+    assert parts == pytest.approx(0.6, abs=1e-12)
+    assert rel.method == sel.method and rel.info["requested_method"] == "auto"
+    assert sel.epsilon + sel.epsilon_build == pytest.approx(0.6, abs=1e-15)
+    d = sel.to_dict()
+    assert d["features"]["noisy_n"] == sel.features.noisy_n and d["rule"] == sel.rule
+
+
+def test_refused_before_any_draw_when_the_budget_does_not_fit(F):
+    ledger = BudgetLedger(0.5)
+    with pytest.raises(BudgetExceededError):
+        build_auto(F, 0.6, Noise.seeded(1), ledger)
+    assert ledger.epsilon_spent == 0
+
+
+def test_same_seed_neighbours_move_features_by_at_most_the_sensitivity(F):
+    """Add one point: with the same seed, noisy N moves by exactly 1 and exactly one noisy coarse
+    count moves by 1 (L1 sensitivity 1 for each measurement); nothing else moves."""
+    G = F.copy()
+    G[70, 33] += 1
+    a, na, _ = measure_features(F, 0.05, 0.95, Noise.seeded(7), BudgetLedger())
+    b, nb, _ = measure_features(G, 0.05, 0.95, Noise.seeded(7), BudgetLedger())
+    assert b.noisy_n - a.noisy_n == 1
+    diff = nb - na
+    assert np.abs(diff).sum() == 1 and diff.max() == 1
+    assert diff[70 * 16 // 128, 33 * 16 // 128] == 1
+
+
+def test_features_noise_scales_match_the_ledger(F):
+    ledger = BudgetLedger()
+    _, noisy, scales = measure_features(F, 0.1, 0.9, Noise.seeded(3), ledger)
+    eps = {s.mechanism: s.epsilon for s in ledger.spends}
+    assert scales["n"] == pytest.approx(1 / eps["auto: noisy N (method choice)"])
+    assert scales["coarse_counts"] == pytest.approx(
+        1 / eps["auto: noisy coarse counts (method choice)"]
+    )
+    assert sum(eps.values()) == pytest.approx(0.1)
+    assert noisy.shape == (16, 16)
+
+
+def test_coarse_counts_partition_the_grid():
+    rng = np.random.default_rng(0)
+    for shape in [(128, 128), (40, 56), (7, 300)]:
+        F = rng.poisson(2.0, size=shape)
+        C = coarse_counts(F)
+        assert C.shape == (min(16, shape[0]), min(16, shape[1])) and C.sum() == F.sum()
+
+
+def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5):
+    return Features(noisy_n=n, signal=signal, top_share=top, occupied=occupied)
+
+
+def test_rules_fire_in_order_and_the_last_always_applies():
+    names = [r.name for r in RULES]
+    assert len(set(names)) == len(names) and RULES[-1].applies(_features())
+    for rule in RULES:
+        assert rule.condition and rule.method
+    # every rule is reachable: some feature vector fires it first
+    probes = [
+        _features(signal=s, top=t, n=n, occupied=o)
+        for s in (10, 100, 500, 2000, 1e4, 1e5, 1e6)
+        for t in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
+        for n in (1e3, 1e4, 1e5, 1e6)
+        for o in (0.05, 0.3, 0.7)
+    ]
+    fired = {choose(f).name for f in probes}
+    assert fired == set(names)
+
+
+def test_auto_on_a_tiny_grid_and_in_secure_mode():
+    F = np.random.default_rng(1).poisson(5, size=(8, 8))
+    rel = build_auto(F, 1.0, Noise.secure(), BudgetLedger(1.0))
+    assert rel.info["selection"].coarse_grid == (8, 8)
+    assert rel.cells_per_leaf().sum() == 64
