@@ -15,26 +15,31 @@ Seeded runs are recorded as labelled demo runs and never count as releases.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 
 from core.errors import InputError
 from core.privacy import BudgetLedger, make_spend
+from core.registry.governed import (
+    Handler,
+    Tool,
+    as_json,
+    check_columns,
+    compute_after_charge,
+    keeps_own_output,
+    noise_mode,
+    open_registry,
+    params_of,
+    refused_if_bad,
+    registry_info,
+    registry_line,
+    remaining_text,
+    resolve_dataset,
+    run_unchanged,
+    single_table,
+)
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Dataset, Mechanism, Release, RunKind
-from core.registry.registry import Registry
-
-Handler = Callable[[object], "dict | str"]
-
-_NOT_PARAMS = {"handler", "json", "registry", "command"}
-
-
-class Tool(StrEnum):
-    HTF = "htf"
-    SQL = "sql"
-    PP = "pp"
+from core.registry.models import Dataset, Mechanism, RunKind
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -56,162 +61,6 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
     )
 
 
-def _mode(args) -> str:
-    return "seeded" if getattr(args, "seed", None) is not None else "secure"
-
-
-def _params(args) -> dict:
-    return {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
-
-
-def _open(args, registered: bool) -> Registry | None:
-    """The registry; for an unregistered run a registry that cannot be opened only warns."""
-    try:
-        return Registry(args.registry)
-    except InputError as err:
-        if registered:
-            raise
-        print(f"dpx: warning: this run is not recorded: {err}", file=sys.stderr)
-        return None
-
-
-def _resolve(registry: Registry, tool: Tool, args) -> Dataset:
-    """The registered dataset of `--dataset`, its files verified; refusals are recorded."""
-    d = registry.dataset(args.dataset)
-    try:
-        registry.verify_files(d)
-        if _mode(args) == "seeded" and not d.teaching:
-            raise InputError(
-                f"seeded (demo) noise is refused on registered dataset '{d.name}': it is not "
-                "flagged --teaching. Fix: drop --seed (secure noise)."
-            )
-    except InputError as err:
-        registry.refuse(tool.value, d.name, str(err), _params(args))
-        raise
-    return d
-
-
-def _refused_if_bad(registry: Registry, tool: Tool, args, check: Callable[[], None]) -> None:
-    try:
-        check()
-    except InputError as err:
-        registry.refuse(tool.value, args.dataset, str(err), _params(args))
-        raise
-
-
-def _single_table(d: Dataset, tool: Tool) -> str:
-    private = d.private_tables
-    if len(private) != 1:
-        raise InputError(
-            f"dpx {tool.value} reads one table, but dataset '{d.name}' has "
-            f"{len(private)} private tables. Fix: register the table as its own dataset."
-        )
-    return private[0].path
-
-
-def _registry_info(registry: Registry, release: Release) -> dict:
-    info = {
-        "release_id": release.id,
-        "kind": release.kind.value,
-        "dataset": release.dataset,
-        "epsilon_charged": release.epsilon if release.kind is RunKind.RELEASE else 0.0,
-        "delta_charged": release.delta if release.kind is RunKind.RELEASE else 0.0,
-        "registry": str(registry.directory),
-    }
-    if release.dataset is not None:
-        eps_left, delta_left = registry.remaining(release.dataset)
-        info["epsilon_remaining"] = eps_left
-        info["delta_remaining"] = delta_left
-    return info
-
-
-def _remaining_text(registry: Registry, dataset: Dataset) -> str:
-    eps_left, delta_left = registry.remaining(dataset.name)
-    p = dataset.policy
-    return (
-        f"Dataset '{dataset.name}': remaining epsilon {eps_left:g} of {p.epsilon_total:g}, "
-        f"delta {delta_left:g} of {p.delta_total:g}."
-    )
-
-
-def _registry_line(info: dict) -> str:
-    if info["kind"] == RunKind.RELEASE.value:
-        return (
-            f"release #{info['release_id']} of dataset '{info['dataset']}': charged epsilon "
-            f"{info['epsilon_charged']:g}, delta {info['delta_charged']:g}; remaining epsilon "
-            f"{info['epsilon_remaining']:g}, delta {info['delta_remaining']:g}"
-        )
-    if info["kind"] == RunKind.DEMO.value:
-        return f"demo run #{info['release_id']} (seeded: not a release, nothing charged)"
-    return f"unregistered run #{info['release_id']} (recorded; not limited across runs)"
-
-
-def _compute(registry: Registry | None, release: Release | None, compute: Callable[[], dict]):
-    """Run `compute` after the charge; on failure mark the run failed and keep the charge."""
-    try:
-        return compute()
-    except BaseException as err:
-        if registry is None or release is None:
-            raise
-        message = str(err) if isinstance(err, InputError) else type(err).__name__
-        registry.fail(release.id, message)
-        charged = release.epsilon > 0 or release.delta > 0
-        if release.kind is RunKind.RELEASE and charged and isinstance(err, InputError):
-            raise InputError(
-                f"{err} (release #{release.id}: the charge of epsilon {release.epsilon:g} "
-                "stands, the computation had started.)"
-            ) from None
-        raise
-
-
-def _header(path: str) -> list[str] | None:
-    """The column names of a CSV/Parquet file (schema only, no values), or None if unsure."""
-    try:
-        if path.lower().endswith((".parquet", ".pq")):
-            import pyarrow.parquet as pq
-
-            return list(pq.read_schema(path).names)
-        import pandas as pd
-
-        return [str(c) for c in pd.read_csv(path, nrows=0, sep=None, engine="python").columns]
-    except Exception:  # noqa: BLE001 - the tool's own reader explains unusual files later
-        return None
-
-
-def _check_columns(path: str, wanted: dict[str, str | None]) -> None:
-    """Refuse, before charging, a named column that the file's header does not have."""
-    columns = _header(path)
-    if columns is None:
-        return
-    for role, name in wanted.items():
-        if name is not None and name not in columns:
-            raise InputError(
-                f"{role} column '{name}' is not in the table (columns: {', '.join(columns)}). "
-                "Nothing was charged."
-            )
-
-
-def _as_json(handler: Handler, args) -> dict:
-    """Run `handler` asking for its JSON object (the artefact), restoring the user's choice."""
-    wants_json, args.json = args.json, True
-    try:
-        return handler(args)
-    finally:
-        args.json = wants_json
-
-
-def _keeps_own_output(release: Release | None, args) -> bool:
-    """Unregistered and demo runs in text mode print exactly what the tool prints today."""
-    return release is None or (release.kind is not RunKind.RELEASE and not args.json)
-
-
-def _run_unchanged(registry: Registry | None, release: Release | None, handler: Handler, args):
-    result = _compute(registry, release, lambda: handler(args))
-    if registry is not None and release is not None:
-        registry.attach(release.id, result if isinstance(result, dict) else {"text": result})
-    return result
-
-
 # -- htf -------------------------------------------------------------------------------------
 def govern_htf(handler: Handler) -> Handler:
     """Wrap `dpx htf`: charges the full --epsilon before the points are read."""
@@ -231,29 +80,29 @@ def govern_htf(handler: Handler) -> Handler:
                 "no --bbox given. The bounding box is public and must not come from the private "
                 "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
             )
-        registry = _open(args, registered)
-        dataset = _resolve(registry, Tool.HTF, args) if registered else None
+        registry = open_registry(args, registered)
+        dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
         if dataset is not None:
-            args.input = _single_table(dataset, Tool.HTF)
-            _refused_if_bad(
+            args.input = single_table(dataset, Tool.HTF)
+            refused_if_bad(
                 registry,
                 Tool.HTF,
                 args,
-                lambda: _check_columns(args.input, {"latitude": args.lat, "longitude": args.lon}),
+                lambda: check_columns(args.input, {"latitude": args.lat, "longitude": args.lon}),
             )
         release = None
         if registry is not None:
             release = registry.charge(
                 Tool.HTF.value,
                 None if dataset is None else dataset.name,
-                _params(args),
+                params_of(args),
                 [Mechanism("htf: noisy height + partition + leaf counts (Laplace)", args.epsilon)],
-                _mode(args),
+                noise_mode(args),
                 privacy={"unit": "one point (one row of the table)"},
             )
-        if _keeps_own_output(release, args):
-            return _run_unchanged(registry, release, handler, args)
-        result = _compute(registry, release, lambda: _as_json(handler, args))
+        if keeps_own_output(release, args):
+            return run_unchanged(registry, release, handler, args)
+        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
         spends = [make_spend(**s) for s in result.get("ledger", [])]
         rows = [_htf_row(m) for m in mechanisms_from_spends(spends)] if spends else None
@@ -261,7 +110,7 @@ def govern_htf(handler: Handler) -> Handler:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
-            result["registry"] = _registry_info(registry, release)
+            result["registry"] = registry_info(registry, release)
         return result if args.json else _htf_text(result, result.get("registry"))
 
     return run
@@ -285,7 +134,7 @@ def _htf_text(result: dict, info: dict | None) -> str:
     if "out" in result:
         lines.append(f"written to {result['out']}")
     if info is not None:
-        lines.append(_registry_line(info))
+        lines.append(registry_line(info))
     return "\n".join(lines)
 
 
@@ -311,8 +160,8 @@ def govern_sql(handle: Callable, text_of: Callable) -> Handler:
                 "--budget-epsilon does not apply to a registered dataset: its budget is in "
                 "the registry (`dpx dataset show NAME`)."
             )
-        registry = _open(args, True)
-        dataset = _resolve(registry, Tool.SQL, args)
+        registry = open_registry(args, True)
+        dataset = resolve_dataset(registry, Tool.SQL, args)
         _use_dataset_tables(args, dataset)
         p = dataset.policy
         caps = QueryCaps(
@@ -320,25 +169,27 @@ def govern_sql(handle: Callable, text_of: Callable) -> Handler:
         )
         if args.dry_run or args.export_bigquery:  # public parameters only; nothing charged
             return handle(args, BudgetLedger(), caps)
-        ledger = RegistryLedger(registry, Tool.SQL.value, dataset, _params(args), _mode(args))
+        ledger = RegistryLedger(
+            registry, Tool.SQL.value, dataset, params_of(args), noise_mode(args)
+        )
         try:
-            result = _as_json(lambda a: handle(a, ledger, caps), args)
+            result = as_json(lambda a: handle(a, ledger, caps), args)
         except InputError as err:
             if ledger.release is not None:
                 registry.fail(ledger.release.id, str(err))
                 raise
             if not ledger.refused:  # the registry's charge step records its own refusals
-                registry.refuse(Tool.SQL.value, dataset.name, str(err), _params(args))
+                registry.refuse(Tool.SQL.value, dataset.name, str(err), params_of(args))
             if "remaining epsilon" in str(err):
                 raise
-            raise type(err)(f"{err} {_remaining_text(registry, dataset)}") from None
+            raise type(err)(f"{err} {remaining_text(registry, dataset)}") from None
         if ledger.release is None:  # nothing was charged (no noisy statistic)
             return result if args.json else text_of(result)
         registry.attach(ledger.release.id, result)
-        result = {**result, "registry": _registry_info(registry, ledger.release)}
+        result = {**result, "registry": registry_info(registry, ledger.release)}
         if args.json:
             return result
-        return text_of(result) + "\n" + _registry_line(result["registry"])
+        return text_of(result) + "\n" + registry_line(result["registry"])
 
     return run
 
@@ -347,13 +198,17 @@ def _sql_unregistered(handle: Callable, text_of: Callable, args):
     """Files given directly: output exactly as today; a charged run is recorded afterwards."""
     if args.dry_run or args.export_bigquery:
         return handle(args)
-    result = _as_json(handle, args)
+    result = as_json(handle, args)
     spends = [make_spend(**s) for s in result.get("ledger", [])]
     if spends:
-        registry = _open(args, False)
+        registry = open_registry(args, False)
         if registry is not None:
             release = registry.charge(
-                Tool.SQL.value, None, _params(args), mechanisms_from_spends(spends), _mode(args)
+                Tool.SQL.value,
+                None,
+                params_of(args),
+                mechanisms_from_spends(spends),
+                noise_mode(args),
             )
             registry.attach(release.id, result)
     return result if args.json else text_of(result)
@@ -386,24 +241,24 @@ def govern_balance(handler: Handler) -> Handler:
         registered = args.dataset is not None
         if registered and (args.input or args.freqs):
             raise InputError("give INPUT/--freqs or --dataset NAME, not both.")
-        registry = _open(args, registered)
-        dataset = _resolve(registry, Tool.PP, args) if registered else None
+        registry = open_registry(args, registered)
+        dataset = resolve_dataset(registry, Tool.PP, args) if registered else None
         if dataset is not None:
-            args.input = _single_table(dataset, Tool.PP)
-            _refused_if_bad(
+            args.input = single_table(dataset, Tool.PP)
+            refused_if_bad(
                 registry,
                 Tool.PP,
                 args,
-                lambda: _check_columns(args.input, {"sensitive attribute": args.sa}),
+                lambda: check_columns(args.input, {"sensitive attribute": args.sa}),
             )
         release = None
         if registry is not None:
             release = registry.charge(
                 Tool.PP.value,
                 None if dataset is None else dataset.name,
-                _params(args),
+                params_of(args),
                 [],
-                _mode(args),
+                noise_mode(args),
                 privacy={
                     "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
                     "rho1": args.rho1,
@@ -411,9 +266,9 @@ def govern_balance(handler: Handler) -> Handler:
                     "unit": "one record",
                 },
             )
-        if _keeps_own_output(release, args):
-            return _run_unchanged(registry, release, handler, args)
-        result = _compute(registry, release, lambda: _as_json(handler, args))
+        if keeps_own_output(release, args):
+            return run_unchanged(registry, release, handler, args)
+        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = dict(result)
         published = result.get("published")
         if published:
@@ -422,7 +277,7 @@ def govern_balance(handler: Handler) -> Handler:
                 artefact["published_metadata"] = json.loads(meta.read_text())
         registry.attach(release.id, artefact)
         if release.kind is RunKind.RELEASE:
-            result["registry"] = _registry_info(registry, release)
+            result["registry"] = registry_info(registry, release)
         if args.json:
             return result
         lines = [
@@ -436,7 +291,7 @@ def govern_balance(handler: Handler) -> Handler:
             )
         if "registry" in result:
             lines.append(
-                _registry_line(result["registry"]).replace(
+                registry_line(result["registry"]).replace(
                     "charged epsilon 0, delta 0", "a (rho1, rho2) publication, no epsilon charged"
                 )
             )
