@@ -94,7 +94,7 @@ def run_release(args) -> dict | str:
     result = {
         "method": rel.method,
         "requested_method": method,
-        "label": LABELS.get(rel.method, rel.method),
+        "label": rel.info.get("label") or LABELS.get(rel.method, rel.method),
         "mode": noise.mode,
         "noise": info,
         "epsilon": rel.epsilon,

@@ -171,7 +171,8 @@ def build_auto(
     Release's `epsilon` has a "selection" part next to the chosen method's parts (they add up to
     "total") and `info["selection"]` holds the typed `Selection`.
     """
-    from core.spatial.methods import get_method  # the registry imports this module
+    from core.spatial.methods import LABELS as LABELS_FOR_AUTO  # the registry imports this module
+    from core.spatial.methods import get_method
 
     if not (eps_tot > 0 and math.isfinite(eps_tot)):
         raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
@@ -200,6 +201,18 @@ def build_auto(
     )
     parts = {k: v for k, v in rel.epsilon.items() if k != "total"}
     rel.epsilon = {"total": float(eps_tot), "selection": eps_sel, **parts}
-    rel.info = {**rel.info, "selection": selection, "requested_method": "auto"}
-    rel.params = {**rel.params, "eps_tot": float(eps_tot), "selection_share": share}
+    chosen_label = rel.info.get("label") or LABELS_FOR_AUTO.get(rel.method, rel.method)
+    rel.info = {
+        **rel.info,
+        "selection": selection,
+        "requested_method": "auto",
+        "label": f"Recommended (private choice): {chosen_label}",
+    }
+    # in params too, so every export's metadata carries the choice, its features and its rule
+    rel.params = {
+        **rel.params,
+        "eps_tot": float(eps_tot),
+        "selection_share": share,
+        "selection": selection.to_dict(),
+    }
     return rel

@@ -110,6 +110,10 @@ def test_out_files(points_csv, capsys, tmp_path):
     res = release_json(points_csv, capsys, "auto", "--seed", "1", "--out", str(gj))
     data = json.loads(gj.read_text())
     assert len(data["features"]) == res["n_leaves"]
+    meta = data["metadata"]  # the exported file carries the choice and its reasons
+    assert meta["params"]["selection"] == res["selection"]
+    assert meta["label"].startswith("Recommended (private choice)")
+    assert "seed" not in meta["noise"]
     csv = tmp_path / "r.csv"
     res = release_json(points_csv, capsys, "privtree", "--seed", "1", "--out", str(csv))
     assert len(pd.read_csv(csv)) == res["n_leaves"] and (tmp_path / res["metadata"]).exists()
