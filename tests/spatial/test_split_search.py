@@ -171,3 +171,28 @@ def test_level_vectorised_search_equals_scalar_algorithm_1(T):
     for (r0, r1, c0, c1), ax, d, g in zip(nodes, axes, draws, got, strict=True):
         want = get_split_offset(F[r0:r1, c0:c1], "yx"[ax], 0.05, T, None, draws=d)
         assert g == want
+
+
+def test_split_noise_is_on_the_lattice_and_pays_for_the_rounding():
+    """Secure-mode split noise: lattice-valued discrete Laplace; noisy objective values of
+    same-seed neighbours differ by at most the sensitivity 2 plus one lattice step."""
+    from core.spatial.split_search import (
+        OBJECTIVE_LATTICE,
+        noisy_objective,
+        split_draws,
+        split_noise_scale,
+    )
+
+    assert split_noise_scale(7, 1e-3) == 7 * (2 + OBJECTIVE_LATTICE) / 1e-3
+    draws = split_draws(Noise.seeded(1), 7, 1e-3, (50, 7))
+    assert np.array_equal(draws / OBJECTIVE_LATTICE, np.round(draws / OBJECTIVE_LATTICE))
+    rng = np.random.default_rng(4)
+    F = rng.poisson(3, size=(40, 40))
+    G = F.copy()
+    G[rng.integers(40), rng.integers(40)] += 1  # add one point
+    for s in range(1, 40):
+        d = split_draws(Noise.seeded(s), 1, 1.0, 1)[0]
+        a = noisy_objective(objective(F, "y", s), d)
+        b = noisy_objective(objective(G, "y", s), d)
+        assert abs(a - b) <= 2 + OBJECTIVE_LATTICE
+        assert (a / OBJECTIVE_LATTICE) == round(a / OBJECTIVE_LATTICE)
