@@ -72,3 +72,30 @@ def test_mode_from_environment_fails_closed(monkeypatch):
         assert app_mode() is mode
     monkeypatch.setenv("DPX_MODE", "typo")
     assert app_mode() is AppMode.ANALYST
+
+
+def _picker_script():
+    import streamlit as st
+
+    from pages.mode import registered_dataset_picker
+
+    picked = registered_dataset_picker()
+    st.write("picked:", "none" if picked is None else picked[1].name)
+
+
+def test_registered_dataset_picker_shows_budget(filled):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_picker_script).run()
+    assert not at.exception
+    assert at.selectbox(key="dpx_registered").options == ["sales", "visits"]
+    assert any("ε spent 1.5 of 4" in c.value for c in at.caption)
+    at.selectbox(key="dpx_registered").set_value("visits").run()
+    assert any("ε spent 2 of 2" in c.value for c in at.caption)
+
+
+def test_registered_dataset_picker_without_datasets(registry_dir):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_picker_script).run()
+    assert not at.exception and any("dpx dataset add" in i.value for i in at.info)
