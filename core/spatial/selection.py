@@ -72,9 +72,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spread",
         "ag",
-        "the densest 1/16 of the 16 x 16 coarse cells hold < 42 % of the noisy mass "
+        "the densest 1/16 of the 16 x 16 coarse cells hold < 37 % of the noisy mass "
         "(points spread over the region, as in real place data)",
-        lambda f: f.top_share < 0.42,
+        lambda f: f.top_share < 0.37,
     ),
     Rule(
         "concentrated",
