@@ -56,10 +56,10 @@ class Rule:
 
 
 # Ordered: the first rule that applies fires. Derived from the benchmark grid (docs/benchmarks/
-# htf.md, "Private method choice"): 17 point sets (single Gaussians and the city mixture at
+# htf.md, "Private method choice"): 15 point sets (single Gaussians and the city mixture at
 # N = 1e4..1e6, GeoNames cities / cities1000 world and Europe, US airports, US ZIP centroids)
-# x eps 0.1 / 0.5 / 1.0. There, PrivTree or AG was best in 50 of 51 cells (UG once, by 3 %).
-# Picking AG where PrivTree wins cost up to 3.9x (single clusters); the reverse at most 1.7x
+# x eps 0.1 / 0.5 / 1.0. There, PrivTree or AG was best in 44 of 45 cells (UG once, by 3 %).
+# Picking AG where PrivTree wins cost up to 13x (single clusters); the reverse at most 1.7x
 # (spread real data) — so PrivTree is the default whenever the features cannot tell.
 RULES: tuple[Rule, ...] = (
     Rule(
