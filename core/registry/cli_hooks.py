@@ -63,14 +63,19 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
 
 # -- htf -------------------------------------------------------------------------------------
 def govern_htf(handler: Handler) -> Handler:
-    """Wrap `dpx htf`: charges the full --epsilon before the points are read."""
+    """Wrap `dpx htf` (and `dpx release --method M`): charges the full --epsilon before the
+    points are read. The recorded tool is "htf", or the requested method of `dpx release`."""
 
     def run(args):
+        tool_name = str(getattr(args, "method", None) or Tool.HTF.value).lower()
         registered = args.dataset is not None
         if registered and args.input:
             raise InputError("give INPUT or --dataset NAME, not both.")
         if not registered and not args.input:
-            raise InputError("dpx htf needs INPUT (a CSV/Parquet file) or --dataset NAME.")
+            raise InputError(
+                f"dpx {getattr(args, 'command', None) or 'htf'} needs INPUT (a CSV/Parquet "
+                "file) or --dataset NAME."
+            )
         if not args.epsilon > 0:
             raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
         from core.spatial.cli import bbox_from_args  # a bad --bbox/--region: refused uncharged
@@ -93,10 +98,10 @@ def govern_htf(handler: Handler) -> Handler:
         release = None
         if registry is not None:
             release = registry.charge(
-                Tool.HTF.value,
+                tool_name,
                 None if dataset is None else dataset.name,
                 params_of(args),
-                [Mechanism("htf: noisy height + partition + leaf counts (Laplace)", args.epsilon)],
+                [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
                 privacy={"unit": "one point (one row of the table)"},
             )
@@ -105,7 +110,9 @@ def govern_htf(handler: Handler) -> Handler:
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
         spends = [make_spend(**s) for s in result.get("ledger", [])]
-        rows = [_htf_row(m) for m in mechanisms_from_spends(spends)] if spends else None
+        rows = mechanisms_from_spends(spends) if spends else None
+        if rows is not None and tool_name == Tool.HTF.value:
+            rows = [_htf_row(m) for m in rows]
         if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
@@ -124,8 +131,9 @@ def _htf_row(m: Mechanism) -> Mechanism:
 
 
 def _htf_text(result: dict, info: dict | None) -> str:
+    height = "" if result.get("height") is None else f", height {result['height']}"
     lines = [
-        f"HTF release: {result['n_leaves']} leaves, height {result['height']}, "
+        f"{result.get('label') or 'HTF'} release: {result['n_leaves']} leaves{height}, "
         f"mode {result['mode']}",
         "epsilon: " + ", ".join(f"{k} {v:g}" for k, v in result["epsilon"].items()),
     ]

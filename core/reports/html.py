@@ -44,7 +44,8 @@ def _what(release: Release) -> str:
         RunKind.UNREGISTERED: "an unregistered run (files given directly by the data owner)",
         RunKind.DEMO: "a seeded demo run (not a release)",
     }[release.kind]
-    return f"<p>{tool.get(release.tool, escape(release.tool))}: {kind}.</p>"
+    name = tool.get(release.tool, f"location histogram ({escape(release.tool)})")
+    return f"<p>{name}: {kind}.</p>"
 
 
 def render_report(release: Release, dataset_status: dict | None = None) -> str:

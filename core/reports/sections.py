@@ -31,6 +31,11 @@ def _cell(v) -> str:
     return "—" if v is None else str(v)
 
 
+def is_spatial(release: Release) -> bool:
+    """A location histogram (`dpx htf`, or `dpx release` with any method)."""
+    return release.tool not in ("sql", "pp")
+
+
 def guarantee(release: Release) -> str:
     """The privacy guarantee in plain words: unit, ε, δ, what it means and does not mean."""
     eps, delta = release.epsilon, release.delta
@@ -52,7 +57,7 @@ def guarantee(release: Release) -> str:
     else:
         unit = (
             "one point (one row): a person with k points is protected at k × ε"
-            if release.tool == "htf"
+            if is_spatial(release)
             else f"one privacy unit (column <code>{escape(str(release.params.get('uid')))}</code>)"
         )
         claim = (
@@ -99,6 +104,11 @@ def _laplace_half_width_95(scale: float) -> float:
 def accuracy(release: Release) -> str:
     """Accuracy computable from public parameters only."""
     art = release.artefact or {}
+    if release.tool != "htf" and is_spatial(release):
+        return (
+            "<p>The noise scale of each mechanism follows from its ε in the mechanism table; "
+            "this report computes intervals for HTF's Laplace node counts only.</p>"
+        )
     if release.tool == "htf":
         rows = []
         for m in release.mechanisms:
@@ -143,7 +153,7 @@ def figures(release: Release) -> str:
     art = release.artefact
     if not art:
         return f'<p class="muted">No artefact attached (status: {release.status.value}).</p>'
-    if release.tool == "htf":
+    if is_spatial(release):
         grid = art.get("grid", {})
         leaves = art.get("leaves", [])
         rows = [
