@@ -245,3 +245,11 @@ def test_failed_computation_keeps_its_charge(capsys, registry_dir, points):
     assert "stands" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == 1.0 and shown["releases"][0]["status"] == "failed"
+
+
+def test_dpx_release_is_recorded_under_its_method(capsys, registry_dir, points):
+    _add(capsys, points)
+    out = _json(capsys, ["release", "--dataset", "pts", BBOX, "--epsilon", "1", "--method", "ug"])
+    assert out["registry"]["epsilon_remaining"] == pytest.approx(2.0)
+    shown = _json(capsys, ["dataset", "show", "pts"])
+    assert [(r["tool"], r["epsilon"]) for r in shown["releases"]] == [("ug", 1.0)]
