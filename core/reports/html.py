@@ -57,7 +57,8 @@ def render_report(release: Release, dataset_status: dict | None = None) -> str:
         ["time (UTC)", r.time],
         ["tool", r.tool],
         ["dataset", r.dataset],
-        ["status", r.status.value + (f" — {r.note}" if r.note else "")],
+        # a failure's message may depend on the data: reports (for stakeholders) withhold it
+        ["status", r.status.value + (" — computation failed after the charge" if r.note else "")],
         ["ε charged", r.epsilon if r.kind is RunKind.RELEASE else 0.0],
         ["δ charged", r.delta if r.kind is RunKind.RELEASE else 0.0],
         ["noise mode", r.mode],

@@ -101,3 +101,13 @@ def test_bad_requests_exit_2_and_write_nothing(capsys, registry_dir, tmp_path):
     assert main(["report", "1", "--out", str(tmp_path / "x.txt")]) == 2
     assert "must end in .html" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir() if p.name != "registry"] == []
+
+
+def test_failure_details_are_withheld(capsys, registry_dir, tmp_path):
+    table = write_points(tmp_path / "p.csv")
+    reg = Registry(registry_dir)
+    reg.add_dataset("d", [("t", table)], Policy(1.0))
+    rel = reg.charge("htf", "d", {}, [Mechanism("m", 0.5)], "secure")
+    reg.fail(rel.id, "value 'PRIVATE-123' is not a number")
+    html = _report(capsys, rel.id, tmp_path / "f.html")
+    assert "PRIVATE-123" not in html and "failed" in html and "No artefact attached" in html
