@@ -85,6 +85,12 @@ def prepare_cached(digest: str, _df: pd.DataFrame, lat, lon, bbox, rows, cols, f
     )
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def check_points(digest: str, _df: pd.DataFrame, lat: str, lon: str) -> None:
+    """Raise InputError for bad coordinates (pure; exceptions are not cached, results are)."""
+    validate_points(_df, lat, lon, drop_nan=True)
+
+
 def build(params: dict, params_json: str, F: np.ndarray, prep, noise_info: dict) -> Build:
     """Run the comparison with a progress bar drawn here, outside any cache."""
     with st.status("Building releases…", expanded=True) as status:
@@ -362,7 +368,7 @@ with user_errors():
     rows = c3.select_slider(
         "Grid (rows = columns)", GRID_CHOICES, key=persist("lh_grid", DEFAULT_GRID)
     )
-    validate_points(df, lat_col, lon_col, drop_nan=True)  # bad coordinates: say so before the bbox
+    check_points(digest, df, lat_col, lon_col)  # bad coordinates: say so before asking for a bbox
     bbox, from_data = choose_bbox(demo_name, digest, noise.is_secure)
 
     all_methods = list(METHODS) + list(VARIANTS)

@@ -1,0 +1,252 @@
+"""App latency in a real browser: time from the click on a page's main action to its rendered result.
+
+Prints one JSON object. Starts `streamlit run app.py` on a free localhost port and drives it with
+Playwright through Debian's Chromium (no network: every non-localhost request is aborted). Each
+case runs `--repeats` times, each in a fresh browser context (a new session, so nothing is reused
+from an earlier run's session state); the clock starts at the click and stops when the result is
+on screen:
+
+- location histograms, default demo (100k points) — "Build releases and compare" until the map
+  (Leaflet container in the st_folium iframe) and the "Downloads" section are drawn;
+- location histograms, a 200,000-point upload (generated here: a seeded synthetic "country" of
+  Gaussian cities over the continental US, region preset "Continental United States");
+- DP SQL, the default example — "Run query" until "Partitions released" is shown;
+- PP balancing, the default demo — "Publish (perturb)" until the "Published CSV" download shows.
+
+Secure mode (the app's default) throughout. Not a test: no wall-clock assertions.
+
+    .venv/bin/python bench/app_latency.py [--repeats 3] [--points 200000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
+TIMEOUT_MS = 600_000
+US_BBOX = (-125.0, 24.0, -66.5, 49.5)
+
+
+def synthetic_country(n: int, seed: int = 0) -> pd.DataFrame:
+    """n points: 40 Gaussian 'cities' (sizes ~ 1/rank) plus 10 % uniform, inside US_BBOX."""
+    rng = np.random.default_rng(seed)
+    x0, y0, x1, y1 = US_BBOX
+    k = 40
+    centres = np.column_stack([rng.uniform(x0 + 2, x1 - 2, k), rng.uniform(y0 + 2, y1 - 2, k)])
+    weights = 1.0 / np.arange(1, k + 1)
+    n_bg = n // 10
+    which = rng.choice(k, size=n - n_bg, p=weights / weights.sum())
+    pts = centres[which] + rng.normal(0.0, 0.3, size=(n - n_bg, 2))
+    bg = np.column_stack([rng.uniform(x0, x1, n_bg), rng.uniform(y0, y1, n_bg)])
+    pts = np.vstack([pts, bg])
+    pts[:, 0] = np.clip(pts[:, 0], x0, x1)
+    pts[:, 1] = np.clip(pts[:, 1], y0, y1)
+    return pd.DataFrame({"lat": pts[:, 1].round(5), "lon": pts[:, 0].round(5)})
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server():
+    port = _free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise SystemExit(f"streamlit did not start:\n{log.read().decode()[-2000:]}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _new_page(browser, blocked: list[str]):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+
+    def guard(route):
+        host = urlparse(route.request.url).hostname or ""
+        if route.request.url.startswith(("data:", "blob:")) or host in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    return context, page
+
+
+def _open(page, url: str, path: str, heading: str) -> None:
+    page.goto(url)
+    page.get_by_role("heading", name="DP Explorer").first.wait_for()
+    page.goto(f"{url}/{path}")
+    page.get_by_role("heading", name=heading).first.wait_for()
+
+
+def _location_rendered(page) -> None:
+    page.get_by_role("heading", name="Downloads").wait_for()
+    frame = page.frame_locator("iframe[title*='streamlit_folium']").first
+    frame.locator(".leaflet-overlay-pane canvas").first.wait_for()
+
+
+def case_location_demo(page, url: str) -> float:
+    _open(page, url, "location_histograms", "Location histograms")
+    button = page.get_by_role("button", name="Build releases and compare")
+    button.wait_for()
+    t0 = time.perf_counter()
+    button.click()
+    _location_rendered(page)
+    return time.perf_counter() - t0
+
+
+def case_location_upload(page, url: str, csv_bytes: bytes) -> float:
+    _open(page, url, "location_histograms", "Location histograms")
+    page.get_by_text("Upload CSV/Parquet").click()
+    page.locator("input[type='file']").set_input_files(
+        files=[{"name": "country_200k.csv", "mimeType": "text/csv", "buffer": csv_bytes}]
+    )
+    region = page.get_by_role("combobox", name="Bounding box", exact=False)
+    region.wait_for()
+    region.click()
+    page.get_by_role("option", name="Continental United States").click()
+    button = page.get_by_role("button", name="Build releases and compare")
+    button.wait_for()
+    page.wait_for_timeout(1000)  # let the rerun from the region choice settle
+    t0 = time.perf_counter()
+    button.click()
+    _location_rendered(page)
+    return time.perf_counter() - t0
+
+
+def case_dp_sql(page, url: str) -> float:
+    _open(page, url, "dp_sql", "DP SQL")
+    page.get_by_role("tab", name="Run").click()
+    button = page.get_by_role("button", name="Run query")
+    button.wait_for()
+    t0 = time.perf_counter()
+    button.click()
+    page.get_by_text("Partitions released").first.wait_for()
+    return time.perf_counter() - t0
+
+
+def case_pp(page, url: str) -> float:
+    _open(page, url, "pp_balancing", "PP balancing")
+    button = page.get_by_role("button", name="Publish (perturb)")
+    button.wait_for()
+    t0 = time.perf_counter()
+    button.click()
+    page.get_by_role("button", name="Published CSV").wait_for()
+    return time.perf_counter() - t0
+
+
+def _summary(seconds: list[float]) -> dict:
+    return {
+        "median_s": round(statistics.median(seconds), 3),
+        "min_s": round(min(seconds), 3),
+        "max_s": round(max(seconds), 3),
+        "runs_s": [round(s, 3) for s in seconds],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--points", type=int, default=200_000)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    upload = synthetic_country(args.points).to_csv(index=False).encode()
+    cases = {
+        "location_histograms: default demo (htf-gaussian-sigma20, 100k points)": case_location_demo,
+        f"location_histograms: {args.points:,}-point upload (continental US)": lambda p, u: (
+            case_location_upload(p, u, upload)
+        ),
+        "dp_sql: default example, Run": case_dp_sql,
+        "pp_balancing: default demo, Publish": case_pp,
+    }
+    results, errors, blocked = {}, {}, []
+    with streamlit_server() as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        )  # fmt: skip
+        for name, case in cases.items():
+            times = []
+            for _ in range(args.repeats):
+                context, page = _new_page(browser, blocked)
+                try:
+                    times.append(case(page, url))
+                except Exception as exc:  # noqa: BLE001 - reported in the JSON, not hidden
+                    errors[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                    break
+                finally:
+                    context.close()
+            if times:
+                results[name] = _summary(times)
+        browser.close()
+    print(
+        json.dumps(
+            {
+                "benchmark": "app_latency",
+                "what": "seconds from the click on the main action to the rendered result",
+                "mode": "secure (the app's default)",
+                "repeats": args.repeats,
+                "upload_points": args.points,
+                "upload_bytes": len(upload),
+                "results": results,
+                "errors": errors,
+                "requests_blocked_outside_localhost": len(blocked),
+                "machine": {
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "platform": platform.platform(),
+                },
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
