@@ -108,3 +108,25 @@ def test_rejects_bad_parameters():
     for kw in ({"height": -1}, {"height": "deep"}, {"count_budget": "linear"}, {"height": 2.5}):
         with pytest.raises(InputError):
             build_quadtree(F, 0.5, Noise.seeded(1), BudgetLedger(), **kw)
+
+
+def test_leaf_count_height_rule_is_a_labelled_variant_and_the_paper_rule_stays_default():
+    """quadtree-leaves: 4^h ~ N eps / 400 (clamped); plain `quadtree` keeps ceil(h_HTF / 2)."""
+    from core.spatial.baselines.quadtree import LEAF_SIGNAL, quadtree_height, quadtree_leaf_height
+    from core.spatial.methods import LABELS, get_method
+
+    assert quadtree_leaf_height(1e6, 0.1, 1024, 1024) == 4  # 1e5 / 400 = 250 ~ 4^4
+    assert quadtree_leaf_height(1e6, 0.1, 1024, 1024) < quadtree_height(1e6, 0.1, 1024, 1024)
+    assert quadtree_leaf_height(10, 0.1, 1024, 1024) == 1
+    assert quadtree_leaf_height(1e12, 1.0, 64, 64) == 6  # clamped to q_max
+    assert LEAF_SIGNAL == 400.0 and "improved height" in LABELS["quadtree-leaves"]
+    F = np.random.default_rng(0).poisson(30.0, size=(64, 64))
+    led = BudgetLedger(1.0)
+    rel = get_method("quadtree-leaves")(F, 1.0, Noise.seeded(1), led)
+    assert rel.params["height_rule"] == "leaf-count"
+    assert rel.info["height"] == quadtree_leaf_height(rel.info["n_hat"], 1.0 - 1e-4, 64, 64)
+    assert (
+        get_method("quadtree")(F, 1.0, Noise.seeded(1), BudgetLedger(1.0)).params["height_rule"]
+        == "paper"
+    )
+    assert led.epsilon_spent == pytest.approx(1.0, abs=1e-12)
