@@ -81,7 +81,7 @@ ATTACKS = {
         "DPX-A010",
     ),
     "bit shift": (
-        "ANON_SUM(big << 70, 0, 1) AS s FROM Orders",
+        "ANON_SUM(big << 1, 0, 1) AS s FROM Orders",
         "DPX-A001",
     ),
     "SIMILAR TO with a data-built pattern": (
@@ -148,11 +148,11 @@ TOTAL_QUERIES = {
         "ANON_COUNT(*, 1) AS c FROM Orders WHERE TRY_CAST(IF(uid = 7, 'x', '0') AS INT) = 0"
     ),
     "SUM(DISTINCT ...) of huge decimals in a per-unit subquery": (
-        f"ANON_SUM(x.s, 0, 5) AS s FROM (SELECT uid, SUM(DISTINCT CASE WHEN k >= 1 THEN "
+        f"ANON_SUM(x.s, 0, 5) AS s FROM (SELECT uid, SUM(DISTINCT CASE WHEN k >= 2 THEN "
         f"{BIG_DECIMAL} + k ELSE 0 END) AS s FROM Orders GROUP BY uid) x"
     ),
     "aggregate in arithmetic is read as DOUBLE": (
-        "ANON_SUM(x.n, 0, 5) AS s FROM (SELECT uid, COUNT(*) * 9223372036854775807 + MAX(big) "
+        "ANON_SUM(x.n, 0, 5) AS s FROM (SELECT uid, COUNT(*) * 461168601842738790 + MAX(big) "
         "AS n FROM Orders GROUP BY uid) x"
     ),
     "integer division by zero becomes NULL": "ANON_SUM(big // (k - k), 0, 1) AS s FROM Orders",
