@@ -20,7 +20,12 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
 from core.dpsql.jsonsafe import jsonable
-from core.dpsql.limits import DEFAULT_TIMEOUT_S, check_timeout
+from core.dpsql.limits import (
+    DEFAULT_TIMEOUT_S,
+    AnalysisTimeout,
+    analysis_deadline,
+    check_timeout,
+)
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import explain, prepare, run
 from core.errors import InputError
@@ -111,6 +116,18 @@ def add_arguments(p) -> None:
         type=float,
         help="refuse a query whose delta is above this cap (no cap by default)",
     )
+    p.add_argument(
+        "--engine",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="where the staged SQL runs: embedded DuckDB, or Apache Spark (pip install "
+        "-e '.[spark]' and Java 17); noise and post-processing stay in Python",
+    )
+    p.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="Spark master for --engine spark (default local[2]; e.g. spark://host:7077)",
+    )
 
 
 def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -139,6 +156,12 @@ def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = No
         return jsonable(out) if isinstance(out, dict) else out
     except InputError:
         raise
+    except AnalysisTimeout:
+        raise InputError(
+            f"DPX-S007 analysing the query took longer than the time limit of {args.timeout:g} s "
+            "(no data was read; nothing was charged). Fix: simplify the query (fewer CTE "
+            "references, shorter CASE/IN lists) or raise --timeout."
+        ) from None
     except RecursionError:
         raise InputError(
             "DPX-S005 the query is nested too deeply to analyse. Fix: flatten it. "
@@ -206,7 +229,8 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         "delta": args.delta,
         "max_groups_contributed": args.max_groups,
     }
-    prepared = prepare(sql, catalog, noise, defaults)
+    with analysis_deadline(timeout):  # reads no data: a slow analysis is refused uncharged
+        prepared = prepare(sql, catalog, noise, defaults)
     if args.export_bigquery:
         text, warnings = to_bigquery(prepared.query, uid)
         _write_whole(Path(args.export_bigquery), text + ";\n")
@@ -216,7 +240,17 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         info = explain(prepared, args.dialect)
         info["mode"] = noise.mode
         return info if args.json else _explain_text(info)
-    result = run(prepared, Engine(catalog, timeout_s=timeout), noise, ledger, caps)
+    if getattr(args, "engine", "duckdb") == "spark":
+        from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
+
+        files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
+        engine = SparkEngine(catalog, files=files, master=args.spark_master)
+    else:
+        engine = Engine(catalog, timeout_s=timeout)
+    try:
+        result = run(prepared, engine, noise, ledger, caps)
+    finally:
+        engine.close()
     out = result.to_dict()
     if args.explain:
         out["rewritten_sql"] = prepared.plan.sql(args.dialect)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -45,6 +49,10 @@ MAX_QUERY_CHARS = 100_000
 MAX_PAREN_DEPTH = 64
 MAX_TREE_DEPTH = 256
 MAX_TREE_NODES = 50_000
+# Table references after every CTE reference is replaced by its body. A chain of CTEs that
+# each read the previous one twice doubles at every step, and both the analysis (which follows
+# CTEs) and DuckDB's planner (which inlines them) would work for 2^n steps: a hang.
+MAX_EXPANDED_TABLE_REFERENCES = 2_000
 
 # Internal column names of the released table start with this prefix; user names may not.
 RESERVED_PREFIX = "__dpx_"
@@ -92,6 +100,34 @@ DEFAULT_LIMITS = ResourceLimits()
 
 class ExecutionStopped(InputError):
     """DuckDB stopped a query after it had started reading data (timeout, out of memory)."""
+
+
+class AnalysisTimeout(BaseException):  # noqa: N818 - BaseException: no `except Exception` swallows it
+    """Parsing and validating a query (no data read) took longer than the time limit."""
+
+
+@contextmanager
+def analysis_deadline(seconds: float) -> Iterator[None]:
+    """Raise `AnalysisTimeout` if the block (pure-Python analysis, no data) runs past `seconds`.
+
+    Uses SIGALRM, so it only arms in the main thread of a POSIX process (the CLI); elsewhere it
+    does nothing and the structural limits of `check_text` / `check_tree` bound the work."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "setitimer"
+    ):
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise AnalysisTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def paren_depth(sql: str) -> int:
@@ -153,6 +189,42 @@ def tree_depth(tree: exp.Expression) -> tuple[int, int]:
     return deepest, count
 
 
+def _ctes_children_first(tree: exp.Expression) -> list[exp.CTE]:
+    """Every CTE, nested ones before the CTE holding them and siblings in written order."""
+    out: list[exp.CTE] = []
+    stack: list[tuple[exp.Expression, bool]] = [(tree, False)]
+    while stack:
+        node, visited = stack.pop()
+        if visited:
+            if isinstance(node, exp.CTE):
+                out.append(node)
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in reversed(list(node.iter_expressions())))
+    return out
+
+
+def expanded_table_references(tree: exp.Expression) -> int:
+    """An upper bound on the table references of `tree` with every CTE reference replaced
+    by the CTE's body (computed in one pass, without expanding anything)."""
+    cap = MAX_EXPANDED_TABLE_REFERENCES + 1
+    weight: dict[str, int] = {}
+
+    def size(body: exp.Expression, own: str | None) -> int:
+        total = 0
+        for table in body.find_all(exp.Table):
+            name = table.name.lower()
+            total += 1 if name == own else weight.get(name, 1)
+            if total >= cap:
+                return cap
+        return total
+
+    for cte in _ctes_children_first(tree):
+        own = cte.alias_or_name.lower()
+        weight[own] = max(weight.get(own, 0), size(cte.this, own))
+    return size(tree, None)
+
+
 def check_tree(tree: exp.Expression) -> None:
     """Refuse a parsed query whose tree is too deep or too large, and bind parameters
     (`?`, `$1`, `:name`): a DP query is complete text, nothing is bound at run time."""
@@ -161,6 +233,13 @@ def check_tree(tree: exp.Expression) -> None:
         raise InputError(
             f"DPX-S005 the query is too complex (tree depth {depth}, {count} nodes; limits "
             f"{MAX_TREE_DEPTH} and {MAX_TREE_NODES}). Fix: simplify long chains of operators."
+        )
+    expanded = expanded_table_references(tree)
+    if expanded > MAX_EXPANDED_TABLE_REFERENCES:
+        raise InputError(
+            f"DPX-S005 the query reads more than {MAX_EXPANDED_TABLE_REFERENCES:,} tables once "
+            "every WITH (CTE) reference is expanded (CTEs that read earlier CTEs several times "
+            "multiply). Fix: reference each CTE fewer times or simplify the chain."
         )
     for node in tree.find_all(exp.Placeholder, exp.Parameter):
         raise InputError(

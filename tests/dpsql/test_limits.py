@@ -134,3 +134,60 @@ def test_text_limits():
         check_text("SELECT 1 " + " " * MAX_QUERY_CHARS)
     with pytest.raises(InputError, match="DPX-S001"):
         check_text("   ")
+
+
+def _cte_chain(n: int) -> str:
+    """CTEs that each read the previous one twice: 2^n table references once expanded."""
+    ctes = ["p0 AS (SELECT x FROM P)"] + [
+        f"p{i} AS (SELECT a.x FROM p{i - 1} a, p{i - 1} b)" for i in range(1, n)
+    ]
+    return (
+        "WITH " + ", ".join(ctes) + " SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, "
+        "delta = 1e-5, max_groups_contributed = 1) ANON_COUNT(*, 1) AS c "
+        f"FROM Users, p{n - 1}"
+    )
+
+
+def test_expanded_table_references_count_cte_reuse():
+    from core.dpsql.dialect import parse_statements
+    from core.dpsql.limits import expanded_table_references
+
+    def count(sql):
+        return expanded_table_references(parse_statements(sql)[0])
+
+    assert count("SELECT 1 FROM a JOIN b ON a.x = b.x") == 2
+    # p1 = 2 reads of p0, p2 = 2 reads of p1 -> 4 (+ the definitions themselves, counted too)
+    assert count(_cte_chain(3)) >= 2**2
+    assert count(_cte_chain(30)) > 2**10  # capped just above the limit, never computed in full
+    # a CTE named like the table it filters reads that table, not itself
+    assert count("WITH t AS (SELECT * FROM t WHERE x > 1) SELECT * FROM t") <= 3
+
+
+def test_a_cte_chain_that_doubles_is_refused_before_analysis(slow_catalog):
+    """Without the limit, 20 doubling CTEs took minutes to analyse (a hang); now refused."""
+    from core.dpsql.limits import MAX_EXPANDED_TABLE_REFERENCES
+
+    with pytest.raises(InputError, match="DPX-S005") as err:
+        prepare(_cte_chain(20), slow_catalog, Noise.seeded(0))
+    assert f"{MAX_EXPANDED_TABLE_REFERENCES:,}" in str(err.value)
+    prepare(_cte_chain(3), slow_catalog, Noise.seeded(0))  # a short chain is fine
+
+
+def test_cli_analysis_past_the_time_limit_is_refused_uncharged(tmp_path, capsys, monkeypatch):
+    """A slow analysis (pure Python, no data) ends at --timeout: exit 2, nothing charged."""
+    import time
+
+    def slow_prepare(*args, **kwargs):
+        end = time.monotonic() + 60
+        while time.monotonic() < end:  # busy Python work, as a pathological parse would do
+            sum(range(1000))
+        raise AssertionError("the deadline did not fire")
+
+    monkeypatch.setattr("core.dpsql.cli.prepare", slow_prepare)
+    pd.DataFrame({"uid": range(3), "v": [1.0] * 3}).to_csv(tmp_path / "u.csv", index=False)
+    code = main(
+        ["sql", "--table", f"Users={tmp_path / 'u.csv'}", "--uid", "uid", "--query", "SELECT 1",
+         "--timeout", "0.3"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "DPX-S007" in err and "nothing was charged" in err
