@@ -1,12 +1,57 @@
-"""The PP balancing page in a real browser: Figure 9 demo, step with Next, the chart changes."""
+"""The PP balancing page in a real browser: step through Example 6 (Figure 9 demo), then use the
+page the way a class does — publish, change a widget, click every download, toggle demo mode,
+navigate away and back, reload, a second browser, bad uploads — never an exception on screen,
+the publication still there (or labelled as an earlier one). No request leaves localhost."""
 
 from __future__ import annotations
 
+import io
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = "pp_balancing.png"  # written by the `screenshot` fixture (temp dir)
+PUBLISH = "Publish (perturb)"
+EARLIER = "Earlier publication"
+SEEDED_MARKER = "SEEDED-demo-not-private"  # core.balancing.publish.SEEDED_MARKER
+INTERNAL_NAME = "INTERNAL_pp_run_report_not_for_release.json"  # core.balancing.report
+
+
+def _open(page, url: str) -> None:
+    # open the app once first: the very first session of a fresh server that starts on a
+    # sub-page URL can run before st.navigation is registered (legacy pages/ routing)
+    page.goto(url)
+    page.get_by_role("heading", name="DP Explorer").first.wait_for()
+    page.goto(f"{url}/pp_balancing")
+    page.get_by_role("heading", name="PP balancing").first.wait_for()
+
+
+def _wait_idle(page) -> None:
+    """Wait until Streamlit finished the rerun (its status widget says 'Running...' meanwhile)."""
+    page.wait_for_timeout(300)
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
+
+
+def _publish(page) -> None:
+    button = page.get_by_role("button", name=PUBLISH)
+    button.wait_for(timeout=120_000)
+    button.click()
+    _wait_published(page)
+
+
+def _wait_published(page) -> None:
+    page.get_by_role("button", name="Published CSV").wait_for(timeout=120_000)
+    page.get_by_role("button", name="Run report (INTERNAL)").wait_for()
+
+
+def _toggle_demo_mode(page) -> None:
+    page.get_by_test_id("stSidebar").get_by_text("Reproducible demo mode", exact=True).click()
+    _wait_idle(page)
 
 
 def step_title(page, text: str):
@@ -17,12 +62,7 @@ def step_title(page, text: str):
 
 
 def test_step_through_example_6(page, app_url, external_requests, screenshot):
-    # open the app once first: the very first session of a fresh server that starts on a
-    # sub-page URL can run before st.navigation is registered (legacy pages/ routing)
-    page.goto(app_url)
-    page.get_by_role("heading", name="DP Explorer").first.wait_for()
-    page.goto(f"{app_url}/pp_balancing")
-    page.get_by_role("heading", name="PP balancing").first.wait_for()
+    _open(page, app_url)
     demo = page.get_by_role("combobox", name="Demo dataset")
     demo.wait_for()
     assert demo.input_value().startswith("pp-figure9")  # the Figure 9 demo is picked
@@ -46,3 +86,103 @@ def test_step_through_example_6(page, app_url, external_requests, screenshot):
     shot = screenshot(page, SCREENSHOT)
     assert shot.stat().st_size > 10_000
     assert external_requests == [], f"requests left localhost: {external_requests}"
+
+
+def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests, no_exception):
+    _open(page, app_url)
+    _toggle_demo_mode(page)  # seeded: the published file must say so in its name
+    _publish(page)
+    no_exception(page)
+
+    # change a widget (the Phase 1 step): the publication stays, unlabelled
+    page.get_by_role("button", name="Next ▶").click()
+    _wait_idle(page)
+    no_exception(page)
+    _wait_published(page)
+    assert page.get_by_text(EARLIER).count() == 0
+
+    # click every download: names say what each file is; each parses
+    names = {}
+    for label in ("Published CSV", "Sub-table metadata", "Run report (INTERNAL)"):
+        with page.expect_download() as info:
+            page.get_by_role("button", name=label, exact=True).click()
+        data = Path(info.value.path()).read_bytes()
+        names[label] = info.value.suggested_filename
+        _wait_idle(page)
+        no_exception(page)
+        if label == "Published CSV":
+            assert len(pd.read_csv(io.BytesIO(data))) == 42
+        else:
+            assert json.loads(data)
+    assert SEEDED_MARKER in names["Published CSV"] and names["Published CSV"].endswith(".csv")
+    assert SEEDED_MARKER in names["Sub-table metadata"]
+    assert names["Run report (INTERNAL)"] == INTERNAL_NAME
+    _wait_published(page)
+
+    # demo mode off: the seeded publication stays, labelled earlier; on again: unlabelled
+    _toggle_demo_mode(page)
+    no_exception(page)
+    page.get_by_text(EARLIER).first.wait_for()
+    _toggle_demo_mode(page)
+    no_exception(page)
+    _wait_published(page)
+    assert page.get_by_text(EARLIER).count() == 0
+
+    # navigate Home and back: the publication is still there
+    page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+    page.get_by_role("heading", name="DP Explorer").first.wait_for()
+    page.get_by_test_id("stSidebarNav").get_by_text("PP balancing", exact=True).click()
+    page.get_by_role("heading", name="PP balancing").first.wait_for()
+    _wait_published(page)
+    no_exception(page)
+
+    # reload (a new session, secure mode) and publish again
+    page.reload()
+    page.get_by_role("button", name=PUBLISH).wait_for(timeout=120_000)
+    _publish(page)
+    no_exception(page)
+    assert external_requests == [], f"requests left localhost: {external_requests}"
+
+
+def test_second_browser_with_the_same_parameters(browser, app_url, no_exception):
+    """Two students publish the Figure 9 demo at the same time: neither sees an exception."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        pages = [c.new_page() for c in contexts]
+        for pg in pages:
+            pg.set_default_timeout(30_000)
+            _open(pg, app_url)
+            pg.get_by_role("button", name=PUBLISH).wait_for(timeout=120_000)
+        for pg in pages:
+            _publish(pg)
+        for pg in pages:
+            no_exception(pg)
+            _wait_published(pg)
+    finally:
+        for c in contexts:
+            c.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "message"),
+    [
+        ("binary.csv", b"\x89PNG\r\n\x1a\n" + os.urandom(4000), "looks binary"),
+        ("empty.csv", b"", "empty"),
+        ("huge.csv", b"zip,disease\n" + b"47677,flu\n" * 120_000, "1.0MB or smaller"),
+    ],
+)
+def test_bad_upload_says_so_and_releases_nothing(
+    page, small_upload_app_url, external_requests, no_exception, name, payload, message
+):
+    _open(page, small_upload_app_url)
+    page.get_by_text("Upload a table").click()
+    page.locator("input[type='file']").wait_for(state="attached")
+    page.locator("input[type='file']").set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": payload}]
+    )
+    page.get_by_text(message).first.wait_for()
+    _wait_idle(page)
+    no_exception(page)
+    assert page.get_by_role("button", name=PUBLISH).count() == 0
+    assert page.get_by_role("button", name="Published CSV").count() == 0
+    assert external_requests == []
