@@ -65,7 +65,7 @@ def test_exports_use_random_and_execution_uses_the_salted_hash():
     assert "RANDOM()" in prepared.plan.sql("duckdb")
     assert "RAND()" in prepared.plan.sql("spark")
     executed = prepared.plan.sql("duckdb", executable=True)
-    assert "HASH(" in executed and "RANDOM()" not in executed
+    assert "MD5(" in executed and "RANDOM()" not in executed  # sampling_key (issue 11)
     # one CTE per stage, the sampling stage keeps at most C_u partitions per unit
     for stage in ("src", "per_user", "keyed", "sampled", "clamped", "cross_user"):
         assert f"{stage} AS (" in executed

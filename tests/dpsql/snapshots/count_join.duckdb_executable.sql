@@ -19,7 +19,17 @@ WITH src AS (
 ), keyed AS (
   SELECT
     *,
-    HASH(_uid, k0, 2937467307694268567) AS _r
+    MD5(
+      CASE
+        WHEN _uid IS NULL
+        THEN 'N'
+        ELSE CAST(LENGTH(CAST(_uid AS TEXT)) AS TEXT) || ':' || CAST(_uid AS TEXT)
+      END || '|' || CASE
+        WHEN k0 IS NULL
+        THEN 'N'
+        ELSE CAST(LENGTH(CAST(k0 AS TEXT)) AS TEXT) || ':' || CAST(k0 AS TEXT)
+      END || '|' || '2937467307694268567'
+    ) AS _r
   FROM per_user
 ), chosen AS (
   SELECT

@@ -6,7 +6,17 @@ WITH src AS (
 ), rows_keyed AS (
   SELECT
     *,
-    HASH(_uid, a0, 2937467307694268568) AS _rr
+    MD5(
+      CASE
+        WHEN _uid IS NULL
+        THEN 'N'
+        ELSE CAST(LENGTH(CAST(_uid AS TEXT)) AS TEXT) || ':' || CAST(_uid AS TEXT)
+      END || '|' || CASE
+        WHEN a0 IS NULL
+        THEN 'N'
+        ELSE CAST(LENGTH(CAST(a0 AS TEXT)) AS TEXT) || ':' || CAST(a0 AS TEXT)
+      END || '|' || '2937467307694268568'
+    ) AS _rr
   FROM src
 ), rows_ranked AS (
   SELECT
@@ -44,7 +54,13 @@ WITH src AS (
 ), keyed AS (
   SELECT
     *,
-    HASH(_uid, 2937467307694268567) AS _r
+    MD5(
+      CASE
+        WHEN _uid IS NULL
+        THEN 'N'
+        ELSE CAST(LENGTH(CAST(_uid AS TEXT)) AS TEXT) || ':' || CAST(_uid AS TEXT)
+      END || '|' || '2937467307694268567'
+    ) AS _r
   FROM per_user
 ), chosen AS (
   SELECT
