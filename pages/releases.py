@@ -52,6 +52,28 @@ for d in datasets:
         c2.metric(f"δ spent · {d.name}", f"{delta_spent:g} of {d.policy.delta_total:g}")
         caps = d.policy.max_epsilon_per_query
         c3.metric(f"ε cap per query · {d.name}", "none" if caps is None else f"{caps:g}")
+        if not is_analyst():
+            changes, refusals = registry.budget_history(d.name), registry.refusals(d.name)
+            with st.expander(
+                f"Budget history and refusals (owner) · {len(changes)} changes, "
+                f"{len(refusals)} refusals"
+            ):
+                st.dataframe(
+                    pd.DataFrame(
+                        [(c.time, c.epsilon_before, c.epsilon_after) for c in changes],
+                        columns=["time (UTC)", "total ε before", "total ε after"],
+                    ),
+                    hide_index=True,
+                    key=f"rel_history_{d.name}",
+                )
+                st.dataframe(
+                    pd.DataFrame(
+                        [(r.time, r.tool, r.reason) for r in refusals],
+                        columns=["time (UTC)", "tool", "reason (nothing charged)"],
+                    ),
+                    hide_index=True,
+                    key=f"rel_refusals_{d.name}",
+                )
 
 runs = registry.releases()
 if is_analyst():

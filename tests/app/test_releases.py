@@ -24,6 +24,10 @@ def filled(registry_dir, tmp_path) -> Registry:
     return reg
 
 
+def _release_table(at):
+    return next(d.value for d in at.dataframe if "id" in d.value.columns)
+
+
 def _progress_texts(at) -> list[str]:
     return [p.proto.text for p in at.get("progress")]
 
@@ -36,13 +40,14 @@ def test_budgets_list_and_reports(app_test, filled, monkeypatch):
         "ε spent 1.5 of 4 (remaining 2.5)",
         "ε spent 2 of 2 (remaining 0)",
     ]
-    table = at.dataframe[0].value
+    table = _release_table(at)
     assert list(table["id"]) == [1, 2, 3, 4] and list(table["ε"]) == [1.0, 0.5, 2.0, 9.0]
+    assert any(e.label.endswith("0 changes, 0 refusals") for e in at.expander)
     buttons = at.get("download_button")
     assert len(buttons) == 4
     # the tool filter narrows both the table and the report list
     at.multiselect(key="rel_tools").set_value(["htf"]).run()
-    assert list(at.dataframe[0].value["id"]) == [2, 3]
+    assert list(_release_table(at)["id"]) == [2, 3]
     assert len(at.get("download_button")) == 2
 
 
@@ -50,8 +55,9 @@ def test_analyst_mode_lists_only_registered_releases(app_test, filled, monkeypat
     monkeypatch.setenv("DPX_MODE", "analyst")
     at = app_test(PAGE).run()
     assert not at.exception
-    assert list(at.dataframe[0].value["id"]) == [1, 2, 3]
-    assert "(unregistered)" not in list(at.dataframe[0].value["dataset"])
+    assert list(_release_table(at)["id"]) == [1, 2, 3]
+    assert "(unregistered)" not in list(_release_table(at)["dataset"])
+    assert not at.expander  # no owner history in analyst mode
 
 
 def test_empty_registry_says_how_to_register(app_test, registry_dir):
