@@ -145,8 +145,8 @@ def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
 def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = None) -> dict | str:
     """`dpx sql` with a top-level guard: any unexpected exception becomes a generic one-line
     refusal (exit 2) that quotes no data. `service.run` already turns failures after the charge
-    into messages that keep and state the charge; anything else that reaches this guard says
-    whether the ledger had been charged."""
+    into messages that keep and state the charge; anything else that reaches this guard
+    happened before any charge."""
     if ledger is None:  # the registry (issue 12) passes a dataset's ledger and caps
         ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
     if args.seed is not None and args.seed < 0:
@@ -168,14 +168,12 @@ def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = No
             "Nothing was charged."
         ) from None
     except Exception:  # noqa: BLE001 - never a traceback
-        charged = (
-            f"The charge of epsilon = {ledger.epsilon_spent:.4g} stands."
-            if ledger.spends
-            else "Nothing was charged."
-        )
+        # `service.run` and `execute` turn every failure after the charge into a message that
+        # states the charge, so what reaches here happened before any charge (or in a charge
+        # transaction that did not commit).
         raise InputError(
-            f"DPX-E009 internal error (details withheld: they could depend on private data). "
-            f"{charged} Please report the query."
+            "DPX-E009 internal error before any data was read (details withheld). Nothing was "
+            "charged. Please report the query."
         ) from None
 
 
@@ -251,11 +249,18 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         result = run(prepared, engine, noise, ledger, caps)
     finally:
         engine.close()
-    out = result.to_dict()
-    if args.explain:
-        out["rewritten_sql"] = prepared.plan.sql(args.dialect)
-        out["dialect"] = args.dialect
-    return out if args.json else _result_text(out)
+    try:  # charged from here on: a failure says so (the guard below `run` is pre-charge)
+        out = jsonable(result.to_dict())
+        if args.explain:
+            out["rewritten_sql"] = prepared.plan.sql(args.dialect)
+            out["dialect"] = args.dialect
+        return out if args.json else _result_text(out)
+    except Exception:  # noqa: BLE001 - never a traceback, never data in the message
+        spent = sum(s.epsilon for s in result.spends)
+        raise InputError(
+            "DPX-E009 internal error while formatting the release (details withheld). The "
+            f"charge of epsilon = {spent:.4g} stands. Please report the query."
+        ) from None
 
 
 def _write_whole(path: Path, text: str) -> None:

@@ -215,3 +215,13 @@ def test_every_key_type_serialises_to_json(tmp_path, capsys):
         got = sorted(json.dumps(r[0]) for r in rows)
         assert got == sorted(json.dumps(k) for k in keys), key
         assert all(r[1] == n // 2 for r in rows)
+
+
+def test_failure_while_formatting_a_charged_release_says_it_was_charged(files, capsys, monkeypatch):
+    def broken(self):
+        raise ValueError("cannot format 150")
+
+    monkeypatch.setattr(service.QueryResult, "to_dict", broken)
+    q = f"SELECT WITH ANONYMIZATION {OPTS} dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"
+    line = refused(files, capsys, q, "DPX-E009")
+    assert "stands" in line and "150" not in line
