@@ -14,7 +14,12 @@ import streamlit as st
 
 from core.data.loading import load_table
 from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
-from core.dpsql.catalog import ROW_ID_COLUMN, UNIT_EXPLANATION, Catalog
+from core.dpsql.catalog import (
+    ROW_ID_COLUMN,
+    UNIT_EXPLANATION,
+    Catalog,
+    unit_column_concerns,
+)
 from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
@@ -224,6 +229,9 @@ with user_errors():
             catalog.add_private_rows(n, tables[n])
         else:
             catalog.add_private(n, tables[n], uid)
+            if source != "Demo dataset":
+                for concern in unit_column_concerns(n, tables[n], uid):
+                    st.warning(f"Owner check (reads the data, not released): {concern}")
     catalog_key = f"{data_key}|public={sorted(public)}|unit={unit_kind}:{uid}"
     with st.expander("Table previews"):
         for n in names:

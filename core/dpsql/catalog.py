@@ -119,6 +119,27 @@ class Catalog:
         return {t.uid for t in self._tables.values() if t.private and t.uid}
 
 
+def unit_column_concerns(name: str, frame: pd.DataFrame, uid: str) -> list[str]:
+    """Owner-side sanity checks of a chosen unit column (NOT PRIVATE: they read the data; show
+    them to the data owner only). A unit column names a person per row: missing values drop
+    those rows from every query, and very few distinct values mean few "people" hold many rows."""
+    column = frame[uid]
+    concerns = []
+    missing = int(column.isna().sum())
+    if missing:
+        concerns.append(
+            f"{name}.{uid}: {missing:,} of {len(frame):,} rows have no value; they belong to no "
+            "unit and are left out of every query."
+        )
+    distinct = int(column.nunique(dropna=True))
+    if len(frame) >= 20 and distinct <= max(2, len(frame) // 100):
+        concerns.append(
+            f"{name}.{uid}: only {distinct:,} distinct value(s) in {len(frame):,} rows; a unit "
+            "column usually has one value per person. Is this really whose data each row is?"
+        )
+    return concerns
+
+
 def _no_unit_message(name: str, frame: pd.DataFrame) -> str:
     columns = ", ".join(map(str, frame.columns))
     return (

@@ -196,3 +196,17 @@ def test_upload_without_a_unit_column_asks_and_offers_row_ids(app_test):
     assert dict(zip(counts["district"], counts["n"], strict=True)) == pytest.approx(
         {"north": 30, "south": 30}, abs=3
     )
+
+
+def test_a_chosen_unit_column_that_looks_wrong_is_questioned(app_test):
+    at = app_test(PAGE)
+    at.session_state["dpsql_source"] = "Upload CSV/Parquet"
+    at.session_state["dpsql_files::kept"] = [("incidents.csv", INCIDENTS_CSV)]
+    at.run()
+    next(r for r in at.radio if r.label == "What is the privacy unit?").set_value(
+        "A column says whose data each row is"
+    ).run()
+    assert at.selectbox[-1].value is None  # no column is pre-selected
+    at.selectbox[-1].set_value("citation").run()
+    assert not at.exception
+    assert any("only 1 distinct value(s) in 60 rows" in w.value for w in at.warning)

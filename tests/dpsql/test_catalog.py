@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.dpsql.catalog import ROW_ID_COLUMN, Catalog, UnitSource
+from core.dpsql.catalog import ROW_ID_COLUMN, Catalog, UnitSource, unit_column_concerns
 from core.errors import InputError
 
 # A table like the issue's: incidents, no person id; a sparse two-valued flag sorts first.
@@ -94,3 +94,13 @@ def test_cli_refuses_uid_and_row_is_unit_together(incidents_csv, capsys):
             "--query", COUNT_BY_DISTRICT]  # fmt: skip
     assert main(argv) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_unit_column_concerns_flag_the_issues_citation_flag_only():
+    """The issue's column (two values, mostly empty) draws both concerns; a real id draws none."""
+    concerns = unit_column_concerns("incidents", INCIDENTS, "citation")
+    assert len(concerns) == 2
+    assert "30 of 60 rows have no value" in concerns[0]
+    assert "only 2 distinct value(s) in 60 rows" in concerns[1]
+    people = INCIDENTS.assign(person=range(60))
+    assert unit_column_concerns("incidents", people, "person") == []
