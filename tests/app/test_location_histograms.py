@@ -41,7 +41,9 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
     assert not at.exception, at.exception
     args = _map_args(at)
     script = args["script"]
-    assert script.count("L.geoJson(") == 2  # one GeoJSON layer per method
+    assert script.count("L.geoJson(null") == 2  # one GeoJSON layer per method
+    assert "HTF (" in script and "UG (" in script  # named by display name
+    assert "dpxLand" in script and "dpx-legend" in script  # offline boundaries and the legend
     assert '"noisy_count"' in script and '"color"' in script
     assert "cdn" not in " ".join(args["js_links"] + args["css_links"])  # Leaflet inlined locally
     assert args["js_links"][0].startswith("data:text/javascript")
@@ -90,7 +92,7 @@ def test_upload_run_and_bbox(app_test):
     _fast(at, ("htf",)).run()
     at.button(key="lh_run").click().run()
     assert not at.exception
-    assert _map_args(at)["script"].count("L.geoJson(") == 1
+    assert _map_args(at)["script"].count("L.geoJson(null") == 1
 
 
 def test_bad_upload_shows_error_and_releases_nothing(app_test):
