@@ -42,12 +42,14 @@ from core.spatial.pipeline import prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.viz.spatial import budget_chart, method_label, mre_chart, release_map
 from pages.common import current_noise, kept_upload, persist, user_errors
+from pages.htf_stepper import show_htf_stepper
+from pages.lh_auto import WHEN_NOT_HTF, show_selection
 
 EPS_CHOICES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0]
 PRT_CHOICES = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2]
 GRID_CHOICES = [64, 128, 256, 512, 1024, 2048]
 DEFAULT_GRID = CLI_DEFAULT_GRID  # one default for app and CLI: the paper's 1024 (see cli.py)
-DEFAULT_METHODS = ["htf", "ug", "ag", "kdtree-geo", "quadtree", "privtree"]
+DEFAULT_METHODS = ["auto", "htf", "ug", "ag", "kdtree-geo", "quadtree", "privtree"]
 SAMPLE_POINTS = 1500
 RESULT_KEY = "lh_result"
 DEMO_EXTENT = "demo"
@@ -250,6 +252,7 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str) -> None:
     if flags:
         st.caption(f"HTF (modified): {', '.join(flags)}.")
 
+    show_selection(releases)  # what "Recommended (private choice)" built, and why
     st.subheader("Partitions")
     c1, c2, c3 = st.columns(3)
     boundaries = c1.toggle("Boundaries and place names (offline)", key=persist("lh_bounds", True))
@@ -371,11 +374,12 @@ with user_errors():
     check_points(digest, df, lat_col, lon_col)  # bad coordinates: say so before asking for a bbox
     bbox, from_data = choose_bbox(demo_name, digest, noise.is_secure)
 
-    all_methods = list(METHODS) + list(VARIANTS)
+    all_methods = ["auto"] + [m for m in [*METHODS, *VARIANTS] if m != "auto"]  # recommended first
     methods = st.multiselect(
         "Methods", all_methods, format_func=method_label,
         key=persist("lh_methods", [m for m in DEFAULT_METHODS if m in all_methods]),
     )  # fmt: skip
+    st.info(WHEN_NOT_HTF)
     with st.expander("Evaluation settings (MRE uses the raw data: evaluation only)"):
         e1, e2, e3, e4 = st.columns(4)
         n_queries = int(
@@ -418,3 +422,5 @@ if result is None:
     st.info("Set the parameters, then press **Build releases and compare**.")
     st.stop()
 show_results(result, df, params_json)
+with st.expander("HTF step by step (teaching view)"):
+    show_htf_stepper(prep.F, epsilon, htf_params, noise, params_json)

@@ -1,0 +1,50 @@
+""" "Recommended (private choice)" on the location-histograms page: the choice, its reasons, and
+the measured table that says when the paper's HTF is not the best choice (issue 10)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.spatial.methods import LABELS
+
+# Measured on the benchmark grid (bench/htf_mre.py --selection-grid; docs/benchmarks/htf.md):
+# overall MRE relative to the best method of each cell, worst case over eps 0.1 / 0.5 / 1.0.
+WHEN_NOT_HTF = (
+    "**When is the paper's HTF the best choice?** On our benchmark grid (15 point sets: single "
+    "Gaussian clusters and a city mixture at 10k–1M points, GeoNames places world / Europe, US "
+    "airports, US ZIP centroids; ε 0.1, 0.5, 1.0) HTF (even with its improvements, `htf+`) was "
+    "never the best: PrivTree won on single clusters and most synthetic data, AG on spread real "
+    "place data, with HTF 1.6–12× worse than the winner. The paper's setting where HTF beats "
+    "the grids (a million points in one tight cluster) is real, but PrivTree is better there "
+    "too. **Recommended (private choice)** spends a small share of ε to pick for your data."
+)
+
+
+def show_selection(releases: dict) -> None:
+    """If `auto` was built: what it chose, the rule that fired, and the noisy features."""
+    rel = releases.get("auto")
+    if rel is None or "selection" not in rel.info:
+        return
+    sel = rel.info["selection"]
+    st.markdown(
+        f"**Recommended (private choice) built {LABELS.get(sel.method, sel.method)}** — rule "
+        f"*{sel.rule}*: {sel.condition}. It spent ε = {sel.epsilon:.4g} on noisy features "
+        f"(ledgered, part of its total) and ε = {sel.epsilon_build:.4g} on the histogram."
+    )
+    feats = sel.features
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"feature": "noisy N", "value": f"{feats.noisy_n:,.0f}",
+                 "noise scale": sel.noise_scales["n"]},
+                {"feature": "signal = noisy N × ε(build)", "value": f"{feats.signal:,.0f}",
+                 "noise scale": sel.noise_scales["n"] * sel.epsilon_build},
+                {"feature": "mass share of the densest 1/16 coarse cells",
+                 "value": f"{feats.top_share:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
+                {"feature": "clearly non-empty coarse cells (fraction)",
+                 "value": f"{feats.occupied:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
+            ]
+        ),
+        hide_index=True,
+    )  # fmt: skip
