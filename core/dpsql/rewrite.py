@@ -15,28 +15,27 @@ picking <= C_u of a unit's own partitions bounds its influence). Exports to othe
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from sqlglot import exp
 
 from core.dpsql.allowlist import safe_double, totalise
-from core.dpsql.budget_split import split_epsilon
-from core.dpsql.ir import ROW_LEVEL_KINDS, DPAggregate, DPQuery
+from core.dpsql.ir import ROW_LEVEL_KINDS, DPQuery
 from core.dpsql.mechanisms import Mechanism
+from core.dpsql.planning import (  # noqa: F401 - re-exported for release.py and tests
+    MAX_EXPONENT,
+    MAX_INT_SCALE,
+    MAX_UNIT_CONTRIBUTION,
+    choose_exponent,
+    int_bound,
+    midpoints,
+    plan_mechanisms,
+)
 from core.dpsql.sampling_key import sampling_key
 from core.dpsql.validate import Source
-from core.errors import InputError
 
 DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
-MAX_EXPONENT = 24
-# Integer partials stay below 2^31 per unit, so 2^31 units cannot overflow a 64-bit sum.
-MAX_UNIT_CONTRIBUTION = 2**31
-# Integer noise scales stay below 2^26: a larger scale drowns every result, and noisy
-# integer sums stay far inside int64.
-MAX_INT_SCALE = 2**26
-
 STAGE_CAPTIONS = {
     "src": "π σ ⋈ — the validated FROM/WHERE; the privacy unit is propagated as _uid",
     "rows_keyed": "row sample key (for per-row aggregates: at most k rows per unit and group)",
@@ -115,90 +114,6 @@ def integerise(e: exp.Expression, exponent: int) -> exp.Expression:
 
 def as_double(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=e, to=exp.DataType.build("DOUBLE"))
-
-
-def choose_exponent(bound: float, epsilon: Fraction, factor: int) -> int:
-    """Largest j <= 24 with factor*|bound|*2^j <= 2^31 and its noise scale <= 2^26 (public only)."""
-    if bound == 0:
-        return MAX_EXPONENT
-    j = MAX_EXPONENT
-    while j > -60 and (
-        factor * abs(bound) * 2.0**j > MAX_UNIT_CONTRIBUTION
-        or factor * abs(bound) * 2.0**j / float(epsilon) > MAX_INT_SCALE
-    ):
-        j -= 1
-    return j
-
-
-def int_bound(value: float, exponent: int) -> int:
-    """round(value * 2^j) as SQL's ROUND does it (half away from zero)."""
-    scaled = value * 2.0**exponent
-    return int(math.copysign(math.floor(abs(scaled) + 0.5), scaled))
-
-
-def midpoints(agg: DPAggregate) -> tuple[float, float, float]:
-    """m, m2 and R2 for bounded mean/variance (Google BoundedVariance)."""
-    lo, hi = agg.lower, agg.upper
-    m = (lo + hi) / 2
-    if lo < 0 < hi:
-        r2 = max(lo * lo, hi * hi)
-        m2 = r2 / 2
-    else:
-        r2 = abs(hi * hi - lo * lo)
-        m2 = (lo * lo + hi * hi) / 2
-    return m, m2, r2
-
-
-def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fraction]:
-    shares, reuse = split_epsilon(query)
-    cu = query.options.max_groups_contributed
-    k = query.options.max_rows_per_group
-    mechs: list[Mechanism] = []
-    threshold = None
-    for share in shares:
-        i, eps = share.aggregate, share.epsilon
-        if i is None:
-            threshold = Mechanism(None, "units", "n_units", 1, 0, eps, cu)
-            continue
-        a = query.aggregates[i]
-        if a.kind == "COUNT_UNITS":
-            mechs.append(Mechanism(i, "units", "n_units", 1, 0, eps, cu))
-        elif a.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
-            bound = max(abs(a.lower), abs(a.upper))
-            integral = float(a.lower).is_integer() and float(a.upper).is_integer()
-            j = choose_exponent(bound, eps / cu, 1)
-            if a.kind != "SUM" and integral:
-                j = min(0, j)  # integer counts stay on the integer grid unless noise is huge
-            sens = max(abs(int_bound(a.lower, j)), abs(int_bound(a.upper, j)))
-            comp = "sum" if a.kind == "SUM" else "count"
-            mechs.append(Mechanism(i, comp, f"s{i}", sens, j, eps, cu))
-        elif a.kind == "AVG":
-            half = (a.upper - a.lower) / 2
-            j = choose_exponent(half, eps / 2 / cu, 1)
-            mechs.append(Mechanism(i, "count", f"n{i}", 1, 0, eps / 2, cu))
-            mechs.append(Mechanism(i, "sum", f"s{i}", int_bound(half, j), j, eps / 2, cu))
-        elif a.kind in ("VAR", "STDDEV"):
-            m, m2, r2 = midpoints(a)
-            half = (a.upper - a.lower) / 2
-            j = choose_exponent(half, eps / 3 / cu, k)
-            j2 = choose_exponent(r2 / 2, eps / 3 / cu, k)
-            mechs.append(Mechanism(i, "count", f"n{i}", k, 0, eps / 3, cu))
-            mechs.append(Mechanism(i, "sum", f"s{i}", k * int_bound(half, j), j, eps / 3, cu))
-            mechs.append(Mechanism(i, "sumsq", f"q{i}", k * int_bound(r2 / 2, j2), j2, eps / 3, cu))
-        else:  # QUANTILE: up to k values per unit and partition change
-            mechs.append(Mechanism(i, "quantile", f"l{i}", k, 0, eps, cu))
-    if query.options.public_groups:
-        threshold = None
-    elif threshold is None:
-        threshold = next(m for m in mechs if m.aggregate == reuse)
-    for m in [*mechs, threshold]:
-        if m is not None and m.component != "quantile" and m.scale > MAX_INT_SCALE:
-            raise InputError(
-                f"DPX-V030 epsilon = {query.options.epsilon:g} is too small: a noise scale of "
-                f"{m.scale:.3g} would drown every result. Fix: raise epsilon or use fewer "
-                "aggregates."
-            )
-    return mechs, threshold, None if threshold is None else threshold.epsilon
 
 
 def rewrite(
