@@ -45,7 +45,7 @@ def sa_distribution_figure(plan: PartitionPlan, max_bars: int = 200) -> go.Figur
         ("T'' (frequent)", T2_COLOUR),
     ):
         fig.add_trace(go.Bar(x=[None], y=[None], marker_color=colour, name=name))
-    if plan.f_max:
+    if plan.n:  # also when nothing needs protection: the line shows every value is above it
         fig.add_hline(
             y=float(plan.rho1 * plan.n),
             line_dash="dot",
