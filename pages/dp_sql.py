@@ -1,5 +1,12 @@
 """DP SQL: register tables, write or build a SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY
-query, see its staged rewrite, release noisy rows with 95% intervals under a session ledger.
+query, see its staged rewrite, release noisy rows with 95% intervals.
+
+Budgets are the release registry's (`core.registry`), never the browser session's: a registered
+dataset's runs are charged to its (ε, δ) budget through a `RegistryLedger` (one atomic registry
+transaction before any data is read, with the dataset policy's per-query caps), so a reload, a
+restart, a second browser and `dpx sql --dataset` all see one spend. Demo tables and uploads
+(the owner exploring unregistered data) are recorded as unregistered runs, not limited across
+runs — exactly as `dpx sql --table` does.
 
 Thin page: widgets -> core.dpsql -> core.viz.dpsql -> st.*.
 """
@@ -14,6 +21,7 @@ import streamlit as st
 
 from core.data.loading import load_table
 from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
+from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import (
     ROW_ID_COLUMN,
     UNIT_EXPLANATION,
@@ -27,6 +35,8 @@ from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
 from core.errors import InputError
 from core.privacy import BudgetLedger
+from core.registry import Dataset, Registry
+from core.registry.ledger import RegistryLedger
 from core.viz.dpsql import (
     budget_figure,
     group_labels,
@@ -37,12 +47,11 @@ from core.viz.dpsql import (
     survival_figure,
 )
 from pages.common import current_noise, forget, persist, user_errors
-from pages.mode import is_analyst
+from pages.mode import is_analyst, registered_dataset_picker
 
-LEDGER = "dpsql_ledger"
+SQL_TOOL = "sql"
 RESULT = "dpsql_result"
 QUERY = "dpsql_query"
-QUERY_LOG = "dpsql_query_log"
 FILES = "dpsql_files"
 KEPT_FILES = "dpsql_files::kept"  # uploads kept for the session (a file uploader forgets them)
 DEMO_NAMES = [d.name for d in DEMOS]
@@ -94,10 +103,48 @@ def _uploads() -> list[tuple[str, bytes]]:
     return kept
 
 
-def _ledger() -> BudgetLedger:
-    if LEDGER not in st.session_state:
-        st.session_state[LEDGER] = BudgetLedger(total_epsilon=10.0, total_delta=1e-4)
-    return st.session_state[LEDGER]
+def _registered_tables(dataset: Dataset) -> dict[str, pd.DataFrame]:
+    """The registered dataset's files (already verified unchanged), cached by fingerprint."""
+    return {t.name: _upload(Path(t.path).read_bytes(), t.path, t.sha256) for t in dataset.tables}
+
+
+def _open_registry() -> Registry | None:
+    """The registry; for unregistered data a registry that cannot be opened only warns."""
+    try:
+        return Registry()
+    except InputError as err:
+        st.warning(f"This run will not be recorded: {err}")
+        return None
+
+
+def _recorded_runs(registry: Registry, dataset: Dataset | None, data_key: str) -> list:
+    """What the registry holds for the data on screen: the registered dataset's releases (all
+    tools: the budget is the dataset's), or the SQL runs recorded for this unregistered data
+    (matched by its fingerprint, so they survive a reload)."""
+    if dataset is not None:
+        return registry.releases(dataset.name)
+    return [
+        r
+        for r in registry.releases()
+        if r.dataset is None and r.tool == SQL_TOOL and r.params.get("data") == data_key
+    ]
+
+
+def _unrecorded_ledger() -> BudgetLedger:
+    """Only when the registry cannot be opened for unregistered data: no limit, as the CLI."""
+    return BudgetLedger()
+
+
+def _runs_frame(runs: list) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"id": r.id, "time": r.time, "tool": r.tool, "kind": r.kind.value,
+             "status": r.status.value, "ε": r.epsilon, "δ": r.delta, "noise": r.mode,
+             "query": r.params.get("query", "")}
+            for r in runs
+        ],
+        columns=["id", "time", "tool", "kind", "status", "ε", "δ", "noise", "query"],
+    )  # fmt: skip
 
 
 def _show_result(res: dict, current: tuple[str, str, str]) -> None:
@@ -154,12 +201,32 @@ st.write(
 
 # ------------------------------------------------------------------------------------ tables
 st.header("1 · Tables")
-SOURCES = ["Demo dataset", "Upload CSV/Parquet"]
+REGISTERED = "Registered dataset"
+# analyst mode: registered datasets only (their releases are charged to the registry's budget)
+SOURCES = [REGISTERED] if is_analyst() else ["Demo dataset", "Upload CSV/Parquet", REGISTERED]
 source = st.radio("Data", SOURCES, horizontal=True, key=_kept("dpsql_source", SOURCES, SOURCES[0]))
 tables: dict[str, pd.DataFrame] = {}
 public: set[str] = set()
+registry: Registry | None = None
+dataset: Dataset | None = None
 with user_errors():
-    if source == "Demo dataset":
+    if source == REGISTERED:
+        picked = registered_dataset_picker(key="dpsql_dataset")
+        if picked is None:
+            st.stop()
+        registry, dataset = picked
+        if not dataset.uid:
+            st.error(
+                f"Dataset '{dataset.name}' has no privacy-unit column: DP SQL needs one. The "
+                "owner registers it with `dpx dataset add ... --uid COL`."
+            )
+            st.stop()
+        tables = _registered_tables(dataset)
+        public = {t.name for t in dataset.public_tables}
+        data_key = f"registered:{dataset.name}:" + ",".join(
+            sorted(f"{t.name}:{t.sha256}" for t in dataset.tables)
+        )
+    elif source == "Demo dataset":
         demo = st.selectbox("Demo", DEMO_NAMES, key=_kept("dpsql_demo", DEMO_NAMES, DEMO_NAMES[0]))
         st.caption(next(d.description for d in DEMOS if d.name == demo))
         tables = _demo_tables(demo)
@@ -179,18 +246,26 @@ with user_errors():
 
     names = list(tables)
     public_key = f"dpsql_public_{data_key}"
-    public = set(
-        st.multiselect(
-            "Public tables (no privacy unit; joined freely)", names,
-            key=persist(public_key, sorted(public)),
+    if dataset is None:
+        public = set(
+            st.multiselect(
+                "Public tables (no privacy unit; joined freely)", names,
+                key=persist(public_key, sorted(public)),
+            )
+        )  # fmt: skip
+    else:
+        st.caption(
+            "Public tables (registered): " + (", ".join(f"`{n}`" for n in sorted(public)) or "none")
         )
-    )  # fmt: skip
     private = [n for n in names if n not in public]
     if not private:
         st.error("Mark at least one table as private: a DP query reads a private table.")
         st.stop()
     common_cols = sorted(set.intersection(*(set(map(str, tables[n].columns)) for n in private)))
-    if source == "Demo dataset":  # the demo declares its unit (see its description)
+    if dataset is not None:  # the owner declared the unit when registering the dataset
+        unit_kind, uid = UNIT_COLUMN, dataset.uid
+        st.caption(f"Privacy unit: `{uid}` (registered with dataset '{dataset.name}').")
+    elif source == "Demo dataset":  # the demo declares its unit (see its description)
         unit_kind, uid = UNIT_COLUMN, "uid"
         st.caption("Privacy unit: `uid` (declared by the demo dataset).")
     else:  # never guessed: the owner says what a unit is
@@ -229,15 +304,16 @@ with user_errors():
             catalog.add_private_rows(n, tables[n])
         else:
             catalog.add_private(n, tables[n], uid)
-            if source != "Demo dataset":
+            if source != "Demo dataset" and not is_analyst():
                 for concern in unit_column_concerns(n, tables[n], uid):
                     st.warning(f"Owner check (reads the data, not released): {concern}")
     catalog_key = f"{data_key}|public={sorted(public)}|unit={unit_kind}:{uid}"
-    with st.expander("Table previews"):
-        for n in names:
-            role = "public" if n in public else f"private (unit: {uid})"
-            st.write(f"**{n}** — {role}, {len(tables[n]):,} rows (owner view)")
-            st.dataframe(catalog.get(n).frame.head(5), hide_index=True)
+    if not is_analyst():  # raw rows and exact row counts: owner only
+        with st.expander("Table previews"):
+            for n in names:
+                role = "public" if n in public else f"private (unit: {uid})"
+                st.write(f"**{n}** — {role}, {len(tables[n]):,} rows (owner view)")
+                st.dataframe(catalog.get(n).frame.head(5), hide_index=True)
 
 # ------------------------------------------------------------------------------------- query
 st.header("2 · Query")
@@ -286,7 +362,11 @@ noise = current_noise()
 with user_errors():
     prepared = prepare(sql, catalog, noise)
 
-tab_explain, tab_run, tab_ledger, tab_teach = st.tabs(["Explain", "Run", "Ledger", "Teaching"])
+if is_analyst():  # no Teaching view: its exact intermediate tables are not releases
+    tab_explain, tab_run, tab_ledger = st.tabs(["Explain", "Run", "Ledger"])
+    tab_teach = None
+else:
+    tab_explain, tab_run, tab_ledger, tab_teach = st.tabs(["Explain", "Run", "Ledger", "Teaching"])
 
 # ----------------------------------------------------------------------------------- explain
 with tab_explain:
@@ -344,80 +424,119 @@ with tab_explain:
     )
 
 # --------------------------------------------------------------------------------------- run
-ledger = _ledger()
+if registry is None:  # unregistered data: recorded in the registry, not limited
+    registry = _open_registry()
+run_params = {"query": sql, "data": data_key, "catalog": catalog_key, "via": "app"}
+if dataset is not None:
+    p = dataset.policy
+    caps = QueryCaps(
+        p.max_epsilon_per_query, p.max_delta_per_query, f"dataset `{dataset.name}` policy"
+    )
+else:
+    caps = NO_CAPS
 with tab_run:
     spend = sum(r["epsilon"] for r in info["budget_split"])
+    where = (
+        f"the budget of registered dataset **{dataset.name}**"
+        if dataset is not None
+        else "no budget: unregistered data (demo or upload) is recorded in the registry as an "
+        "unregistered run, not limited across runs, like `dpx sql --table`"
+    )
     st.write(
         f"Running releases noisy rows and spends **ε = {spend:.3g}, δ = "
-        f"{prepared.query.options.delta:g}** from the session budget. Noise: {noise.label}."
+        f"{prepared.query.options.delta:g}** from {where}. Noise: {noise.label}."
     )
     if st.button("Run query", type="primary", key="dpsql_run"):
         st.session_state.pop(RESULT, None)  # a refused run leaves no earlier rows on screen
+        ledger = (
+            RegistryLedger(registry, SQL_TOOL, dataset, run_params, noise.mode)
+            if registry is not None
+            else None
+        )
         try:
             with st.spinner("Running the staged query…"):
-                result = run(prepared, _engine(catalog_key, catalog), noise, ledger)
+                result = run(
+                    prepared, _engine(catalog_key, catalog), noise,
+                    ledger if ledger is not None else _unrecorded_ledger(), caps,
+                )  # fmt: skip
+        except InputError as exc:  # budget, caps, seeded on real data: shown, page stays
+            if ledger is not None and ledger.release is not None:
+                registry.fail(ledger.release.id, str(exc))  # charged: the charge stands
+                st.error(f"Failed after the charge (release #{ledger.release.id}). {exc}")
+            else:
+                if dataset is not None and ledger is not None and not ledger.refused:
+                    # refused by the caps or the budget check before the registry's charge step
+                    # (which records its own refusals): recorded here, charging nothing
+                    registry.refuse(SQL_TOOL, dataset.name, str(exc), run_params)
+                st.error(f"Refused — nothing was released or charged. {exc}")
+        else:
+            released = result.to_dict()
+            if ledger is not None and ledger.release is not None:
+                registry.attach(ledger.release.id, released)
+                released["release_id"] = ledger.release.id
             st.session_state[RESULT] = {
-                "sql": sql, "catalog": catalog_key, "noise": noise.label, **result.to_dict()
+                "sql": sql, "catalog": catalog_key, "noise": noise.label, **released
             }  # fmt: skip
-            st.session_state.setdefault(QUERY_LOG, []).append(result.record)
-        except InputError as exc:  # e.g. the session budget: shown, the rest of the page stays
-            st.error(f"Refused — nothing was released. {exc}")
     res = st.session_state.get(RESULT)
     if res:
         _show_result(res, current=(sql, catalog_key, noise.label))
 
 # ------------------------------------------------------------------------------------ ledger
 with tab_ledger:
-    c1, c2 = st.columns(2)
-    total_eps = c1.number_input(
-        "Session total ε", 0.1, 1000.0, float(ledger.total_epsilon or 10.0), key="dpsql_total_eps"
-    )
-    total_delta = c2.number_input(
-        "Session total δ",
-        0.0,
-        1.0,
-        float(ledger.total_delta or 1e-4),
-        format="%.1e",
-        key="dpsql_total_delta",
-    )
-    ledger.total_epsilon, ledger.total_delta = float(total_eps), float(total_delta)
-    st.plotly_chart(
-        ledger_figure(ledger.epsilon_spent, ledger.total_epsilon), key="dpsql_ledger_chart"
-    )
-    st.write(
-        f"Spent ε = {ledger.epsilon_spent:.4g} of {ledger.total_epsilon:g}, "
-        f"δ = {ledger.delta_spent:.2e} of {ledger.total_delta:.1e}. A query that would exceed "
-        "the total is refused before it reads any data."
-    )
-    st.dataframe(pd.DataFrame(ledger.to_records()), hide_index=True, key="dpsql_ledger_table")
-    log = st.session_state.get(QUERY_LOG, [])
-    if log:
-        st.write("Queries charged in this session")
-        st.dataframe(pd.DataFrame(log)[["timestamp", "form", "epsilon", "delta",
-                                        "max_groups_contributed", "threshold", "query"]],
-                     hide_index=True, key="dpsql_query_log_table")  # fmt: skip
-    d1, d2, d3 = st.columns(3)
-    d1.download_button("Ledger (JSON)", ledger.to_json(), "dpsql_ledger.json", key="dpsql_dl_json")
-    d2.download_button("Ledger (CSV)", ledger.to_csv(), "dpsql_ledger.csv", key="dpsql_dl_csv")
-    if d3.button("Reset session ledger", key="dpsql_reset"):
-        st.session_state[LEDGER] = BudgetLedger(ledger.total_epsilon, ledger.total_delta)
-        st.session_state.pop(RESULT, None)
-        st.session_state.pop(QUERY_LOG, None)
-        st.rerun()
+    if registry is None:
+        st.warning("The registry could not be opened: runs on this data are not recorded.")
+    else:
+        runs = _recorded_runs(registry, dataset, data_key)
+        if dataset is not None:
+            eps_spent, delta_spent = registry.spent(dataset.name)
+            p = dataset.policy
+            st.plotly_chart(ledger_figure(eps_spent, p.epsilon_total), key="dpsql_ledger_chart")
+            caps_text = ", ".join(
+                f"{name} {value:g} per query"
+                for name, value in (("ε", p.max_epsilon_per_query), ("δ", p.max_delta_per_query))
+                if value is not None
+            )
+            st.write(
+                f"Dataset **{dataset.name}** (registry): spent ε = {eps_spent:.4g} of "
+                f"{p.epsilon_total:g}, δ = {delta_spent:.2e} of {p.delta_total:.1e}"
+                + (f"; caps: {caps_text}" if caps_text else "")
+                + ". Every tool and every session charges this one budget (basic composition: "
+                "sums). A query that would exceed it is refused before it reads any data. Only "
+                "the data owner changes a total, with `dpx dataset budget` (recorded); there is "
+                "no reset."
+            )
+        else:
+            total = sum(r.epsilon for r in runs)
+            st.info(
+                "Unregistered data (demo or upload): each run is recorded in the registry as an "
+                "unregistered run (seeded runs as demo runs), **not limited across runs** — "
+                "exactly as `dpx sql --table`. To give data a budget, the owner registers it "
+                "with `dpx dataset add NAME --table T=FILE --uid COL --epsilon E`."
+            )
+            st.write(
+                f"Recorded for this data: {len(runs)} run(s), ε = {total:.4g} in total "
+                "(not a budget)."
+            )
+        frame = _runs_frame(runs)
+        st.dataframe(frame, hide_index=True, key="dpsql_ledger_table")
+        st.download_button(
+            "Recorded runs (CSV)", frame.to_csv(index=False), "dpsql_runs.csv", key="dpsql_dl_csv"
+        )
 
 # ---------------------------------------------------------------------------------- teaching
-with tab_teach:
-    st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
-    if st.toggle("Show the per-stage intermediate tables", key=persist("dpsql_teach", False)):
-        with user_errors():
-            stages = stage_tables(prepared, _engine(catalog_key, catalog), limit=50)
-        for name, frame in stages.items():
-            st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")
-            st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")
-        cross = stages["cross_user"]
-        t = info["threshold"]["integer"]
-        if t is not None:
-            st.write(
-                f"In the first {len(cross)} partitions of cross_user, {int((cross['n_units'] >= t).sum())} "
-                f"have at least T = {t} units; the noisy count decides which are released."
-            )
+if tab_teach is not None:
+    with tab_teach:
+        st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
+        if st.toggle("Show the per-stage intermediate tables", key=persist("dpsql_teach", False)):
+            with user_errors():
+                stages = stage_tables(prepared, _engine(catalog_key, catalog), limit=50)
+            for name, frame in stages.items():
+                st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")
+                st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")
+            cross = stages["cross_user"]
+            t = info["threshold"]["integer"]
+            if t is not None:
+                st.write(
+                    f"In the first {len(cross)} partitions of cross_user, {int((cross['n_units'] >= t).sum())} "
+                    f"have at least T = {t} units; the noisy count decides which are released."
+                )

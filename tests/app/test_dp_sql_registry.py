@@ -1,0 +1,121 @@
+"""AppTest of the DP SQL page on the release registry: a registered dataset's budget is the
+registry's (a reload — a new AppTest — shows the same spend), its caps and total refuse before
+any data is read, seeded noise is refused on non-teaching data, unregistered data is recorded
+but not limited, and analyst mode offers registered datasets only, without previews."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.dpsql.demos import DEMOS
+from core.registry import Policy, Registry, RunKind
+from pages.common import MODE_KEY, SEED_KEY
+
+PAGE = "pages/dp_sql.py"
+DEMO = "sql-employee-orders"
+
+
+@pytest.fixture
+def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
+    """A registry with dataset 'staff' (the employee/orders demo tables written as CSV files):
+    total ε 2.5, δ 1e-4, per-query ε cap 1.2."""
+    monkeypatch.delenv("DPX_MODE", raising=False)
+    tables = next(d for d in DEMOS if d.name == DEMO).load()
+    files = []
+    for name, frame in tables.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        files.append((name, path))
+    reg = Registry(registry_dir)
+    reg.add_dataset("staff", files, Policy(2.5, 1e-4, 1.2), uid="uid")
+    return reg
+
+
+def _open_registered(app_test):
+    at = app_test(PAGE).run()
+    at.radio(key="dpsql_source").set_value("Registered dataset").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _errors(at) -> list[str]:
+    """Error messages, without the Teaching tab's standing NON-PRIVATE label."""
+    return [e.value for e in at.error if "NON-PRIVATE" not in e.value]
+
+
+def _spent_line(at) -> str:
+    return next(m.value for m in at.markdown if "spent ε =" in m.value)
+
+
+def test_registered_spend_survives_a_reload(app_test, registry):
+    at = _open_registered(app_test)
+    assert "spent ε = 0 of 2.5" in _spent_line(at)
+    at.button(key="dpsql_run").click().run()
+    assert not at.exception and not _errors(at), _errors(at)
+    eps, delta = registry.spent("staff")
+    assert eps == pytest.approx(1.0) and delta == pytest.approx(1e-5)  # the example's ε, δ
+    (release,) = registry.releases("staff")
+    assert release.kind is RunKind.RELEASE and release.tool == "sql"
+    assert release.artefact["partitions_released"] >= 0  # the released rows are attached
+    assert "spent ε = 1 of 2.5" in _spent_line(at)
+
+    reloaded = _open_registered(app_test)  # a new session: nothing kept in session state
+    assert "spent ε = 1 of 2.5" in _spent_line(reloaded)
+    assert not any(b.key == "dpsql_reset" for b in reloaded.button)
+    assert not any(n.key == "dpsql_total_eps" for n in reloaded.number_input)
+
+
+def test_registered_budget_and_cap_refuse_uncharged(app_test, registry):
+    at = _open_registered(app_test)
+    at.button(key="dpsql_run").click().run()
+    at.button(key="dpsql_run").click().run()
+    assert registry.spent("staff")[0] == pytest.approx(2.0)
+    at.button(key="dpsql_run").click().run()  # 2 + 1 > 2.5: refused, nothing charged
+    assert any("Refused" in e and "exceeded" in e for e in _errors(at))
+    assert registry.spent("staff")[0] == pytest.approx(2.0)
+    assert "Partitions released" not in {m.label for m in at.metric}
+
+    query = at.text_area(key="dpsql_query").value
+    assert "epsilon=1" in query.replace(" ", "").lower()
+    at.text_area(key="dpsql_query").set_value(
+        query.replace("epsilon = 1", "epsilon = 1.5").replace("epsilon=1", "epsilon=1.5")
+    ).run()
+    at.button(key="dpsql_run").click().run()  # ε 1.5 above the per-query cap 1.2
+    assert any("max_epsilon_per_query = 1.2" in e for e in _errors(at)), _errors(at)
+    assert registry.spent("staff")[0] == pytest.approx(2.0)
+    assert len(registry.refusals("staff")) == 2  # both refusals recorded, charging nothing
+
+
+def test_seeded_noise_refused_on_registered_data(app_test, registry):
+    at = app_test(PAGE)
+    at.session_state[MODE_KEY] = True
+    at.session_state[SEED_KEY] = 7
+    at.run()
+    at.radio(key="dpsql_source").set_value("Registered dataset").run()
+    at.button(key="dpsql_run").click().run()
+    assert any("seeded" in e for e in _errors(at))
+    assert registry.spent("staff") == (0.0, 0.0) and not registry.releases("staff")
+    assert len(registry.refusals("staff")) == 1
+
+
+def test_unregistered_runs_recorded_not_limited(app_test, registry):
+    at = app_test(PAGE).run()  # the demo tables, unregistered
+    for _ in range(3):
+        at.button(key="dpsql_run").click().run()
+        assert not _errors(at), _errors(at)
+    runs = registry.releases(kind=RunKind.UNREGISTERED)
+    assert len(runs) == 3 and all(r.dataset is None and r.epsilon == 1.0 for r in runs)
+    assert registry.spent("staff") == (0.0, 0.0)
+    reloaded = app_test(PAGE).run()
+    assert any("3 run(s), ε = 3 in total" in m.value for m in reloaded.markdown)
+
+
+def test_analyst_mode_registered_only_without_previews(app_test, registry, monkeypatch):
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    at = app_test(PAGE).run()
+    assert not at.exception
+    assert at.radio(key="dpsql_source").options == ["Registered dataset"]
+    assert not any(e.label == "Table previews" for e in at.expander)
+    assert [t.label for t in at.tabs] == ["Explain", "Run", "Ledger"]
+    at.button(key="dpsql_run").click().run()
+    assert registry.spent("staff")[0] == pytest.approx(1.0)
