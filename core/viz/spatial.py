@@ -120,9 +120,11 @@ def release_map(
         default=1.0,
     )
     for i, (name, rel) in enumerate(drawable.items()):
-        colors, _ = density_colors(rel, vmax)
+        colors, top = density_colors(rel, vmax)
         gj = to_geojson(rel, grid, noise_info, bbox_from_data, colors=colors)
         gj.pop("metadata")
+        for feature in gj["features"]:  # sparse leaves fainter, so the boundaries show through
+            feature["properties"]["fill"] = fill_opacity(feature["properties"]["density"], top)
         fields = ["noisy_count", "cells", "area_km2"]
         if gj["features"] and "noise_std" in gj["features"][0]["properties"]:
             fields.append("noise_std")
@@ -153,18 +155,24 @@ def release_map(
 THIN_ABOVE = 2_000  # leaves: above this, outlines get thinner and fainter (10k-40k stay readable)
 
 
+def fill_opacity(density: float, top: float) -> float:
+    """0.2 for an empty leaf up to 0.8 at the top of the log scale (two decimals)."""
+    t = math.log1p(max(density, 0.0)) / top if top > 0 else 0.0
+    return round(0.2 + 0.6 * min(t, 1.0), 2)
+
+
 def _style(feature: dict) -> dict:
     return {
         "fillColor": feature["properties"]["color"],
         "color": "#333333",
         "weight": 0.5,
         "opacity": 0.7,
-        "fillOpacity": 0.6,
+        "fillOpacity": feature["properties"].get("fill", 0.6),
     }
 
 
 def _thin_style(feature: dict) -> dict:
-    return {**_style(feature), "weight": 0.15, "opacity": 0.35, "fillOpacity": 0.7}
+    return {**_style(feature), "weight": 0.15, "opacity": 0.35}
 
 
 def legend_ticks(vmax: float) -> list[tuple[float, float]]:
@@ -180,7 +188,11 @@ def legend_ticks(vmax: float) -> list[tuple[float, float]]:
             if v <= vmax and v >= 0.1:
                 ticks.append((v, math.log1p(v) / top))
         decade *= 10
-    ticks = [t for t in ticks if t[1] <= 1.0]
+    spaced = [ticks[0]]
+    for t in ticks[1:]:
+        if t[1] <= 1.0 and t[1] - spaced[-1][1] >= 0.08:  # labels must not overlap
+            spaced.append(t)
+    ticks = spaced
     # keep at most ~6 labels, evenly spread along the bar
     if len(ticks) > 6:
         keep = np.linspace(0, len(ticks) - 1, 6).round().astype(int)
@@ -224,7 +236,8 @@ class DensityLegend(MacroElement):
             f'<div style="height:10px;margin-top:3px;background:linear-gradient(to right, '
             f'{gradient})"></div>'
             f'<div style="position:relative;height:14px">{labels}</div>'
-            "<span style='color:#555'>negative noisy counts are drawn as 0</span>"
+            "<span style='color:#555'>negative noisy counts are drawn as 0; sparser leaves "
+            "are drawn more transparent</span>"
         )
 
 

@@ -18,6 +18,7 @@ from core.viz.spatial import (
     THIN_ABOVE,
     _rgb_to_hex,
     density_colors,
+    fill_opacity,
     legend_ticks,
     release_map,
 )
@@ -56,6 +57,8 @@ def test_legend_ticks_sit_at_their_log_positions():
     assert values == sorted(values) and values[-1] <= vmax and len(ticks) <= 6
     for v, pos in ticks:
         assert math.isclose(pos, math.log1p(v) / math.log1p(vmax))
+    gaps = [b[1] - a[1] for a, b in zip(ticks, ticks[1:], strict=False)]
+    assert all(g >= 0.08 for g in gaps)  # labels do not overlap
     assert legend_ticks(0.0) == [(0.0, 0.0)]
 
 
@@ -71,6 +74,12 @@ def test_many_leaves_get_thin_outlines():
     assert releases["ug"].n_leaves > THIN_ABOVE >= releases["htf"].n_leaves
     html = _script({"ug": releases["ug"]})
     assert '"weight": 0.15' in html
+
+
+def test_sparse_leaves_are_fainter():
+    assert fill_opacity(0.0, 3.0) == 0.2
+    assert fill_opacity(math.expm1(3.0), 3.0) == 0.8
+    assert fill_opacity(1.0, 3.0) < fill_opacity(5.0, 3.0)
 
 
 def test_boundaries_are_drawn_offline_by_default_and_can_be_turned_off():
