@@ -1,6 +1,11 @@
 """PP balancing: partition a table so each sub-table can be randomized with its own, larger
 retention probability, step through Phase 1, then perturb and publish.
 
+Every publication is recorded in the release registry (`core.registry`) through
+`charged_release`: for a registered dataset as a release of tool "pp" — a (ρ1, ρ2) publication,
+not ε-DP, so no ε is charged — and for a demo table or an upload as an unregistered run (seeded
+runs as demo runs), exactly as `dpx balance` does.
+
 Thin page: widgets -> core.balancing -> core.viz.balancing -> st.*.
 """
 
@@ -10,6 +15,7 @@ import hashlib
 import json
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -32,6 +38,9 @@ from core.balancing.publish import (
 from core.balancing.records import encode_sa
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
 from core.data.loading import load_table
+from core.errors import InputError
+from core.registry import Registry, Release
+from core.registry.release_flow import charged_release
 from core.viz.balancing import (
     distributions_figure,
     groups_figure,
@@ -39,6 +48,7 @@ from core.viz.balancing import (
     step_figure,
 )
 from pages.common import current_noise, forget, kept_upload, persist, user_errors
+from pages.mode import registered_dataset_picker
 
 STEP = "pp_step"
 PUBLICATION = "pp_publication"  # {"pub": Publication, "noise": Noise, "settings": tuple}
@@ -47,6 +57,8 @@ RHO_HELP = (
     "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
 )
 GROUPS_SHOWN = 60
+PP_TOOL = "pp"
+REGISTERED = "Registered dataset"
 
 
 @st.cache_data(show_spinner=False)
@@ -68,6 +80,49 @@ def _plan(counts: tuple, rho1: str, rho2: str, tie: str, merge: str) -> Partitio
         tie_policy=tie,
         merge_policy=merge,
     )
+
+
+def _publish_recorded(registry: Registry | None, dataset_name: str | None, rho, params, run):
+    """Publish through the registry: charge (nothing: PP is not ε-DP) and record, then run.
+
+    Privacy claim: the publication is (ρ1, ρ2)-private per record (PP balancing, spec pp.md),
+    not ε-DP; it is recorded as such, with no ε or δ charged. Without a registry (it could not
+    be opened) an unregistered publication is made unrecorded, as `dpx balance` does."""
+    if registry is None:
+        return None, run()
+    return charged_release(
+        registry,
+        PP_TOOL,
+        dataset_name,
+        [],
+        params["noise"],
+        params,
+        compute=run,
+        artefact_of=lambda pub: {
+            "published_metadata": pub.metadata,
+            "rows": len(pub.table),
+            "columns": [str(c) for c in pub.table.columns],
+        },
+        privacy={
+            "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
+            "rho1": rho[0],
+            "rho2": rho[1],
+            "unit": "one record",
+        },
+    )
+
+
+def _recorded_text(release: Release | None) -> str:
+    if release is None:
+        return "Not recorded: the registry could not be opened."
+    if release.dataset is not None and release.mode != "seeded":
+        return (
+            f"Recorded as release #{release.id} of dataset '{release.dataset}': a (ρ1, ρ2) "
+            "publication, no ε charged."
+        )
+    if release.mode == "seeded":
+        return f"Recorded as demo run #{release.id} (seeded: not a release)."
+    return f"Recorded as unregistered run #{release.id} (not limited across runs)."
 
 
 def _kept(key: str, options: list, default=None) -> str:
@@ -98,10 +153,25 @@ st.write(
 
 # ------------------------------------------------------------------------------------ data
 with user_errors():
-    sources = ["Demo table", "Upload a table"]
+    sources = ["Demo table", "Upload a table", REGISTERED]
     source = st.radio("Data", sources, horizontal=True, key=_kept("pp_source", sources, sources[0]))
     demo_name = None
-    if source == "Demo table":
+    registry, dataset = None, None
+    if source == REGISTERED:
+        picked = registered_dataset_picker(key="pp_dataset")
+        if picked is None:
+            st.stop()
+        registry, dataset = picked
+        private = dataset.private_tables
+        if len(private) != 1:
+            raise InputError(
+                f"PP balancing reads one table, but dataset '{dataset.name}' has "
+                f"{len(private)} private tables. The owner registers the table as its own dataset."
+            )
+        table = private[0]
+        df = _upload_table(Path(table.path).read_bytes(), table.path, table.sha256)
+        data_key = f"registered:{dataset.name}:{table.sha256}"
+    elif source == "Demo table":
         names = [d.name for d in DEMOS]
         demo_name = st.selectbox(
             "Demo dataset",
@@ -112,13 +182,16 @@ with user_errors():
         df = _demo_table(demo_name)
         demo = next(d for d in DEMOS if d.name == demo_name)
         st.caption(f"Source: {demo.source}. Licence: {demo.licence}.")
+        data_key = f"demo:{demo_name}"
     else:
         upload = kept_upload("CSV or Parquet table", "pp_upload", type=["csv", "parquet", "pq"])
         if upload is None:
             st.info("Upload a table with one row per person, or pick a demo table.")
             st.stop()
         upload_name, data = upload
-        df = _upload_table(data, upload_name, hashlib.sha256(data).hexdigest())
+        digest = hashlib.sha256(data).hexdigest()
+        df = _upload_table(data, upload_name, digest)
+        data_key = f"upload:{digest}"
 
     sa_default, rho1_default, rho2_default = DEMO_SETTINGS.get(demo_name, (None, "1/3", "2/3"))
     columns = [str(c) for c in df.columns]
@@ -391,11 +464,29 @@ settings = (signature, sa, missing, tuple(drop), record_order, accept_fallback, 
 if st.button("Publish (perturb)", key="pp_publish", type="primary"):
     st.session_state.pop(PUBLICATION, None)  # a refused publish leaves no earlier table on screen
     with user_errors():
-        pub = publish(
-            df, sa, plan, noise, accept_fallback=accept_fallback, missing=missing,
-            drop_columns=drop, record_order=record_order,
+        if registry is None:  # demo table or upload: recorded as an unregistered run
+            try:
+                registry = Registry()
+            except InputError as err:
+                st.warning(f"This publication is not recorded: {err}")
+        release, pub = _publish_recorded(
+            registry,
+            None if dataset is None else dataset.name,
+            (rho1_text, rho2_text),
+            {
+                "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
+                "merge": merge, "missing": missing, "drop": list(drop),
+                "record_order": record_order, "accept_fallback": accept_fallback,
+                "noise": noise.mode, "via": "app",
+            },
+            lambda: publish(
+                df, sa, plan, noise, accept_fallback=accept_fallback, missing=missing,
+                drop_columns=drop, record_order=record_order,
+            ),
         )  # fmt: skip
-        st.session_state[PUBLICATION] = {"pub": pub, "noise": noise, "settings": settings}
+        st.session_state[PUBLICATION] = {
+            "pub": pub, "noise": noise, "settings": settings, "recorded": _recorded_text(release)
+        }  # fmt: skip
 
 stored = st.session_state.get(PUBLICATION)
 if stored is not None and stored["settings"][:3] != settings[:3]:  # another plan or SA column
@@ -411,6 +502,7 @@ if stored is not None:
         )
     if not pub_noise.is_secure:
         st.warning(f"This publication used seeded noise: {pub_noise.label}.")
+    st.info(stored.get("recorded", ""))
     published = pub.table
     est = {
         e.value: e
