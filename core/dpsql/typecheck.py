@@ -145,6 +145,8 @@ def check_types(qualified: exp.Select, schema: dict[str, dict[str, str]]) -> Non
             _need_number([node.this], node)
         elif isinstance(node, (exp.And, exp.Or)):
             _need_boolean([node.this, node.expression], node)
+        elif isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):
+            _need_boolean([node.this], node)  # x IS TRUE casts x to boolean
         elif isinstance(node, (exp.Not, exp.Where, exp.Having)):
             _need_boolean([node.this], node)
         elif isinstance(node, exp.Join) and node.args.get("on") is not None:

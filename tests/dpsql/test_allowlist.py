@@ -76,6 +76,10 @@ ATTACKS = {
         "ANON_COUNT(*, 1) AS c FROM Orders WHERE IF(uid = 7, 'maybe', 'true')",
         "DPX-A011",
     ),
+    "text tested with IS TRUE": (
+        "ANON_COUNT(*, 1) AS c FROM Orders WHERE IF(uid = 7, 'maybe', 'true') IS TRUE",
+        "DPX-A011",
+    ),
     "CASE branches of two types": (
         "ANON_SUM(CASE WHEN uid = 7 THEN 'x' ELSE 1 END, 0, 1) AS s FROM Orders",
         "DPX-A010",
