@@ -31,6 +31,7 @@ from core.dpsql.catalog import (
 from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
+from core.dpsql.limits import ResourceLimits
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
 from core.errors import InputError
@@ -68,9 +69,12 @@ def _upload(data: bytes, name: str, digest: str) -> pd.DataFrame:
     return load_table(data, name=name)
 
 
+PAGE_LIMITS = ResourceLimits(timeout_s=120.0)
+
+
 @st.cache_resource(show_spinner="Loading tables into the DuckDB sandbox…", max_entries=4)
 def _engine(key: str, _catalog: Catalog) -> Engine:
-    return Engine(_catalog, timeout_s=120)  # a watchdog stops runaway queries
+    return Engine(_catalog, limits=PAGE_LIMITS)  # a watchdog stops runaway queries
 
 
 def _kept(key: str, options: list, default=None) -> str:
@@ -445,6 +449,17 @@ with tab_run:
     st.write(
         f"Running releases noisy rows and spends **ε = {spend:.3g}, δ = "
         f"{prepared.query.options.delta:g}** from {where}. Noise: {noise.label}."
+    )
+    cap_text = ", ".join(
+        f"{name} ≤ {value:g}"
+        for name, value in (("ε", caps.max_epsilon), ("δ", caps.max_delta))
+        if value is not None
+    )
+    st.caption(
+        f"Limits: each query may run {PAGE_LIMITS.timeout_s:g} s on {PAGE_LIMITS.threads} "
+        f"thread(s) with at most {PAGE_LIMITS.memory_limit} of memory; a query stopped after it "
+        "read data keeps its charge. Per-query caps: "
+        + (f"{cap_text} ({caps.source})." if cap_text else "none.")
     )
     if st.button("Run query", type="primary", key="dpsql_run"):
         st.session_state.pop(RESULT, None)  # a refused run leaves no earlier rows on screen

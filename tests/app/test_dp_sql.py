@@ -190,3 +190,8 @@ def test_a_chosen_unit_column_that_looks_wrong_is_questioned(app_test):
     at.selectbox[-1].set_value("citation").run()
     assert not at.exception
     assert any("only 1 distinct value(s) in 60 rows" in w.value for w in at.warning)
+
+
+def test_run_tab_states_the_limits_and_caps(page):
+    limits = next(c.value for c in page.caption if c.value.startswith("Limits:"))
+    assert "120 s" in limits and "keeps its charge" in limits and "Per-query caps: none." in limits
