@@ -1,6 +1,9 @@
-"""Streamlit helpers shared by the pages: the noise-mode switch and error display.
+"""Streamlit helpers shared by the pages: the noise-mode switch, error display, and keeping a
+page's work for the session (`persist`, `forget`, `kept_upload`).
 
-Pages stay thin: they read widgets, call `core`, and render with these helpers.
+Pages stay thin: they read widgets, call `core`, and render with these helpers. Rule for every
+page: never call a Streamlit element inside a `st.cache_data`/`st.cache_resource` function
+(cached values are shared between sessions and replayed); keep results in `st.session_state`.
 """
 
 from __future__ import annotations
