@@ -25,9 +25,10 @@ CAPABILITY_PAGES = (
 )
 
 # Analyst mode fails closed: only pages that show nothing but releases and public parameters.
-# The capability pages still read raw data (previews, teaching views, evaluation) and are not
-# offered to an analyst until each of them has an analyst view.
-ANALYST_PAGES = ("releases.py",)
+# DP SQL has an analyst view (registered datasets only; no previews, Teaching tab or owner
+# view). The other capability pages still read raw data (previews, teaching views, evaluation)
+# and are not offered to an analyst until each of them has an analyst view.
+ANALYST_PAGES = ("releases.py", "dp_sql.py")
 
 pages = [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)]
 pages += [

@@ -69,6 +69,36 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     assert external_requests == []
 
 
+def _release_on_dp_sql_page(page, url: str, name: str) -> int:
+    """Analyst mode: run a DP SQL release on registered dataset `name` from the page; its
+    budget moves from 2 to 3 of 4 in the registry, and no tab shows the sentinel."""
+    from core.registry import Registry
+
+    registry = Registry()
+    assert registry.spent(name)[0] == 2.0
+    page.goto(f"{url}/dp_sql")
+    page.get_by_role("heading", name="DP SQL").first.wait_for()
+    assert page.locator(".st-key-dpsql_source").get_by_text("Upload").count() == 0
+    page.locator(".st-key-dpsql_dataset").click()
+    page.keyboard.type(name)
+    page.keyboard.press("Enter")
+    page.get_by_text(f"Budget of {name}").first.wait_for()
+    area = page.locator(".st-key-dpsql_query textarea")
+    area.fill(QUERY.format(eps=1))
+    area.press("Control+Enter")
+    page.get_by_role("tab", name="Run").click()
+    page.locator(".st-key-dpsql_run button").click()
+    page.get_by_text("Partitions released").first.wait_for()
+    assert registry.spent(name)[0] == 3.0  # the registry's budget, charged from the page
+    assert page.get_by_role("tab", name="Teaching").count() == 0
+    page.get_by_role("tab", name="Ledger").click()
+    page.get_by_text("spent ε = 3 of 4").first.wait_for()
+    html = page.content()
+    assert SENTINEL not in html and SENTINEL_LAT not in html
+    (last,) = [r for r in registry.releases(name) if r.params.get("via") == "app"]
+    return last.id
+
+
 SENTINEL = "ZQX-SENTINEL-4417"
 SENTINEL_LAT = "34.0123456789"
 
@@ -104,13 +134,15 @@ def test_analyst_mode_never_shows_a_raw_value(
         page.wait_for_timeout(1500)  # let the page finish rendering
         html = page.content()
         titles = page.locator("h1").all_inner_texts()
-        assert titles and not {"DP SQL", "Location histograms", "⚖️ PP balancing"} & {
+        assert titles and not {"Location histograms", "⚖️ PP balancing"} & {
             t.strip() for t in titles
         }, f"{path}: a page that reads raw data was rendered in analyst mode"
         assert SENTINEL not in html and SENTINEL_LAT not in html
     nav = page.get_by_test_id("stSidebarNav")
-    assert nav.get_by_text("DP SQL", exact=True).count() == 0
+    assert nav.get_by_text("DP SQL", exact=True).count() == 1  # its analyst view
+    assert nav.get_by_text("Location histograms", exact=True).count() == 0
     assert nav.get_by_text("Releases", exact=True).count() == 1
+    ids.append(_release_on_dp_sql_page(page, analyst_app_url, name))
     # the releases themselves are listed and their reports carry no raw value either
     page.goto(f"{analyst_app_url}/releases")
     for release_id in ids:
