@@ -195,6 +195,7 @@ def evaluate(
     seed: int | None = None,
     shape: str = "random",
     method_params: dict[str, dict] | None = None,
+    progress: Callable[[float, str], None] | None = None,
 ) -> Evaluation:
     """Score charged releases against the raw data F (evaluation only; owner mode).
 
@@ -223,6 +224,6 @@ def evaluate(
     comparison = compare(
         F, eps, methods, sizes, n_queries, reps, smoothing,
         None if seed is None else seed + 1,  # a seed of its own, not the releases' seed
-        method_params, shape,
+        method_params, shape, progress,
     )  # fmt: skip
     return Evaluation(released_mre, comparison, reps * eps * len(methods))
