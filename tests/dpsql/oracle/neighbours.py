@@ -1,6 +1,6 @@
 """Neighbouring catalogues D and D' = D minus one privacy unit (the victim, uid 7).
 
-The background population is 60 units in three departments with 1-3 orders each, ordinary
+The background population is 150 units in three departments with 1-3 orders each, ordinary
 values and salaries <= 100. Each `Victim` variant stresses a different way one unit can stand
 out: many rows (40 orders), a value far beyond any clamping bound (salary 150, amounts 1e6),
 NULLs in every nullable column, a GROUP BY key value no one else has, and magnitudes near the
@@ -26,7 +26,7 @@ import pandas as pd
 from core.dpsql.catalog import Catalog
 
 VICTIM_UID = 7
-POPULATION = 60
+POPULATION = 150
 DEPARTMENTS = ("HR", "IT", "Ops")
 
 
