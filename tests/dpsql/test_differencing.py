@@ -14,9 +14,17 @@ import pytest
 
 from core.dpsql import release as release_module
 from core.dpsql import service
+from core.dpsql.service import prepare
 from core.errors import InputError
+from core.privacy import Noise
 from tests.dpsql.oracle.corpus import DP, load
-from tests.dpsql.oracle.harness import Victim, allowed_releases, difference, difference_on
+from tests.dpsql.oracle.harness import (
+    Victim,
+    allowed_releases,
+    difference,
+    difference_on,
+    public_bound,
+)
 from tests.dpsql.oracle.neighbours import VICTIM_UID, neighbours
 
 ENTRIES = load()
@@ -169,3 +177,17 @@ def test_neighbours_differ_by_exactly_the_victim():
         pd.testing.assert_frame_equal(rest, without)
         assert (with_v["uid"] == VICTIM_UID).sum() == (1 if name == "Users" else 40)
         assert (without["uid"] == VICTIM_UID).sum() == 0
+
+
+def test_planner_sensitivities_never_exceed_the_public_bounds():
+    """The oracle's independent bound (from C_u, L, U, k only) and the planner's calibration
+    agree: for every accepted benign query no mechanism claims more than the options imply,
+    so `min(claim, public bound)` in check (a) never tightens a correct release."""
+    catalog = neighbours(Victim.HEAVY).with_victim
+    checked = 0
+    for entry in (e for e in ENTRIES if e.klass == "benign"):
+        plan = prepare(entry.sql, catalog, Noise.seeded(0)).plan
+        for m in plan.mechanisms:
+            assert m.sensitivity <= public_bound(plan.query, m), (entry.id, m)
+            checked += 1
+    assert checked >= len([e for e in ENTRIES if e.klass == "benign"])

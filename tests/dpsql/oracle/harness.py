@@ -232,7 +232,7 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
                 bound = q.options.max_rows_per_group
             else:
                 gap = abs(_number(ra.get(col)) - _number(rb.get(col)))
-                bound = m.sensitivity
+                bound = min(m.sensitivity, public_bound(q, m))
             moved |= gap > 0
             if gap > bound:
                 out.append(f"(a) partition {key}: {col} changes by {gap} > sensitivity {bound}")
@@ -246,6 +246,31 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
     elif only:
         out += _selection_rate(a, b, set(only))
     return out
+
+
+def public_bound(query, m) -> float:
+    """The per-partition sensitivity of mechanism `m` in integer units (values x 2^exponent)
+    derived only from the query's public parameters, independently of the planner: a unit
+    changes a unit count by 1; a clamped COUNT/SUM by max(|L|, |U|) per group; an AVG's count
+    by 1 and its centred sum by (U - L)/2; a VAR/STDDEV's count and centred sum by k times
+    those (per-row bounds, at most k rows per unit and partition). One integer unit is allowed
+    for rounding the bound onto the grid. Components without a simple public bound (sums of
+    squares) fall back to the planner's own claim."""
+    if m.aggregate is None or m.component == "units":
+        return 1
+    agg = query.aggregates[m.aggregate]
+    k = query.options.max_rows_per_group
+    low, high = agg.lower, agg.upper
+    scale = 2.0**m.exponent
+    if agg.kind in (AggKind.COUNT_ROWS, AggKind.COUNT_VALUES, AggKind.SUM):
+        real = max(abs(low), abs(high))
+    elif agg.kind == AggKind.AVG:
+        real = 1 if m.component == "count" else (high - low) / 2
+    elif agg.kind in (AggKind.VAR, AggKind.STDDEV) and m.component in ("count", "sum"):
+        real = k if m.component == "count" else k * (high - low) / 2
+    else:
+        return math.inf
+    return math.ceil(real * scale) + 1
 
 
 def _released_values(a: Outcome, b: Outcome) -> list[str]:
