@@ -45,8 +45,9 @@ def _publish(page) -> None:
 
 
 def _wait_published(page) -> None:
-    page.get_by_role("button", name="Published CSV").wait_for(timeout=120_000)
-    page.get_by_role("button", name="Run report (INTERNAL)").wait_for()
+    _wait_idle(page)  # during a rerun the previous run's buttons may still be on screen
+    page.get_by_role("button", name="Published CSV", exact=True).first.wait_for(timeout=120_000)
+    page.get_by_role("button", name="Run report (INTERNAL)").first.wait_for()
 
 
 def _toggle_demo_mode(page) -> None:
@@ -184,5 +185,5 @@ def test_bad_upload_says_so_and_releases_nothing(
     _wait_idle(page)
     no_exception(page)
     assert page.get_by_role("button", name=PUBLISH).count() == 0
-    assert page.get_by_role("button", name="Published CSV").count() == 0
+    assert page.get_by_role("button", name="Published CSV", exact=True).count() == 0
     assert external_requests == []
