@@ -1,4 +1,7 @@
-"""AppTest of the location-histograms page: demo and upload runs, map payload, charts, errors."""
+"""AppTest of the location-histograms page: demo and upload runs, map payload, charts, errors.
+
+Build releases (charged) and Evaluate (owner only) are separate buttons; registry and analyst
+mode are in test_location_registry.py."""
 
 from __future__ import annotations
 
@@ -27,8 +30,15 @@ def _chart(at, key: str) -> dict:
 def _fast(at, methods=("htf", "ug")):
     at.select_slider(key="lh_grid").set_value(64)
     at.multiselect(key="lh_methods").set_value(list(methods))
+    return at
+
+
+def _evaluate(at):
+    """Small evaluation settings (shown after a build), then press Evaluate."""
     at.number_input(key="lh_q").set_value(50)
-    at.number_input(key="lh_reps").set_value(2)
+    at.number_input(key="lh_reps").set_value(2).run()
+    at.button(key="lh_eval").click().run()
+    assert not at.exception, at.exception
     return at
 
 
@@ -48,18 +58,22 @@ def test_demo_run_shows_map_layer_and_charts(app_test):
     assert "cdn" not in " ".join(args["js_links"] + args["css_links"])  # Leaflet inlined locally
     assert args["js_links"][0].startswith("data:text/javascript")
     assert args["returned_objects"] == []
-    spec = _chart(at, "lh_mre")
-    assert {t["name"] for t in spec["data"]} == {"HTF", "UG"}  # display names, not keys
-    assert all(t["error_y"]["visible"] for t in spec["data"])
     assert _chart(at, "lh_budget")["layout"]["barmode"] == "stack"
     labels = [b.label for b in at.get("download_button")]
     assert labels == [
         "Release GeoJSON",
         "Release CSV",
         "Release CSV metadata (JSON)",
-        "MRE CSV (evaluation only)",
         "Run report (JSON)",
     ]
+    assert not any("lh_mre" in (e.proto.id or "") for e in at.get("plotly_chart"))
+    _evaluate(at)
+    spec = _chart(at, "lh_mre")
+    assert {t["name"] for t in spec["data"]} == {"HTF", "UG"}  # display names, not keys
+    assert all(t["error_y"]["visible"] for t in spec["data"])
+    labels = [b.label for b in at.get("download_button")]
+    assert "MRE CSV (evaluation only)" in labels
+    assert any("Evaluation cost" in i.value and "not charged" in i.value for i in at.info)
     # secure mode by default; the data-owner-only counts are labelled as such
     assert any("Secure mode" in s.value for s in at.success)
     assert any("data owner only" in c.value for c in at.caption)
@@ -134,9 +148,16 @@ def test_a_second_session_builds_its_own_results(app_test):
 def test_changed_parameters_label_the_old_results_as_stale(app_test):
     at = _fast(app_test(PAGE).run()).run()
     at.button(key="lh_run").click().run()
-    at.number_input(key="lh_reps").set_value(1).run()
+    _evaluate(at)
+    at.number_input(key="lh_reps").set_value(1).run()  # evaluation settings: evaluation stale
+    assert any("other evaluation settings" in w.value for w in at.warning)
+    assert not any("previous build" in w.value for w in at.warning)
+    at.number_input(key="lh_reps").set_value(2).run()
+    assert not any("other evaluation settings" in w.value for w in at.warning)
+    at.select_slider(key="lh_eps").set_value(1.0).run()  # a build parameter: the build is stale
     assert any("previous build" in w.value for w in at.warning)
-    at.number_input(key="lh_reps").set_value(2).run()  # back to the built parameters
+    assert at.button(key="lh_eval").disabled  # evaluate only what the map shows
+    at.select_slider(key="lh_eps").set_value(0.5).run()  # back to the built parameters
     assert not any("previous build" in w.value for w in at.warning)
 
 

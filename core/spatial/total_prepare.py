@@ -1,0 +1,51 @@
+"""Binning for an analyst: total on the data, so whether it fails depends on public input only.
+
+`core.spatial.pipeline.prepare` is the data owner's path: it refuses, with exact counts in the
+message, a table whose points are too few, identical or all outside the bbox — useful to the
+owner, but each of those messages (and the fact that it fails at all) depends on the private
+rows. An analyst sees only releases and public parameters, so `prepare_total` never looks at
+values to decide whether to go on: it fails only on the schema (a missing column) or on the
+public parameters (bbox, grid), drops rows whose coordinates are missing, non-numeric or
+outside the bbox without saying how many, and always returns a frequency matrix (possibly all
+zeros: a DP histogram of an empty region is still a valid release).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core.errors import InputError
+from core.spatial.grid import Grid, bin_points
+from core.spatial.pipeline import Prepared
+from core.spatial.regions import check_bbox
+
+
+def prepare_total(
+    df: pd.DataFrame, lat: str, lon: str, bbox: tuple[float, float, float, float], rows: int
+) -> Prepared:
+    """F over a `rows`×`rows` grid of the public `bbox`; no data-dependent refusal or message.
+
+    Fails (InputError) only when `lat`/`lon` are not columns of the table, are the same column,
+    or when the bbox / grid are invalid — all public. The counts of used and dropped rows are
+    in the result for the owner; an analyst's page must not show them."""
+    columns = [str(c) for c in df.columns]
+    for role, name in (("latitude", lat), ("longitude", lon)):
+        if name not in columns:
+            raise InputError(f"{role} column '{name}' is not in the table. Choose another column.")
+    if lat == lon:
+        raise InputError("latitude and longitude must be two different columns.")
+    grid = Grid(int(rows), int(rows), tuple(float(v) for v in check_bbox(tuple(bbox))))
+    y = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    x = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    ok = np.isfinite(x) & np.isfinite(y)
+    binned = bin_points(x[ok], y[ok], grid)
+    return Prepared(
+        F=binned.F,
+        grid=grid,
+        n_used=binned.n_used,
+        n_dropped=binned.n_dropped + int((~ok).sum()),
+        bbox_from_data=False,
+        lat_col=lat,
+        lon_col=lon,
+    )
