@@ -1,0 +1,198 @@
+"""Regret of the private method choice (`auto`) with enough repetitions; prints one JSON object.
+
+Issue 10's benchmark grid (bench/htf_datasets.py point sets x epsilon), but every repetition is
+kept, so auto's regret (auto's mean MRE / the best method's mean MRE over the same repetitions
+and the same queries) comes with a standard error, and new selection rules can be replayed
+offline: per repetition the script stores the noisy features auto measured and the MRE of each
+candidate method built with auto's build budget (1 - SELECTION_SHARE) x epsilon
+("<method>@build"). A rule set's simulated regret is then the mean over repetitions of the
+candidate it picks — the same distribution as running `auto` with those rules (features and
+build draw independent noise either way).
+
+Phases (run one, merge by hand or with --merge):
+
+  --phase methods   every method at full epsilon and the candidates at the build budget,
+                    per repetition, plus the features auto would measure (its own stream);
+  --phase auto      the real `auto` (core/spatial/selection.py's current rules) only, on the
+                    same query sets, for the final regret.
+
+Seeds: SeedSequence([seed, rep, crc32(role)]) like core/spatial/evaluate.py; queries per
+(seed, rep, size) are shared by every method of a repetition (paired comparison).
+
+Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 20 --phase methods
+       [--eps 0.1,0.5,1.0] [--queries 1000] [--seed 2027] [--datasets a,b] > methods.json
+       .venv/bin/python bench/htf_regret.py --reps 20 --phase auto > auto.json
+       .venv/bin/python bench/htf_regret.py replay methods.json [auto.json]   # regrets
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DPX_REGISTRY", tempfile.mkdtemp(prefix="dpx-bench-"))
+
+from core.privacy import BudgetLedger  # noqa: E402
+from core.spatial.evaluate import stream  # noqa: E402
+from core.spatial.methods import get_method  # noqa: E402
+from core.spatial.queries import (  # noqa: E402
+    DEFAULT_SIZES,
+    answer,
+    prefix_sums,
+    random_queries,
+    relative_errors,
+)
+from core.spatial.selection import SELECTION_SHARE, measure_features  # noqa: E402
+
+# htf / htf+ are left out: in the 3-repetition grid (htf_selection_grid.json) the better of them
+# is 1.56x to 116x behind the best method in every cell, so they cannot be "best in hindsight";
+# --methods adds them back.
+METHODS = ["ug", "ag", "privtree", "quadtree", "quadtree-leaves"]
+CANDIDATES = ["ug", "ag", "privtree"]  # what a rule may pick (everything else never came close)
+
+
+def overall_mre(rel, P_true_q, Qs, ny, nx) -> float:
+    P = prefix_sums(rel.density_raster(ny, nx))
+    errs = [relative_errors(answer(P, Qs[f]), P_true_q[f], 20.0) for f in DEFAULT_SIZES]
+    return float(np.concatenate(errs).mean())
+
+
+def run_cell(F: np.ndarray, eps: float, args) -> dict:
+    ny, nx = F.shape
+    S = prefix_sums(F.astype(np.int64))
+    per_rep: dict[str, list[float]] = {}
+    feats: list[dict] = []
+    e_build = (1 - SELECTION_SHARE) * eps
+    for rep in range(args.reps):
+        Qs = {
+            f: random_queries(ny, nx, f, args.queries, stream(args.seed, rep, f"queries:{f}"))
+            for f in DEFAULT_SIZES
+        }
+        truth = {f: answer(S, Q) for f, Q in Qs.items()}
+
+        def score(name, method, e, role, rep=rep, truth=truth, Qs=Qs):
+            rel = get_method(method)(F, e, stream(args.seed, rep, role), BudgetLedger(e))
+            per_rep.setdefault(name, []).append(overall_mre(rel, truth, Qs, ny, nx))
+            return rel
+
+        if args.phase == "methods":
+            for m in args.methods.split(","):
+                score(m, m, eps, m)
+            for m in CANDIDATES:
+                score(f"{m}@build", m, e_build, f"{m}@build")
+            f, _, _ = measure_features(
+                F, SELECTION_SHARE * eps, e_build, stream(args.seed, rep, "features"),
+                BudgetLedger(),
+            )  # fmt: skip
+            feats.append(vars(f))
+        else:
+            rel = score("auto", "auto", eps, "auto")
+            sel = rel.info["selection"]
+            feats.append({**vars(sel.features), "pick": sel.method, "rule": sel.rule})
+    return {"per_rep": per_rep, "features": feats}
+
+
+def _boot_ratio(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """Ratio of means and its 90 % bootstrap interval over repetitions (paired resampling)."""
+    idx = rng.integers(0, len(num), size=(2000, len(num)))
+    r = num[idx].mean(axis=1) / den[idx].mean(axis=1)
+    return float(np.quantile(r, 0.05)), float(np.quantile(r, 0.95))
+
+
+def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
+    """Per cell: the best method in hindsight, the current rules' picks on the stored features
+    (simulated auto = the picked candidate at the build budget, same repetition) and, when an
+    `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
+    from core.spatial.selection import Features, choose
+
+    rng = np.random.default_rng(0)
+    auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
+    rows = []
+    for c in methods_json["cells"]:
+        pr = {k: np.asarray(v) for k, v in c["per_rep"].items()}
+        full = {k: v for k, v in pr.items() if "@" not in k}
+        best = min(full, key=lambda k: full[k].mean())
+        picks = [choose(Features(**f)).method for f in c["features"]]
+        sim = np.array([pr[f"{m}@build"][r] for r, m in enumerate(picks)])
+        oracle = min(CANDIDATES, key=lambda m: pr[f"{m}@build"].mean())
+        row = {
+            "dataset": c["dataset"], "kind": c["kind"], "n": c["n"], "epsilon": c["epsilon"],
+            "mre": {k: float(v.mean()) for k, v in full.items()},
+            "best": best, "picks": picks,
+            "regret_sim": float(sim.mean() / full[best].mean()),
+            "regret_sim_ci90": _boot_ratio(sim, full[best], rng),
+            "floor": float(pr[f"{oracle}@build"].mean() / full[best].mean()),
+            "sim_vs_ug": float(sim.mean() / full["ug"].mean()),
+        }  # fmt: skip
+        a = auto_cells.get((c["dataset"], c["epsilon"]))
+        if a is not None:
+            real = np.asarray(a["per_rep"]["auto"])
+            row["auto_picks"] = [f["pick"] for f in a["features"]]
+            row["regret"] = float(real.mean() / full[best].mean())
+            row["regret_ci90"] = _boot_ratio(real, full[best], rng)
+            row["auto_vs_ug"] = float(real.mean() / full["ug"].mean())
+        rows.append(row)
+    return {"cells": rows}
+
+
+def main() -> None:
+    from bench.htf_datasets import point_sets
+
+    if len(sys.argv) > 1 and sys.argv[1] == "replay":
+        methods_json = json.loads(Path(sys.argv[2]).read_text())
+        auto_json = json.loads(Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
+        print(json.dumps(replay(methods_json, auto_json)))
+        return
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--phase", choices=["methods", "auto"], default="methods")
+    ap.add_argument("--reps", type=int, default=12)
+    ap.add_argument("--eps", default="0.1,0.5,1.0")
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=2027)
+    ap.add_argument("--datasets", default=None)
+    ap.add_argument("--methods", default=",".join(METHODS))
+    args = ap.parse_args()
+    epss = [float(v) for v in args.eps.split(",")]
+    only = set(args.datasets.split(",")) if args.datasets else None
+    cells, t0 = [], time.perf_counter()
+    for ps in point_sets():
+        if only and ps.name not in only:
+            continue
+        F = ps.load()
+        for eps in epss:
+            c = run_cell(F, eps, args)
+            cells.append({"dataset": ps.name, "kind": ps.kind, "n": int(F.sum()), "epsilon": eps,
+                          **c})  # fmt: skip
+            print(f"{ps.name} eps={eps} ({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
+    out = {
+        "protocol": {
+            "phase": args.phase,
+            "grid": 1024,
+            "epsilons": epss,
+            "reps": args.reps,
+            "seed": args.seed,
+            "queries_per_size": args.queries,
+            "query_sizes": list(DEFAULT_SIZES),
+            "smoothing": 20,
+            "methods": args.methods.split(","),
+            "candidates_at_build_budget": CANDIDATES,
+            "selection_share": SELECTION_SHARE,
+        },
+        "seconds": round(time.perf_counter() - t0, 1),
+        "cells": cells,
+    }
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
