@@ -43,6 +43,7 @@ from pages.common import current_noise, kept_upload, persist, user_errors
 from pages.htf_stepper import show_htf_stepper
 from pages.lh_auto import WHEN_NOT_HTF
 from pages.lh_release import BUILD_KEY, EVAL_KEY, Build, build, show_evaluation, show_results
+from pages.lh_tuning import show_tuning
 from pages.mode import is_analyst, registered_dataset_picker
 
 EPS_CHOICES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0]
@@ -328,6 +329,10 @@ else:
             result, prep.F, ev, json.dumps(ev, sort_keys=True), noise.seed,
             stale_build=result.params_json != params_json,
         )  # fmt: skip
+with st.expander("Tuning: MRE against ε (uses the raw data: evaluation only)", key="lh_tune_open",
+                 on_change="rerun") as tuning_box:  # fmt: skip
+    if tuning_box.open:
+        show_tuning(prep.F, methods, noise, params)
 with st.expander("HTF step by step (teaching view)", key="lh_step_open", on_change="rerun") as box:
     if box.open:  # the expander keeps its state across reruns (keyed) and works only when open
         show_htf_stepper(prep.F, epsilon, htf_params, noise, params_json)
