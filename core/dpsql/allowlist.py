@@ -258,6 +258,16 @@ def check_allowlist(tree: exp.Expression) -> None:
             _check_pattern(node)
         if isinstance(node, ARITHMETIC + (exp.Func,)) and not isinstance(node, PLAIN_AGGREGATES):
             _check_no_subquery_operand(node)
+        if _over_plain_aggregate(node, tree):
+            raise refuse(
+                "A005",
+                f"`{_name(node)}` is applied to an aggregate in a subquery",
+                "it can raise on some values and TRY cannot wrap an aggregate, so whether the "
+                "query fails would depend on private data (arithmetic over aggregates is run "
+                "in DOUBLE instead, which cannot raise)",
+                "output the aggregate from the subquery and apply the function in the outer "
+                "query, e.g. (SELECT uid, MIN(day) AS d FROM t GROUP BY uid) AS s, then abs(s.d)",
+            )
         if isinstance(node, (exp.IntDiv, exp.Mod)) and any(
             isinstance(n, exp.AggFunc) for n in node.walk()
         ):
@@ -267,6 +277,24 @@ def check_allowlist(tree: exp.Expression) -> None:
                 "TRY cannot wrap an aggregate and // or % by zero raises",
                 "use / (division by zero gives NULL or infinity)",
             )
+
+
+def _over_plain_aggregate(node: exp.Expression, root: exp.Expression) -> bool:
+    """A TRY-class node (not numeric arithmetic, which `totalise` runs in DOUBLE) with a plain
+    aggregate below it, inside a subquery (the DP SELECT's own aggregates are released values,
+    and functions of them are post-processing)."""
+    entry = ALLOWLIST.get(type(node))
+    if entry is None or entry.totality is not TRY:
+        return False
+    if isinstance(node, ARITHMETIC) and not _temporal_operand(node):
+        return False
+    if not any(isinstance(n, PLAIN_AGGREGATES) for n in node.walk()):
+        return False
+    return node.find_ancestor(exp.Select) is not root
+
+
+def _temporal_operand(node: exp.Expression) -> bool:
+    return any(isinstance(n, (exp.Interval, exp.DateAdd, exp.DateSub)) for n in node.walk())
 
 
 def _name(node: exp.Expression) -> str:
@@ -342,8 +370,15 @@ def totalise(tree: exp.Expression) -> exp.Expression:
             if isinstance(node.parent, ARITHMETIC):
                 return safe_double(totalise(node.copy()))
             return node
-        if isinstance(node, PLAIN_AGGREGATES) and isinstance(node.parent, ARITHMETIC):
-            return safe_double(totalise(node.copy()))
+        if isinstance(node, ARITHMETIC) and any(
+            isinstance(n, PLAIN_AGGREGATES) for n in node.walk()
+        ):  # TRY cannot wrap an aggregate: every operand in DOUBLE, which cannot raise
+            out = node.copy()
+            for key in ("this", "expression"):
+                operand = out.args.get(key)
+                if operand is not None:
+                    out.set(key, _double(totalise(operand)))
+            return out
         entry = ALLOWLIST.get(type(node))
         if (
             entry is not None

@@ -185,6 +185,7 @@ class Lineage:
     def __init__(self, qualified: exp.Select, catalog: Catalog):
         self.catalog = catalog
         self.root = build_scope(qualified)
+        self._private: dict[int, bool] = {}  # id(scope) -> reads a private table
         if self.root is None:
             raise _refuse("L010", "the query has no analysable scope", "-", "write a DP SELECT")
 
@@ -221,10 +222,16 @@ class Lineage:
         return isinstance(column, exp.Column) and self.resolve(scope, column) in self.units()
 
     def reads_private(self, scope_or_table) -> bool:
+        """Whether a scope reads a private table through any of its sources. Memoised per
+        scope: a chain of CTEs that each read the previous one twice is linear, not 2^n."""
         if isinstance(scope_or_table, exp.Table):
             spec = self.catalog.get(scope_or_table.name)
             return bool(spec and spec.private)
-        return any(self.reads_private(s) for s in scope_or_table.sources.values())
+        key = id(scope_or_table)
+        if key not in self._private:
+            self._private[key] = False  # a cycle (never valid SQL) reads nothing new
+            self._private[key] = any(self.reads_private(s) for s in scope_or_table.sources.values())
+        return self._private[key]
 
 
 def check_lineage(select: exp.Select, catalog: Catalog, top_uids: dict[str, str]) -> Lineage:

@@ -16,7 +16,9 @@ refused too (fail closed).
 from __future__ import annotations
 
 from enum import Enum
+from functools import lru_cache
 
+import duckdb
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
@@ -38,7 +40,7 @@ class Family(Enum):
 
 
 _TEMPORAL = {DT.DATE, DT.DATETIME, DT.TIMESTAMP, DT.TIMESTAMPTZ, DT.TIMESTAMPLTZ, DT.TIME,
-             DT.TIMETZ, DT.TIMESTAMP_S, DT.TIMESTAMP_MS, DT.TIMESTAMP_NS}  # fmt: skip
+             DT.TIMETZ, DT.TIMESTAMP_S, DT.TIMESTAMP_MS, DT.TIMESTAMP_NS, DT.TIMESTAMPNTZ}  # fmt: skip
 
 
 def family(node: exp.Expression) -> Family:
@@ -87,8 +89,45 @@ def _compatible(nodes: list[exp.Expression]) -> bool:
     if len(kinds) <= 1:
         return True
     if kinds == {Family.TEXT, Family.TEMPORAL}:  # text literals meeting dates: a constant cast
-        return all(_is_text_literal(n) for n, f in real if f is Family.TEXT)
+        texts = [n for n, f in real if f is Family.TEXT]
+        if not all(_is_text_literal(n) for n in texts):
+            return False
+        targets = {n.type.sql(dialect="duckdb") for n, f in real if f is Family.TEMPORAL}
+        _check_temporal_literals(texts, targets)
+        return True
     return False
+
+
+def _check_temporal_literals(texts: list[exp.Expression], targets: set[str]) -> None:
+    """A012: a text literal meeting a date/time operand must convert to every temporal type it
+    meets. DuckDB converts it only when the row needs it (COALESCE(d, 'x') converts 'x' only
+    for a NULL d), so an invalid literal would fail for some rows only: one unit's data would
+    decide whether the query fails. The check converts the constant, never data."""
+    for lit in texts:
+        for target in sorted(targets):
+            if not _converts(lit.this, target):
+                raise refuse(
+                    "A012",
+                    f"the text literal '{lit.this[:40]}' is not a valid {target}",
+                    "a text literal meeting a date/time value is converted only on the rows "
+                    "that need it, so an invalid one would fail depending on private data",
+                    f"write a valid {target} literal, e.g. {target} '2024-01-31'",
+                )
+
+
+@lru_cache(maxsize=4096)
+def _converts(text: str, target: str) -> bool:
+    """Whether DuckDB converts the constant `text` to `target` (a scratch connection, no data)."""
+    con = _scratch()
+    try:
+        return con.execute(f"SELECT TRY_CAST(? AS {target}) IS NOT NULL", [text]).fetchone()[0]
+    except duckdb.Error:
+        return False
+
+
+@lru_cache(maxsize=1)
+def _scratch() -> duckdb.DuckDBPyConnection:
+    return duckdb.connect(":memory:")
 
 
 def _mismatch(node: exp.Expression, parts: list[exp.Expression]):

@@ -315,7 +315,7 @@ def _selection_rate(a: Outcome, b: Outcome, only: set[tuple]) -> list[str]:
     for name, o in (("D", a), ("D'", b)):
         n = len(o.plan.query.keys)
         keys = _keys(o.cross, n)
-        rows = o.cross[[k in only for k in keys]]
+        rows = o.cross[np.array([k in only for k in keys], dtype=bool)]  # [] would pick columns
         rows = rows[rows["n_units"].fillna(0).astype(float) > 0]
         rows = rows.sort_values("n_units", ascending=False).head(MAX_PARTITIONS_CHECKED)
         for _, row in rows.iterrows():
