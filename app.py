@@ -25,10 +25,11 @@ CAPABILITY_PAGES = (
 )
 
 # Analyst mode fails closed: only pages that show nothing but releases and public parameters.
-# DP SQL has an analyst view (registered datasets only; no previews, Teaching tab or owner
-# view). The other capability pages still read raw data (previews, teaching views, evaluation)
-# and are not offered to an analyst until each of them has an analyst view.
-ANALYST_PAGES = ("releases.py", "dp_sql.py")
+# Each capability page has an analyst view (registered datasets only): DP SQL without
+# previews, Teaching tab or owner view; Location histograms without raw counts, evaluation,
+# tuning or the teaching stepper; PP balancing without the plan computed from the raw table
+# (only the publication). A new page is not offered to an analyst until it has such a view.
+ANALYST_PAGES = ("releases.py", "dp_sql.py", "location_histograms.py", "pp_balancing.py")
 
 pages = [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)]
 pages += [

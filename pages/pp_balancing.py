@@ -39,8 +39,7 @@ from core.balancing.records import encode_sa
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
 from core.data.loading import load_table
 from core.errors import InputError
-from core.registry import Registry, Release
-from core.registry.release_flow import charged_release
+from core.registry import Registry
 from core.viz.balancing import (
     distributions_figure,
     groups_figure,
@@ -48,7 +47,9 @@ from core.viz.balancing import (
     step_figure,
 )
 from pages.common import current_noise, forget, kept_upload, persist, user_errors
-from pages.mode import registered_dataset_picker
+from pages.mode import is_analyst, registered_dataset_picker
+from pages.pp_analyst import analyst_view
+from pages.pp_publish import publish_recorded, recorded_text
 
 STEP = "pp_step"
 PUBLICATION = "pp_publication"  # {"pub": Publication, "noise": Noise, "settings": tuple}
@@ -57,7 +58,6 @@ RHO_HELP = (
     "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
 )
 GROUPS_SHOWN = 60
-PP_TOOL = "pp"
 REGISTERED = "Registered dataset"
 
 
@@ -80,49 +80,6 @@ def _plan(counts: tuple, rho1: str, rho2: str, tie: str, merge: str) -> Partitio
         tie_policy=tie,
         merge_policy=merge,
     )
-
-
-def _publish_recorded(registry: Registry | None, dataset_name: str | None, rho, params, run):
-    """Publish through the registry: charge (nothing: PP is not ε-DP) and record, then run.
-
-    Privacy claim: the publication is (ρ1, ρ2)-private per record (PP balancing, spec pp.md),
-    not ε-DP; it is recorded as such, with no ε or δ charged. Without a registry (it could not
-    be opened) an unregistered publication is made unrecorded, as `dpx balance` does."""
-    if registry is None:
-        return None, run()
-    return charged_release(
-        registry,
-        PP_TOOL,
-        dataset_name,
-        [],
-        params["noise"],
-        params,
-        compute=run,
-        artefact_of=lambda pub: {
-            "published_metadata": pub.metadata,
-            "rows": len(pub.table),
-            "columns": [str(c) for c in pub.table.columns],
-        },
-        privacy={
-            "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
-            "rho1": rho[0],
-            "rho2": rho[1],
-            "unit": "one record",
-        },
-    )
-
-
-def _recorded_text(release: Release | None) -> str:
-    if release is None:
-        return "Not recorded: the registry could not be opened."
-    if release.dataset is not None and release.mode != "seeded":
-        return (
-            f"Recorded as release #{release.id} of dataset '{release.dataset}': a (ρ1, ρ2) "
-            "publication, no ε charged."
-        )
-    if release.mode == "seeded":
-        return f"Recorded as demo run #{release.id} (seeded: not a release)."
-    return f"Recorded as unregistered run #{release.id} (not limited across runs)."
 
 
 def _kept(key: str, options: list, default=None) -> str:
@@ -152,8 +109,9 @@ st.write(
 )
 
 # ------------------------------------------------------------------------------------ data
+analyst = is_analyst()  # DPX_MODE=analyst: registered datasets, releases only
 with user_errors():
-    sources = ["Demo table", "Upload a table", REGISTERED]
+    sources = [REGISTERED] if analyst else ["Demo table", "Upload a table", REGISTERED]
     source = st.radio("Data", sources, horizontal=True, key=_kept("pp_source", sources, sources[0]))
     demo_name = None
     registry, dataset = None, None
@@ -216,9 +174,14 @@ with user_errors():
 
     missing = "error"
     n_missing = int(df[sa].isna().sum())
-    if n_missing:
+    if n_missing or analyst:  # an analyst is always asked: whether values are missing is private
+        question = (
+            f"If '{sa}' has missing values, what should happen to them?"
+            if analyst
+            else f"'{sa}' has {n_missing} missing value(s). What should happen to them?"
+        )
         choice = st.radio(
-            f"'{sa}' has {n_missing} missing value(s). What should happen to them?",
+            question,
             ["drop those records", "treat 'missing' as a category"],
             index=None,
             key=persist("pp_missing"),
@@ -259,6 +222,14 @@ with user_errors():
     encoded = encode_sa(df[sa], missing=missing)
     counts = encoded.counts()
     plan = _plan(tuple(counts.items()), rho1_text, rho2_text, tie, merge)
+
+if analyst:  # releases and public parameters only (pages/pp_analyst.py)
+    settings = {
+        "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
+        "merge": merge, "missing": missing, "record_order": record_order,
+    }  # fmt: skip
+    analyst_view(df, sa, plan, registry, dataset, settings)
+    st.stop()
 
 # --------------------------------------------------------------------------- overview
 beta_name = "β'" if plan.t2 else "β"
@@ -469,7 +440,7 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
                 registry = Registry()
             except InputError as err:
                 st.warning(f"This publication is not recorded: {err}")
-        release, pub = _publish_recorded(
+        release, pub = publish_recorded(
             registry,
             None if dataset is None else dataset.name,
             (rho1_text, rho2_text),
@@ -485,7 +456,7 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
             ),
         )  # fmt: skip
         st.session_state[PUBLICATION] = {
-            "pub": pub, "noise": noise, "settings": settings, "recorded": _recorded_text(release)
+            "pub": pub, "noise": noise, "settings": settings, "recorded": recorded_text(release)
         }  # fmt: skip
 
 stored = st.session_state.get(PUBLICATION)

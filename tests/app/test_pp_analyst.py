@@ -1,0 +1,78 @@
+"""AppTest of the PP page in analyst mode: registered datasets only, nothing computed from the
+raw table on screen (no counts, SA chart, Phase 1 steps, sub-table table, evaluation, INTERNAL
+report), a publication that works and is recorded as a release of the dataset."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.balancing.demos import DEMOS, PATIENTS_NAME
+from core.registry import Policy, Registry, RunKind
+
+PAGE = "pages/pp_balancing.py"
+SENTINEL = "ZQX-SENTINEL-9051"
+
+
+@pytest.fixture
+def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
+    """Dataset 'patients' with one planted patient id (a sentinel) and analyst mode on."""
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    df = next(d for d in DEMOS if d.name == PATIENTS_NAME).load().copy()
+    df.loc[0, "patient_id"] = SENTINEL
+    path = tmp_path / "patients.csv"
+    df.to_csv(path, index=False)
+    reg = Registry(registry_dir)
+    reg.add_dataset("patients", [("patients", path)], Policy(1.0))
+    return reg
+
+
+def _texts(node) -> list[str]:
+    """Every element's protobuf text under `node` (what the browser would receive)."""
+    out = []
+    proto = getattr(node, "proto", None)
+    if proto is not None:
+        out.append(str(proto))
+    for child in getattr(node, "children", {}).values():
+        out.extend(_texts(child))
+    return out
+
+
+def _ready(at):
+    at.run()
+    assert at.radio(key="pp_source").options == ["Registered dataset"]
+    at.selectbox(key="pp_sa_None").set_value("Disease")
+    at.text_input(key="pp_rho1_None").set_value("1/5")
+    at.text_input(key="pp_rho2_None").set_value("1/2").run()
+    at.radio(key="pp_missing").set_value("drop those records").run()  # always asked
+    assert not at.exception, at.exception
+    return at
+
+
+def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, registry):
+    at = _ready(app_test(PAGE))
+    assert not at.metric and not at.get("plotly_chart")  # no counts, SA chart or steps
+    assert not any(b.key == "pp_next" for b in at.button)  # no Phase 1 step-through
+    assert not at.dataframe  # no sub-table table computed from the raw counts
+    at.button(key="pp_publish").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (release,) = registry.releases("patients")
+    assert release.kind is RunKind.RELEASE and release.params["mode"] == "analyst"
+    assert "patient_id" in release.params["drop"]  # other columns dropped unless kept
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Published CSV", "Sub-table metadata"]  # no INTERNAL report
+    (estimates,) = at.dataframe  # the estimated distribution, from the publication only
+    assert set(estimates.value["SA value"]) >= {"Diabetes", "Depression"}
+    assert any(f"release #{release.id}" in i.value for i in at.info)
+    assert not any("evaluation only" in c.value for c in at.caption)
+    texts = "\n".join(_texts(at._tree))
+    assert "Diabetes" in texts  # the check sees table contents (control)
+    assert SENTINEL not in texts
+
+
+def test_owner_mode_still_shows_the_teaching_views(app_test, registry, monkeypatch):
+    """Control: the same checks find the raw-data views in owner mode (the test can fail)."""
+    monkeypatch.delenv("DPX_MODE")
+    at = app_test(PAGE).run()
+    at.radio(key="pp_source").set_value("Registered dataset").run()
+    at.selectbox(key="pp_sa_None").set_value("Disease").run()
+    assert at.metric and at.get("plotly_chart") and at.dataframe
