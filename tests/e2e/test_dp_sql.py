@@ -107,6 +107,7 @@ def test_run_then_use_the_page_like_a_class(page, app_url, external_requests, no
     page.get_by_role("heading", name="DP Explorer").first.wait_for()
     page.get_by_test_id("stSidebarNav").get_by_text("DP SQL", exact=True).click()
     page.get_by_role("heading", name="DP SQL").first.wait_for()
+    _wait_idle(page)  # the page's first run after navigating back must finish first
     assert page.get_by_role("textbox", name="DP SQL", exact=True).input_value() == query
     _wait_results(page)
     no_exception(page)
