@@ -242,7 +242,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
 
         files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
-        engine = SparkEngine(catalog, files=files, master=args.spark_master)
+        engine = SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
     else:
         engine = Engine(catalog, timeout_s=timeout)
     try:

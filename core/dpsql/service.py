@@ -31,6 +31,7 @@ from core.dpsql.limits import (
 from core.dpsql.mechanisms import charges
 from core.dpsql.normalize import normalize
 from core.dpsql.options import check_ranges
+from core.dpsql.partition_order import in_key_order
 from core.dpsql.release import (
     CONFIDENCE,
     Released,
@@ -259,7 +260,7 @@ def run(
 
 def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
     plan = prepared.plan
-    cross = engine.frame(sql)
+    cross = in_key_order(engine.frame(sql), len(plan.query.keys))  # same on every engine
     rel = release(plan, cross, noise)
     table, order = _post(plan.query, rel.table)
     columns = [o.name for o in plan.query.outputs]
