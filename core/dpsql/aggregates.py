@@ -210,7 +210,8 @@ class AggregateReader:
     def _p(self, node, call) -> float:
         if node is None:
             raise InputError(
-                f"DPX-V025 `{call.sql(dialect=DPSQL)}`{where_text(call)} needs a percentile p."
+                f"DPX-V025 `{call.sql(dialect=DPSQL)}`{where_text(call)} needs a percentile p. "
+                "Fix: e.g. ANON_NTILE(x, 0.5, 0, 100)."
             )
         p = _number(node, "the percentile p", call)
         if not 0 <= p <= 1:
@@ -241,7 +242,10 @@ class AggregateReader:
         if "weight" in named:
             weight = _number(named.pop("weight"), "weight", node)
             if weight <= 0:
-                raise InputError(f"DPX-V033 weight must be > 0 in `{node.sql(dialect=DPSQL)}`.")
+                raise InputError(
+                    f"DPX-V033 weight must be > 0 in `{node.sql(dialect=DPSQL)}`. "
+                    "Fix: e.g. weight => 1 (the default)."
+                )
         row_level = name in ("VAR_POP", "STDDEV_POP", "PERCENTILE_CONT")
         want = "contribution_bounds_per_row" if row_level else "contribution_bounds_per_group"
         wrong = "contribution_bounds_per_group" if row_level else "contribution_bounds_per_row"
@@ -268,7 +272,8 @@ class AggregateReader:
         if name == "COUNT":
             if lo < 0:
                 raise InputError(
-                    f"DPX-V022 `{node.sql(dialect=DPSQL)}`{where_text(node)}: count bounds need 0 <= L <= U."
+                    f"DPX-V022 `{node.sql(dialect=DPSQL)}`{where_text(node)}: count bounds need 0 <= L <= U. "
+                    "Fix: e.g. contribution_bounds_per_group => (0, 5)."
                 )
             star = isinstance(positional[0], exp.Star)
             kind = "COUNT_ROWS" if star else "COUNT_VALUES"

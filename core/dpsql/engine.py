@@ -159,7 +159,8 @@ def post_process(
         ) from None
     except duckdb.Error as err:
         raise InputError(
-            f"DPX-E002 post-processing (HAVING/ORDER BY/LIMIT) failed: {str(err).splitlines()[0]}"
+            f"DPX-E002 post-processing (HAVING/ORDER BY/LIMIT) failed: {str(err).splitlines()[0]}. "
+            "Fix: correct the HAVING / ORDER BY expression (it runs on released values only)."
         ) from None
     finally:
         watchdog.cancel()

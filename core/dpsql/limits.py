@@ -71,12 +71,15 @@ class ResourceLimits:
     def __post_init__(self):
         check_timeout(self.timeout_s)
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
-            raise InputError(f"DPX-L001 threads must be an integer >= 1, got {self.threads}.")
+            raise InputError(
+                f"DPX-S008 threads must be an integer >= 1, got {self.threads}. Fix: e.g. 4."
+            )
         text = str(self.memory_limit).strip().upper()
         number = text.rstrip("KMGTIB")
         if not number or not number.replace(".", "", 1).isdigit() or float(number) <= 0:
             raise InputError(
-                f"DPX-L001 memory_limit must look like '512MB' or '4GB', got {self.memory_limit!r}."
+                f"DPX-S008 memory_limit must look like '512MB' or '4GB', got {self.memory_limit!r}. "
+                "Fix: e.g. '4GB'."
             )
 
 
@@ -89,7 +92,7 @@ def check_timeout(seconds: float) -> float:
         or not 0 < seconds <= MAX_TIMEOUT_S
     ):
         raise InputError(
-            f"DPX-L001 the time limit must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], "
+            f"DPX-S008 the time limit must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], "
             f"got {seconds}. Fix: e.g. --timeout 60."
         )
     return float(seconds)

@@ -57,7 +57,10 @@ def normalize(select: exp.Select, uid_names: set[str], defaults: dict, text: str
         if isinstance(k, exp.Literal) and not k.is_string:
             pos = int(k.this)
             if not 1 <= pos <= len(items):
-                raise InputError(f"DPX-V027 GROUP BY {pos} does not name a select item.")
+                raise InputError(
+                    f"DPX-V027 GROUP BY {pos} does not name a select item. "
+                    "Fix: group by a column name or a position of the select list."
+                )
             target = items[pos - 1]
             k = target.this if isinstance(target, exp.Alias) else target
         if any(reader.is_aggregate(n) for n in k.walk()):

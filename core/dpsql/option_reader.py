@@ -131,16 +131,28 @@ def _checked_options(o: dict) -> DPOptions:
         )
     k = o.get("max_rows_per_group", 5)
     if not isinstance(k, int) or k < 1:
-        raise InputError(f"DPX-V033 max_rows_per_group must be an integer >= 1, got {k}.")
+        raise InputError(
+            f"DPX-V033 max_rows_per_group must be an integer >= 1, got {k}. "
+            "Fix: use e.g. max_rows_per_group = 5 (the default)."
+        )
     weight = o.get("threshold_weight", 1.0)
     if not isinstance(weight, (int, float)) or not weight > 0:
-        raise InputError(f"DPX-V033 threshold_weight must be > 0, got {weight}.")
+        raise InputError(
+            f"DPX-V033 threshold_weight must be > 0, got {weight}. "
+            "Fix: use a weight near 1 (the default)."
+        )
     grid = o.get("quantile_grid_size", 1001)
     if not isinstance(grid, int) or grid < 2:
-        raise InputError(f"DPX-V033 quantile_grid_size must be an integer >= 2, got {grid}.")
+        raise InputError(
+            f"DPX-V033 quantile_grid_size must be an integer >= 2, got {grid}. "
+            "Fix: use e.g. quantile_grid_size = 1001 (the default)."
+        )
     m = o.get("min_privacy_units_per_group")
     if m is not None and (not isinstance(m, int) or m < 1):
-        raise InputError(f"DPX-V033 min_privacy_units_per_group must be an integer >= 1, got {m}.")
+        raise InputError(
+            f"DPX-V033 min_privacy_units_per_group must be an integer >= 1, got {m}. "
+            "Fix: use e.g. min_privacy_units_per_group = 10, or leave it out."
+        )
     uid = o.get("privacy_unit_column")
     return DPOptions(
         float(eps),

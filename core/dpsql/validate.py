@@ -159,8 +159,9 @@ class RelationChecker:
         if not isinstance(select, exp.Select):
             if self._reads_private(select):
                 raise InputError(
-                    f"DPX-V016 set operation in subquery `{alias}` over private tables. Rule: "
-                    "UNION/INTERSECT/EXCEPT may mix units (v1). Fix: query the tables separately."
+                    f"DPX-V016 set operation or PIVOT in subquery `{alias}` over private "
+                    "tables. Rule: UNION/INTERSECT/EXCEPT/PIVOT may mix units (v1). Fix: query the "
+                    "tables separately."
                 )
             return Source(alias, False, None)
         if isinstance(select.args.get("hint"), DPClause):
@@ -214,7 +215,10 @@ class RelationChecker:
                     "rows of several units. Fix: remove it."
                 )
             if isinstance(node, (exp.Unnest, exp.Lateral)):
-                raise InputError(f"DPX-V016 UNNEST/LATERAL in private subquery `{alias}`.")
+                raise InputError(
+                    f"DPX-V016 UNNEST/LATERAL in private subquery `{alias}`. Rule: they turn one "
+                    "row into several across the query. Fix: remove it."
+                )
             if (
                 node is not select
                 and isinstance(node, (exp.Exists, exp.In))

@@ -62,7 +62,7 @@ def test_engine_applies_its_limits(slow_catalog):
      {"memory_limit": "lots"}, {"timeout_s": float("inf")}],
 )  # fmt: skip
 def test_bad_limits_are_refused(kwargs):
-    with pytest.raises(InputError, match="DPX-L001"):
+    with pytest.raises(InputError, match="DPX-S008"):
         ResourceLimits(**kwargs)
 
 
@@ -117,7 +117,7 @@ def test_cli_refuses_a_bad_timeout(tmp_path, capsys, value):
          "--query", COUNT_BY_X, f"--timeout={value}"]
     )  # fmt: skip
     assert code == 2
-    assert "DPX-L001" in capsys.readouterr().err
+    assert "DPX-S008" in capsys.readouterr().err
 
 
 def test_paren_depth_ignores_literals_names_and_comments():
