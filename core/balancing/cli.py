@@ -72,12 +72,39 @@ def register(sub, common) -> None:
     p.add_argument(
         "--drop-columns", default="", help="comma-separated direct identifiers to remove"
     )
+    p.add_argument(
+        "--engine",
+        choices=("pandas", "spark"),
+        default="pandas",
+        help="where the counting pass runs: in memory, or on Apache Spark for tables larger "
+        "than memory (pip install -e '.[spark]', Java 17; --perturb is not yet on Spark)",
+    )
+    p.add_argument("--spark-master", metavar="URL", help="Spark master (default local[2])")
     add_dataset_argument(p)  # registry (issue 12)
     p.set_defaults(handler=govern_balance(run))
 
 
 def metadata_path(out: Path) -> Path:
     return out.with_name(out.stem + ".metadata.json")
+
+
+def _spark_counts(args) -> dict[str, int]:
+    """The SA value counts from a Spark pass (issue 11); only counts reach the driver."""
+    if args.perturb:
+        raise InputError(
+            "--engine spark counts values only; record assignment and perturbation on Spark "
+            "are not implemented yet. Fix: use --engine pandas with --perturb."
+        )
+    from core.balancing.spark_pass import count_values, read_table
+    from core.sparkutil import spark_failure, spark_session
+
+    session = spark_session(args.spark_master)
+    try:
+        return count_values(read_table(session, args.input), args.sa, missing=args.missing)
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a Spark read/analysis failure: one line
+        raise spark_failure(f"count the values of {args.input}", err) from None
 
 
 def run(args) -> dict | str:
@@ -103,9 +130,12 @@ def run(args) -> dict | str:
     else:
         if not args.sa:
             raise InputError("name the sensitive attribute column with --sa COL.")
-        df = load_table(args.input)
-        require_column(df, args.sa, "sensitive attribute column")
-        counts = encode_sa(df[args.sa], missing=args.missing).counts()
+        if getattr(args, "engine", "pandas") == "spark":
+            counts = _spark_counts(args)
+        else:
+            df = load_table(args.input)
+            require_column(df, args.sa, "sensitive attribute column")
+            counts = encode_sa(df[args.sa], missing=args.missing).counts()
         plan = plan_partition(
             counts, rho1, rho2, tie_policy=args.tie_policy, merge_policy=args.merge
         )

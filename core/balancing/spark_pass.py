@@ -1,0 +1,65 @@
+"""The PP balancing data pass on Apache Spark: counting the sensitive attribute's values.
+
+For tables larger than memory, Spark reduces the file to one count per SA value; only those
+counts reach the driver, and the partition plan (`core.balancing.plan`) runs on them as today.
+Values are read as text (labels are the file's text; empty fields are missing) and listed in
+order of first appearance, like `pd.factorize` in `core.balancing.records.encode_sa`. The
+missing-value policy is the in-memory path's (error / drop / category).
+
+Not released and not randomised: the counts are the exact private input of the planner.
+
+Record assignment and perturbation on Spark are NOT implemented yet (see the module's note in
+the issue report): the design is to derive each record's position from a secret 256-bit salt
+drawn from `Noise` in the driver (SHA-256 of salt and record id, computed on the executors),
+because drawing a permutation in the driver needs memory for every record.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.balancing.records import MISSING_LABEL, MissingPolicy
+from core.errors import InputError
+
+
+def read_table(spark, path: str | Path):
+    """A Spark DataFrame of the CSV (all columns as text) or Parquet file."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Check the path.")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return spark.read.parquet(str(path))
+    return spark.read.csv(str(path), header=True, inferSchema=False)
+
+
+def count_values(frame, sa: str, missing: MissingPolicy = "error") -> dict[str, int]:
+    """value label -> number of records, in order of first appearance (missing per policy)."""
+    from pyspark.sql import functions as fn
+
+    if sa not in frame.columns:
+        raise InputError(
+            f"sensitive attribute column '{sa}' not found. Columns: {', '.join(frame.columns)}."
+        )
+    value = fn.col(sa).cast("string")
+    rows = (
+        frame.select(value.alias("v"), fn.monotonically_increasing_id().alias("i"))
+        .groupBy("v")
+        .agg(fn.count(fn.lit(1)).alias("n"), fn.min("i").alias("first"))
+        .collect()
+    )
+    if not rows:
+        raise InputError("the table is empty: there are no records to balance. Provide data rows.")
+    rows.sort(key=lambda r: r["first"])
+    n_missing = sum(int(r["n"]) for r in rows if r["v"] is None)
+    if n_missing and missing == "error":
+        raise InputError(
+            f"the sensitive attribute '{sa}' has {n_missing} missing value(s). Choose "
+            "to drop those records or to treat 'missing' as a category of its own "
+            "(CLI: --missing drop|category)."
+        )
+    if missing not in ("error", "drop", "category"):
+        raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
+    counts = {str(r["v"]): int(r["n"]) for r in rows if r["v"] is not None}
+    if n_missing and missing == "category":
+        counts[MISSING_LABEL] = counts.get(MISSING_LABEL, 0) + n_missing
+    return counts

@@ -1,0 +1,152 @@
+"""The location-histogram data pass on Apache Spark: points to the frequency matrix F.
+
+For inputs larger than memory: Spark reads the file and reduces it to one count per grid cell;
+only the (ny x nx) counts reach the driver, and HTF / the baselines then run on F in `core` as
+today. The arithmetic is the numpy path's (`core.spatial.grid.bin_points`) operation for
+operation in IEEE doubles — inside means minlon <= lon <= maxlon and minlat <= lat <= maxlat,
+column floor((lon - minlon) / (maxlon - minlon) * nx) capped at nx - 1 (a point on the max edge
+goes to the last cell), the same for rows — so F is identical. Nothing here is released: F is
+the exact private aggregate that the DP algorithms noise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import InputError
+from core.spatial.grid import Binned, Grid
+from core.spatial.pipeline import MIN_POINTS, Prepared, derive_bbox
+
+
+def read_points(spark, path: str | Path):
+    """A Spark DataFrame of the CSV or Parquet file (CSV: header row, types inferred)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Check the path.")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return spark.read.parquet(str(path))
+    return spark.read.csv(str(path), header=True, inferSchema=True)
+
+
+def bin_points_spark(frame, lon: str, lat: str, grid: Grid) -> Binned:
+    """F over `grid` from the columns `lon`, `lat` of a Spark DataFrame (rows with NULL/NaN or
+    outside the bbox count as dropped), equal to `bin_points` on the same values."""
+    from pyspark.sql import functions as fn
+
+    x0, y0, x1, y1 = grid.bbox
+    x = fn.col(lon).cast("double")
+    y = fn.col(lat).cast("double")
+    valid = ~(fn.isnan(x) | fn.isnan(y))  # Spark orders NaN above every number
+    inside = valid & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+    col = fn.least(
+        fn.floor((x - fn.lit(x0)) / fn.lit(x1 - x0) * fn.lit(grid.nx)), fn.lit(grid.nx - 1)
+    )
+    row = fn.least(
+        fn.floor((y - fn.lit(y0)) / fn.lit(y1 - y0) * fn.lit(grid.ny)), fn.lit(grid.ny - 1)
+    )
+    counts = (
+        frame.where(inside.isNotNull() & inside)
+        .groupBy(row.alias("r"), col.alias("c"))
+        .count()
+        .collect()
+    )
+    F = np.zeros((grid.ny, grid.nx), dtype=np.int64)
+    for r, c, n in counts:
+        F[int(r), int(c)] = int(n)
+    total = frame.count()
+    used = int(F.sum())
+    return Binned(F=F, n_used=used, n_dropped=total - used)
+
+
+def prepare_spark(
+    spark,
+    path: str | Path,
+    lat: str,
+    lon: str,
+    bbox: tuple[float, float, float, float] | None,
+    rows: int,
+    cols: int | None = None,
+    allow_data_bbox: bool = False,
+) -> Prepared:
+    """`core.spatial.pipeline.prepare` with the data pass on Spark (same checks and messages
+    for missing columns, out-of-range coordinates, too few points, identical points, no bbox)."""
+    from pyspark.sql import functions as fn
+
+    frame = read_points(spark, path)
+    for name in (lat, lon):
+        if name not in frame.columns:
+            raise InputError(
+                f"column '{name}' not found. Columns: {', '.join(frame.columns)}. "
+                "Fix: pass --lat/--lon."
+            )
+    x, y = fn.col(lon).cast("double"), fn.col(lat).cast("double")
+    ok = x.isNotNull() & y.isNotNull() & ~fn.isnan(x) & ~fn.isnan(y)
+
+    def only(cond):
+        return fn.when(cond, fn.lit(1))
+
+    stats = frame.agg(
+        fn.count(only(ok)).alias("n"),
+        fn.min(fn.when(ok, x)).alias("x0"),
+        fn.max(fn.when(ok, x)).alias("x1"),
+        fn.min(fn.when(ok, y)).alias("y0"),
+        fn.max(fn.when(ok, y)).alias("y1"),
+        fn.count(only(fn.col(lat).isNotNull() & y.isNull())).alias("bad_lat"),
+        fn.count(only(fn.col(lon).isNotNull() & x.isNull())).alias("bad_lon"),
+    ).collect()[0]
+    for name, bad in ((lat, stats["bad_lat"]), (lon, stats["bad_lon"])):
+        if bad:  # the numpy path's message (core.data.validation.numeric_column)
+            raise InputError(
+                f"column '{name}' has {int(bad)} non-numeric value(s). Fix or remove those rows, "
+                "or pick another column."
+            )
+    n = int(stats["n"])
+    if n < MIN_POINTS:
+        raise InputError(
+            f"only {n} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
+            "meaningful histogram."
+        )
+    for name, lo, hi, vmin, vmax in (
+        ("latitude", -90, 90, stats["y0"], stats["y1"]),
+        ("longitude", -180, 180, stats["x0"], stats["x1"]),
+    ):
+        if vmin < lo or vmax > hi:
+            raise InputError(
+                f"{name} values are outside [{lo}, {hi}]. Check that latitude and longitude "
+                "are not swapped and are in degrees."
+            )
+    if stats["x0"] == stats["x1"] and stats["y0"] == stats["y1"]:
+        raise InputError(
+            "all points are identical; a location histogram of one location shows nothing. "
+            "Check the coordinate columns."
+        )
+    from_data = False
+    if bbox is None:
+        if not allow_data_bbox:
+            raise InputError(
+                "no bounding box given. The bbox is a public parameter and must not come from the "
+                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
+                "labelled demo run that derives it from the data)."
+            )
+        bbox = derive_bbox(
+            np.array([stats["x0"], stats["x1"]]), np.array([stats["y0"], stats["y1"]])
+        )
+        from_data = True
+    grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
+    binned = bin_points_spark(frame, lon, lat, grid)
+    if binned.n_used < MIN_POINTS:
+        raise InputError(
+            f"only {binned.n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} "
+            "are needed. Widen the bbox."
+        )
+    return Prepared(
+        F=binned.F,
+        grid=grid,
+        n_used=binned.n_used,
+        n_dropped=binned.n_dropped,
+        bbox_from_data=from_data,
+        lat_col=lat,
+        lon_col=lon,
+    )
