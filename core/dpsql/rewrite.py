@@ -32,6 +32,7 @@ from core.dpsql.planning import (  # noqa: F401 - re-exported for release.py and
     midpoints,
     plan_mechanisms,
 )
+from core.dpsql.postgres import flatten_lists, round_half_away
 from core.dpsql.sampling_key import sampling_key
 from core.dpsql.validate import Source
 
@@ -67,7 +68,10 @@ class StagedPlan:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
         stages = self.stages if executable else build_stages(self, use_hash=False, dialect=dialect)
-        return assemble(self.query, stages, total=executable).sql(dialect=dialect, pretty=pretty)
+        tree = assemble(self.query, stages, total=executable)
+        if dialect == "postgres":  # PostgreSQL rounds halves to even: see postgres.py
+            tree = round_half_away(tree)
+        return tree.sql(dialect=dialect, pretty=pretty)
 
     def stage_sql(self, name: str, limit: int | None = None) -> str:
         """Executable DuckDB SQL that selects one stage (for the teaching inspector)."""
@@ -343,6 +347,9 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
         elif a.kind == "QUANTILE":
             if dialect == "bigquery":  # no nested arrays in BigQuery: concatenate instead
                 outs.append(exp.alias_(exp.ArrayConcatAgg(this=col(f"p{i}")), f"l{i}"))
+                continue
+            if dialect == "postgres":  # no FLATTEN, no ragged ARRAY_AGG: see postgres.py
+                outs.append(exp.alias_(flatten_lists(col(f"p{i}")), f"l{i}"))
                 continue
             gathered = (
                 exp.ArrayAgg(this=col(f"p{i}")) if wide else exp.List(expressions=[col(f"p{i}")])

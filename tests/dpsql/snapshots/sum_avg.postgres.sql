@@ -43,16 +43,44 @@ WITH src AS (
     CASE
       WHEN p0 IS NULL
       THEN NULL
-      ELSE CAST(ROUND((
-        LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
-      ) * 65536) AS BIGINT)
+      ELSE CAST(CASE
+        WHEN ABS(
+          (
+            LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+          ) * 65536 - TRUNC((
+            LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+          ) * 65536)
+        ) >= 0.5
+        THEN TRUNC((
+          LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+        ) * 65536) + SIGN((
+          LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+        ) * 65536)
+        ELSE TRUNC((
+          LEAST(GREATEST(CAST(p0 AS DOUBLE PRECISION), 0), 100)
+        ) * 65536)
+      END AS BIGINT)
     END AS c0,
     CASE
       WHEN p1 IS NULL
       THEN NULL
-      ELSE CAST(ROUND((
-        LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
-      ) * 65536) AS BIGINT)
+      ELSE CAST(CASE
+        WHEN ABS(
+          (
+            LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+          ) * 65536 - TRUNC((
+            LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+          ) * 65536)
+        ) >= 0.5
+        THEN TRUNC((
+          LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+        ) * 65536) + SIGN((
+          LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+        ) * 65536)
+        ELSE TRUNC((
+          LEAST(GREATEST(CAST(p1 AS DOUBLE PRECISION), 0), 100) - 50
+        ) * 65536)
+      END AS BIGINT)
     END AS c1
   FROM sampled
 ), cross_user AS (

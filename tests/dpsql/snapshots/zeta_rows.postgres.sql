@@ -21,17 +21,51 @@ WITH src AS (
     COUNT(a0) FILTER(WHERE
       rn_a0 <= 5 AND NOT a0 IS NULL) AS p0n,
     SUM(
-      CAST(ROUND((
-        LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
-      ) * 262144) AS BIGINT)
+      CAST(CASE
+        WHEN ABS(
+          (
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
+          ) * 262144 - TRUNC((
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
+          ) * 262144)
+        ) >= 0.5
+        THEN TRUNC((
+          LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
+        ) * 262144) + SIGN((
+          LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
+        ) * 262144)
+        ELSE TRUNC((
+          LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 5
+        ) * 262144)
+      END AS BIGINT)
     ) FILTER(WHERE
       rn_a0 <= 5 AND NOT a0 IS NULL) AS p0s,
     SUM(
-      CAST(ROUND(
-        (
-          LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
-        ) * 16384
-      ) AS BIGINT)
+      CAST(CASE
+        WHEN ABS(
+          (
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
+          ) * 16384 - TRUNC(
+            (
+              LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
+            ) * 16384
+          )
+        ) >= 0.5
+        THEN TRUNC(
+          (
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
+          ) * 16384
+        ) + SIGN(
+          (
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
+          ) * 16384
+        )
+        ELSE TRUNC(
+          (
+            LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) * LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10) - 50
+          ) * 16384
+        )
+      END AS BIGINT)
     ) FILTER(WHERE
       rn_a0 <= 5 AND NOT a0 IS NULL) AS p0q,
     ARRAY_AGG(LEAST(GREATEST(CAST(a0 AS DOUBLE PRECISION), 0), 10)) FILTER(WHERE
@@ -71,7 +105,10 @@ WITH src AS (
     SUM(CAST(p0n AS DECIMAL(38, 0))) AS n0,
     SUM(CAST(p0s AS DECIMAL(38, 0))) AS s0,
     SUM(CAST(p0q AS DECIMAL(38, 0))) AS q0,
-    FLATTEN(ARRAY_AGG(p1)) AS l1
+    COALESCE(
+      CAST(STRING_TO_ARRAY(STRING_AGG(NULLIF(ARRAY_TO_STRING(p1, ','), ''), ','), ',') AS DOUBLE PRECISION[]),
+      CAST(ARRAY[] AS DOUBLE PRECISION[])
+    ) AS l1
   FROM clamped
 )
 SELECT
