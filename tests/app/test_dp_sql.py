@@ -195,3 +195,39 @@ def test_a_chosen_unit_column_that_looks_wrong_is_questioned(app_test):
 def test_run_tab_states_the_limits_and_caps(page):
     limits = next(c.value for c in page.caption if c.value.startswith("Limits:"))
     assert "120 s" in limits and "keeps its charge" in limits and "Per-query caps: none." in limits
+
+
+_DP = "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)"
+REFUSALS = {  # rule -> a query on the demo tables that core refuses with it (issue 9)
+    "DPX-L001": f"{_DP} O.person, ANON_COUNT(*, 1) AS c FROM Orders AS O(person, uid) "
+    "GROUP BY O.person",
+    "DPX-A010": f"{_DP} dept, ANON_COUNT(*, 5) AS c FROM Employee WHERE IF(uid = 7, 'x', '0') = 0 "
+    "GROUP BY dept",
+    "DPX-A002": f"{_DP} dept, ANON_COUNT(*, 5) AS c FROM Employee WHERE name LIKE dept "
+    "GROUP BY dept",
+    "DPX-A005": f"{_DP} ANON_SUM(x, 0, 10) AS s FROM (SELECT uid, abs(MIN(amount)) AS x "
+    "FROM Orders GROUP BY uid) o",
+    "DPX-V033": f"{_DP[:-1]}, max_rows_per_group = 2.5) ANON_VAR(amount, 0, 100) AS v FROM Orders",
+}
+
+
+@pytest.mark.parametrize("rule", sorted(REFUSALS))
+def test_page_shows_core_refusals_with_their_fix(page, rule):
+    """The page shows exactly core's refusal: the rule code, the rule and the fix."""
+    from core.dpsql.catalog import Catalog
+    from core.dpsql.demos import employee_orders
+    from core.dpsql.service import prepare
+    from core.errors import InputError
+    from core.privacy import Noise
+
+    catalog = Catalog()
+    for name, frame in employee_orders().items():
+        catalog.add_private(name, frame, "uid")
+    with pytest.raises(InputError) as refused:
+        prepare(REFUSALS[rule], catalog, Noise.seeded(0))
+    expected = str(refused.value)
+    assert expected.startswith(rule) and "Fix:" in expected
+    at = page
+    at.text_area(key="dpsql_query").set_value(REFUSALS[rule]).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [expected]
