@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8501
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint browser clean screenshots
+.PHONY: run test lint browser spark postgres clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,10 +39,39 @@ browser:
 		echo "!!! browser: $(CHROMIUM) not found and cannot apt-get it (not root); browser tests will be SKIPPED !!!"; \
 	fi
 
+# The optional Spark engine: Java 17+ from Debian (when root) and PySpark (the `spark` extra).
+# Idempotent: nothing is installed when both are present. If either truly cannot be had, the
+# Spark tests skip with a loud message (never silently).
+JAVA_OK := java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'
+spark: $(VENV)/.installed-dev
+	@if $(JAVA_OK); then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "spark: installing Debian's openjdk-17-jre-headless (apt-get)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null) \
+			|| echo "!!! spark: apt-get could not install Java 17; Spark tests will be SKIPPED !!!"; \
+	else \
+		echo "!!! spark: no Java 17+ and cannot apt-get it (not root); Spark tests will be SKIPPED !!!"; \
+	fi
+	@$(BIN)/python -c "import pyspark" 2>/dev/null \
+		|| $(BIN)/python -m pip install --quiet -e '.[dev,spark]' \
+		|| echo "!!! spark: pip could not install pyspark; Spark tests will be SKIPPED !!!"
+
+# Debian's PostgreSQL server binaries for the export test (tests/postgres starts its own server
+# on a private socket). Idempotent; if they cannot be had, those tests skip loudly.
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "postgres: installing Debian's postgresql (apt-get)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) \
+			|| echo "!!! postgres: apt-get could not install postgresql; PostgreSQL tests will be SKIPPED !!!"; \
+	else \
+		echo "!!! postgres: no PostgreSQL server and cannot apt-get it (not root); PostgreSQL tests will be SKIPPED !!!"; \
+	fi
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.installed-dev browser lint
+test: $(VENV)/.installed-dev browser spark postgres lint
 	DPX_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
 # Refresh the README's images (docs/screenshots/*.png) from the browser tests; `make test`

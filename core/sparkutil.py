@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -43,11 +44,26 @@ def spark_unavailable_reason() -> str | None:
     except ImportError:
         return "PySpark is not installed (pip install -e '.[spark]')"
     java_home = os.environ.get("JAVA_HOME")
-    if not (java_home and os.path.exists(os.path.join(java_home, "bin", "java"))) and not (
-        shutil.which("java")
-    ):
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not (java and os.path.exists(java)):
         return "no Java runtime found (apt-get install openjdk-17-jre-headless)"
+    major = java_major(java)
+    if major is None or major < 17:
+        return f"{java} is not Java 17 or later (apt-get install openjdk-17-jre-headless)"
     return None
+
+
+def java_major(java: str) -> int | None:
+    """The major version `java -version` reports (8 for "1.8.0_x", 17 for "17.0.15")."""
+    try:
+        text = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if not found:
+        return None
+    first = int(found.group(1))
+    return int(found.group(2) or 0) if first == 1 else first
 
 
 def require_spark() -> None:
