@@ -168,3 +168,19 @@ def test_rule_codes_are_not_reused_for_different_rules():
         from core.dpsql.limits import check_timeout
 
         check_timeout(-1)
+
+
+def test_the_rule_code_table_lists_exactly_the_codes_raised():
+    """`python -m core.dpsql.docs` prints the README's rule table from RULE_CODES."""
+    from core.dpsql.docs import RULE_CODES, main
+
+    raised = set()
+    for path in DPSQL_DIR.glob("*.py"):
+        if path.name == "docs.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        raised |= set(RULE.findall(text))
+        raised |= {f"DPX-{c}" for c in re.findall(r"refuse\(\s*\"([A-Z]\d{3})\"", text)}
+        raised |= {f"DPX-{c}" for c in re.findall(r"^\s+\"([A-Z]\d{3})\",$", text, re.M)}
+    assert raised == set(RULE_CODES)
+    main()  # the generator runs

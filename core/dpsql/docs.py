@@ -1,0 +1,141 @@
+"""The README's DP SQL reference tables, generated from the modules that enforce them.
+
+    .venv/bin/python -m core.dpsql.docs > /tmp/dpsql_reference.md
+
+Prints markdown: the rule codes (RULE_CODES below; a test checks that every code raised in
+`core/dpsql` is listed and every listed code is raised), the expression allowlist
+(`allowlist.ALLOWLIST`, the one table of what may be evaluated over the query's rows), the
+resource limits (`limits`), the option ranges (`options`) and the per-query caps (`caps`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from core.dpsql import limits, options
+from core.dpsql.allowlist import ALLOWLIST, Totality
+from core.dpsql.lineage import RULES as LINEAGE_RULES
+
+RULE_CODES: dict[str, str] = {
+    "DPX-P001": "syntax error (line, column, a hint for known patterns)",
+    "DPX-S001": "not exactly one SELECT statement",
+    "DPX-S002": "a forbidden statement or command (named), also nested",
+    "DPX-S003": "no FROM, an unknown table, a table function, a file path or a schema-qualified name",
+    "DPX-S005": "a size limit: text length, parenthesis depth, tree depth/nodes, expanded table references",
+    "DPX-S006": "a bind parameter (`?`, `$1`)",
+    "DPX-S007": "analysing the query took longer than the time limit",
+    "DPX-S008": "a resource setting out of range (time limit, threads, memory limit)",
+    "DPX-A001": "a node, operator or function outside the expression allowlist",
+    "DPX-A002": "a LIKE/ILIKE pattern or ESCAPE that is not a valid string literal",
+    "DPX-A003": "a subquery as an operand of arithmetic or a function",
+    "DPX-A004": "// or % of an aggregate",
+    "DPX-A005": "a function that can raise applied to an aggregate in a subquery",
+    "DPX-A010": "operands of different type families (DuckDB would cast implicitly)",
+    "DPX-A011": "a non-boolean condition (WHERE, ON, HAVING, CASE WHEN, AND/OR/NOT, IS TRUE)",
+    "DPX-A012": "a text literal meeting a date/time value that does not convert to it",
+    **LINEAGE_RULES,
+    "DPX-V011": "a CROSS or comma join of private relations",
+    "DPX-V013": "a private subquery that does not output the unit (or `*` over a join)",
+    "DPX-V014": "an ambiguous unit column, no private table read, or a wrong privacy_unit_column",
+    "DPX-V016": "an operator not allowed over private rows (set operations, PIVOT, LIMIT, DISTINCT ON "
+    "without the unit, UNNEST/LATERAL, expression subqueries, nested or recursive CTEs)",
+    "DPX-V020": "a plain (non-DP) aggregate in the DP SELECT, or no DP aggregate",
+    "DPX-V021": "a DP aggregate without contribution bounds",
+    "DPX-V022": "bounds not numeric literals, L > U, or abs(bound) > 1e15",
+    "DPX-V023": "the wrong bounds kind (per row vs per group)",
+    "DPX-V024": "COUNT(DISTINCT col) with col not the unit",
+    "DPX-V025": "a percentile p missing or outside [0, 1]",
+    "DPX-V026": "a DP aggregate nested, in WHERE or in GROUP BY",
+    "DPX-V027": "a select item neither key nor aggregate; unsupported clauses (GROUP BY ALL, OFFSET)",
+    "DPX-V029": "ANON_* and ZetaSQL spellings mixed with the other form",
+    "DPX-V030": "epsilon missing, not finite or below its floor",
+    "DPX-V031": "delta missing, outside [floor, 1), or 0 with thresholding",
+    "DPX-V032": "max_groups_contributed missing or outside its range",
+    "DPX-V033": "an unknown, repeated or out-of-range option or weight; too many aggregates",
+    "DPX-V034": "PUBLIC_GROUPS keys not from one public table; a reserved output name",
+    "DPX-B001": "the dataset's budget would be exceeded (nothing charged)",
+    "DPX-B002": "the query's epsilon or delta is above a per-query cap (nothing charged)",
+    "DPX-E001": "DuckDB refused the generated query while binding it (nothing read or charged)",
+    "DPX-E002": "HAVING / ORDER BY / LIMIT failed on the released rows (post-processing)",
+    "DPX-E003": "the time limit stopped the query after data was read (the charge stands)",
+    "DPX-E004": "the query failed while reading data (message withheld; the charge stands)",
+    "DPX-E005": "the memory limit stopped the query (the charge stands)",
+    "DPX-E009": "an internal error, masked (details could depend on private data)",
+}
+
+
+def rule_table() -> str:
+    rows = ["| Code | Refused |", "|---|---|"]
+    rows += [f"| `{code}` | {text} |" for code, text in sorted(RULE_CODES.items())]
+    return "\n".join(rows)
+
+
+def allowlist_table() -> str:
+    """One row per totality class: the node types in it, what it accepts and why it is total."""
+    groups: dict[Totality, list[str]] = defaultdict(list)
+    for node_type, entry in ALLOWLIST.items():
+        groups[entry.totality].append(node_type.__name__)
+    rows = [
+        "| Class | Why it cannot make a query fail on one unit's data | Node types |",
+        "|---|---|---|",
+    ]
+    for totality in Totality:
+        names = ", ".join(f"`{n}`" for n in sorted(groups.get(totality, [])))
+        rows.append(f"| {totality.name} | {totality.value} | {names} |")
+    return "\n".join(rows)
+
+
+def limits_table() -> str:
+    rows = [
+        (
+            "Wall-clock time limit",
+            f"{limits.DEFAULT_TIMEOUT_S:g} s (CLI `--timeout`, at most {limits.MAX_TIMEOUT_S:g} s)",
+        ),
+        ("DuckDB threads", f"{limits.DEFAULT_THREADS} on this machine (min(4, CPUs))"),
+        ("DuckDB memory_limit", f"{limits.DEFAULT_MEMORY_LIMIT} on this machine (half of RAM)"),
+        ("Query text", f"{limits.MAX_QUERY_CHARS:,} characters"),
+        ("Parenthesis depth", f"{limits.MAX_PAREN_DEPTH}"),
+        ("Syntax tree", f"depth {limits.MAX_TREE_DEPTH}, {limits.MAX_TREE_NODES:,} nodes"),
+        ("Table references after CTE expansion", f"{limits.MAX_EXPANDED_TABLE_REFERENCES:,}"),
+        ("DP aggregates per query", f"{options.MAX_AGGREGATES}"),
+    ]
+    return "\n".join(
+        ["| Limit | Default / ceiling |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    )
+
+
+def options_table() -> str:
+    rows = [
+        ("epsilon", f"finite, ≥ {options.EPSILON_MIN:g}"),
+        ("delta", f"[{options.DELTA_MIN:g}, 1); 0 only with PUBLIC_GROUPS"),
+        ("max_groups_contributed", f"integer in [1, {options.MAX_GROUPS:,}]"),
+        ("max_rows_per_group", f"integer in [1, {options.MAX_ROWS_PER_GROUP:,}] (default 5)"),
+        ("quantile_grid_size", f"integer in [2, {options.MAX_QUANTILE_GRID:,}] (default 1001)"),
+        ("min_privacy_units_per_group", f"integer in [1, {options.MAX_MIN_UNITS:,}] (default off)"),
+        (
+            "threshold_weight, weight =>",
+            f"[{options.WEIGHT_MIN:g}, {options.WEIGHT_MAX:g}] (default 1)",
+        ),
+        (
+            "contribution bounds L, U",
+            f"numeric literals, L ≤ U, abs(bound) ≤ {options.MAX_ABS_BOUND:g}",
+        ),
+    ]
+    return "\n".join(
+        ["| Option | Accepted range |", "|---|---|"] + [f"| `{a}` | {b} |" for a, b in rows]
+    )
+
+
+def main() -> None:
+    print("#### Rule codes\n")
+    print(rule_table())
+    print("\n#### Expression allowlist (`core/dpsql/allowlist.py`: `ALLOWLIST`)\n")
+    print(allowlist_table())
+    print("\n#### Resource limits\n")
+    print(limits_table())
+    print("\n#### Option ranges\n")
+    print(options_table())
+
+
+if __name__ == "__main__":
+    main()
