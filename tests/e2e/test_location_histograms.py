@@ -1,5 +1,5 @@
-"""Location histograms in a real browser, used the way a class uses it: build, then change a
-widget, click every download, toggle demo mode, reload, navigate away and back, a second browser
+"""Location histograms in a real browser, used the way a class uses it: build (charged releases),
+evaluate (owner only), then change a widget, click every download, toggle demo mode, reload, navigate away and back, a second browser
 with the same parameters, bad uploads — never an exception on screen, results still there. Also
 draws a >= 10k-leaf layer over the offline boundaries and takes the README screenshot. Every
 request that would leave localhost is blocked and must not happen."""
@@ -17,13 +17,14 @@ import pytest
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = "location_histograms.png"  # via the `screenshot` fixture (temp dir)
-BUILD = "Build releases and compare"
+BUILD = "Build releases"
+EVALUATE = "Evaluate the releases (evaluation only — uses raw data)"
 DOWNLOADS = (
     "Release GeoJSON",
     "Release CSV",
     "Release CSV metadata (JSON)",
-    "MRE CSV (evaluation only)",
     "Run report (JSON)",
+    "MRE CSV (evaluation only)",
 )
 
 
@@ -42,14 +43,24 @@ def _map_frame(page):
 
 
 def _build(page) -> None:
-    page.get_by_role("button", name=BUILD).click()
+    page.get_by_role("button", name=BUILD, exact=True).click()
     _wait_results(page)
 
 
 def _wait_results(page) -> None:
     page.get_by_role("heading", name="Downloads").wait_for(timeout=120_000)
     _map_frame(page).locator(".leaflet-container").wait_for(timeout=120_000)
-    page.get_by_text("MRE by query size").first.wait_for()
+    page.get_by_role("heading", name="Charged releases").wait_for()
+
+
+def _evaluate(page) -> None:
+    page.get_by_role("button", name=EVALUATE).click()
+    _wait_evaluation(page)
+
+
+def _wait_evaluation(page) -> None:
+    page.get_by_text("MRE by query size").first.wait_for(timeout=300_000)
+    page.get_by_text("Evaluation cost").first.wait_for()
 
 
 def _wait_idle(page) -> None:
@@ -82,6 +93,9 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
     _open(page, app_url)
     _build(page)
     no_exception(page)
+    page.get_by_text("Recorded as unregistered runs").first.wait_for()  # a demo table, like the CLI
+    _evaluate(page)
+    no_exception(page)
 
     # change "Release to download": the page reruns with the same results
     _pick(page, "Release to download", "UG")
@@ -100,6 +114,7 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
         else:
             assert json.loads(data), label
     _wait_results(page)
+    _wait_evaluation(page)
 
     # demo mode on: the old results stay, labelled stale; off again: the same results, unlabelled
     _toggle_demo_mode(page)
@@ -115,13 +130,14 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
     page.get_by_role("heading", name="DP Explorer").first.wait_for()
     page.get_by_test_id("stSidebarNav").get_by_text("Location histograms", exact=True).click()
     _wait_results(page)
+    _wait_evaluation(page)  # the evaluation of this build is kept too
     no_exception(page)
     assert page.get_by_text("previous build").count() == 0
     assert page.get_by_role("combobox", name="Release to download").inner_text() or True
 
     # reload (a new session) and rebuild with the same parameters
     page.reload()
-    page.get_by_role("button", name=BUILD).wait_for()
+    page.get_by_role("button", name=BUILD, exact=True).wait_for()
     _build(page)
     no_exception(page)
     assert external_requests == [], f"requests left localhost: {external_requests}"
@@ -166,7 +182,7 @@ def test_bad_upload_says_so_and_releases_nothing(
     page.get_by_text(message).first.wait_for()
     _wait_idle(page)
     no_exception(page)
-    assert page.get_by_role("button", name=BUILD).count() == 0
+    assert page.get_by_role("button", name=BUILD, exact=True).count() == 0
     assert page.locator("iframe[title*='streamlit_folium']").count() == 0
     assert page.get_by_role("heading", name="Downloads").count() == 0
     assert external_requests == []
@@ -174,7 +190,7 @@ def test_bad_upload_says_so_and_releases_nothing(
 
 def test_large_layer_over_offline_boundaries(page, app_url, external_requests, screenshot):
     _open(page, app_url)
-    page.get_by_role("button", name=BUILD).wait_for()
+    page.get_by_role("button", name=BUILD, exact=True).wait_for()
     # seeded demo mode (the app's sidebar switch): the releases, and so the leaf counts, are fixed
     _toggle_demo_mode(page)
     page.get_by_text("Seeded noise").first.wait_for()
