@@ -15,6 +15,7 @@ refused too (fail closed).
 
 from __future__ import annotations
 
+import threading
 from enum import Enum
 from functools import lru_cache
 
@@ -118,11 +119,15 @@ def _check_temporal_literals(texts: list[exp.Expression], targets: set[str]) -> 
 @lru_cache(maxsize=4096)
 def _converts(text: str, target: str) -> bool:
     """Whether DuckDB converts the constant `text` to `target` (a scratch connection, no data)."""
-    con = _scratch()
-    try:
-        return con.execute(f"SELECT TRY_CAST(? AS {target}) IS NOT NULL", [text]).fetchone()[0]
-    except duckdb.Error:
-        return False
+    with _SCRATCH_LOCK:  # one connection, used by one thread at a time (the page is threaded)
+        try:
+            sql = f"SELECT TRY_CAST(? AS {target}) IS NOT NULL"
+            return bool(_scratch().execute(sql, [text]).fetchone()[0])
+        except duckdb.Error:
+            return False
+
+
+_SCRATCH_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
