@@ -159,7 +159,9 @@ def choose_data(analyst: bool):
             )
         table = dataset.private_tables[0]
         df = load_registered(table.sha256, table.path)
-        return df, f"registered:{dataset.name}:{table.sha256}", None, registry, dataset
+        # the key names the dataset, never its file's SHA-256: widget keys reach the browser
+        # (as CSS classes) and params reach reports, and a hash of the raw rows is not DP
+        return df, f"registered:{dataset.name}", None, registry, dataset
     if source == "Demo dataset":
         demo_name = st.selectbox(
             "Demo dataset",
@@ -237,6 +239,7 @@ epsilon, htf_params = sidebar_parameters()
 
 with user_errors():
     df, digest, demo_name, registry, dataset = choose_data(analyst)
+    cache_key = digest if dataset is None else f"{digest}:{dataset.private_tables[0].sha256}"
     cols = list(map(str, df.columns))
     try:
         lat_guess, lon_guess = detect_lat_lon(df)
@@ -249,7 +252,7 @@ with user_errors():
         "Grid (rows = columns)", GRID_CHOICES, key=persist("lh_grid", DEFAULT_GRID)
     )
     if not analyst:  # bad coordinates: say so (with the owner's details) before asking for a bbox
-        check_points(digest, df, lat_col, lon_col)
+        check_points(cache_key, df, lat_col, lon_col)
     bbox, from_data = choose_bbox(demo_name, digest, noise.is_secure)
 
     all_methods = ["auto"] + [m for m in [*METHODS, *VARIANTS] if m != "auto"]  # recommended first
@@ -263,9 +266,9 @@ with user_errors():
         st.stop()
 
     if analyst:  # no refusal or count that depends on the values: an analyst sees releases only
-        prep = prepare_total_cached(digest, df, lat_col, lon_col, bbox, rows)
+        prep = prepare_total_cached(cache_key, df, lat_col, lon_col, bbox, rows)
     else:
-        prep = prepare_cached(digest, df, lat_col, lon_col, bbox, rows, rows, from_data)
+        prep = prepare_cached(cache_key, df, lat_col, lon_col, bbox, rows, rows, from_data)
     grid = prep.grid
     if prep.bbox_from_data:
         st.warning(DEMO_BBOX_LABEL)

@@ -128,7 +128,7 @@ with user_errors():
             )
         table = private[0]
         df = _upload_table(Path(table.path).read_bytes(), table.path, table.sha256)
-        data_key = f"registered:{dataset.name}:{table.sha256}"
+        data_key = f"registered:{dataset.name}"  # not the file's SHA-256 (reports show params)
     elif source == "Demo table":
         names = [d.name for d in DEMOS]
         demo_name = st.selectbox(

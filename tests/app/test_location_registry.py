@@ -129,6 +129,14 @@ def test_analyst_mode_registered_only_no_raw_data_views(app_test, registry, monk
     labels = [e.label for e in at.expander]
     assert not any("Tuning" in x or "step by step" in x or "Evaluation" in x for x in labels)
     assert at.get("download_button")  # the releases themselves can be downloaded
+    # the file's SHA-256 (a function of the raw rows) is neither in a widget key (keys reach
+    # the browser as CSS classes) nor in the recorded parameters (reports show them)
+    sha = registry.dataset("visits").tables[0].sha256
+    keys = [
+        w.key or "" for kind in ("selectbox", "number_input", "radio") for w in getattr(at, kind)
+    ]
+    assert keys and not any(sha in k for k in keys)
+    assert all(sha not in json.dumps(r.params) for r in registry.releases("visits"))
 
 
 def test_analyst_bins_without_data_dependent_refusals(app_test, registry_dir, tmp_path,

@@ -58,6 +58,7 @@ def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, re
     (release,) = registry.releases("patients")
     assert release.kind is RunKind.RELEASE and release.params["mode"] == "analyst"
     assert "patient_id" in release.params["drop"]  # other columns dropped unless kept
+    assert release.params["data"] == "registered:patients"  # not the file's SHA-256
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Published CSV", "Sub-table metadata"]  # no INTERNAL report
     (estimates,) = at.dataframe  # the estimated distribution, from the publication only
