@@ -38,6 +38,7 @@ from core.errors import InputError
 from core.privacy import BudgetLedger
 from core.registry import Dataset, Registry
 from core.registry.ledger import RegistryLedger
+from core.sparkutil import spark_unavailable_reason
 from core.viz.dpsql import (
     budget_figure,
     group_labels,
@@ -75,6 +76,18 @@ PAGE_LIMITS = ResourceLimits(timeout_s=120.0)
 @st.cache_resource(show_spinner="Loading tables into the DuckDB sandbox…", max_entries=4)
 def _engine(key: str, _catalog: Catalog) -> Engine:
     return Engine(_catalog, limits=PAGE_LIMITS)  # a watchdog stops runaway queries
+
+
+ENGINES = ("DuckDB", "Spark")  # Spark only when PySpark and Java 17 are available (issue 11)
+
+
+@st.cache_resource(
+    show_spinner="Starting Spark (local[2]) and registering the tables…", max_entries=2
+)
+def _spark_engine(key: str, _catalog: Catalog):
+    from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
+
+    return SparkEngine(_catalog, timeout_s=PAGE_LIMITS.timeout_s)
 
 
 def _kept(key: str, options: list, default=None) -> str:
@@ -461,6 +474,14 @@ with tab_run:
         "read data keeps its charge. Per-query caps: "
         + (f"{cap_text} ({caps.source})." if cap_text else "none.")
     )
+    engine_name = ENGINES[0]
+    if spark_unavailable_reason() is None:  # offered only where it can run
+        engine_name = st.radio(
+            "Engine", ENGINES, horizontal=True, key=persist("dpsql_engine", ENGINES[0]),
+            help="Where the staged SQL runs: embedded DuckDB, or Apache Spark in local mode "
+            "(same plan, same sampling key: the same seed releases the same rows). Noise is "
+            "always added here, in Python.",
+        )  # fmt: skip
     if st.button("Run query", type="primary", key="dpsql_run"):
         st.session_state.pop(RESULT, None)  # a refused run leaves no earlier rows on screen
         ledger = (
@@ -470,8 +491,13 @@ with tab_run:
         )
         try:
             with st.spinner("Running the staged query…"):
+                engine = (
+                    _spark_engine(catalog_key, catalog)
+                    if engine_name == "Spark"
+                    else _engine(catalog_key, catalog)
+                )
                 result = run(
-                    prepared, _engine(catalog_key, catalog), noise,
+                    prepared, engine, noise,
                     ledger if ledger is not None else _unrecorded_ledger(), caps,
                 )  # fmt: skip
         except InputError as exc:  # budget, caps, seeded on real data: shown, page stays
