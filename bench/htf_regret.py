@@ -112,16 +112,31 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
     """Per cell: the best method in hindsight, the current rules' picks on the stored features
     (simulated auto = the picked candidate at the build budget, same repetition) and, when an
     `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
-    from core.spatial.selection import Features, choose
+    from bench.htf_datasets import point_sets
+    from core.spatial.selection import choose
 
     rng = np.random.default_rng(0)
+    seed = methods_json["protocol"]["seed"]
     auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
+    loaders = {ps.name: ps.load for ps in point_sets()}
+    matrices: dict[str, np.ndarray] = {}
     rows = []
     for c in methods_json["cells"]:
         pr = {k: np.asarray(v) for k, v in c["per_rep"].items()}
         full = {k: v for k, v in pr.items() if "@" not in k}
         best = min(full, key=lambda k: full[k].mean())
-        picks = [choose(Features(**f)).method for f in c["features"]]
+        # the features are recomputed with the current code (same streams as --phase methods),
+        # so features added later and new rules replay without rebuilding anything
+        if c["dataset"] not in matrices:
+            matrices = {c["dataset"]: loaders[c["dataset"]]()}
+        F, eps = matrices[c["dataset"]], c["epsilon"]
+        picks = []
+        for rep in range(len(c["features"])):
+            f, _, _ = measure_features(
+                F, SELECTION_SHARE * eps, (1 - SELECTION_SHARE) * eps,
+                stream(seed, rep, "features"), BudgetLedger(),
+            )  # fmt: skip
+            picks.append(choose(f).method)
         sim = np.array([pr[f"{m}@build"][r] for r, m in enumerate(picks)])
         oracle = min(CANDIDATES, key=lambda m: pr[f"{m}@build"].mean())
         row = {

@@ -44,6 +44,8 @@ def show_selection(releases: dict) -> None:
                  "value": f"{feats.top_share:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
                 {"feature": "clearly non-empty coarse cells (fraction)",
                  "value": f"{feats.occupied:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
+                {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
+                 "value": f"{feats.dispersion:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
             ]
         ),
         hide_index=True,

@@ -36,13 +36,17 @@ class Features:
     per unit of count-noise scale the chosen method will have. `top_share`: share of the noisy
     coarse mass (negatives clipped to 0) held by the densest 1/16 of the coarse cells.
     `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise scales plus 1 %
-    of the noisy mean cell count (i.e. clearly non-empty).
+    of the noisy mean cell count (i.e. clearly non-empty). `dispersion`: over those clearly
+    non-empty cells, weighted by their noisy count above that threshold, the RMS distance from
+    their centre of mass as a fraction of the coarse grid's side (about 0.04-0.17 for one
+    cluster, 0.2-0.45 for several clusters or spread data; 0 when no cell is clearly non-empty).
     """
 
     noisy_n: float
     signal: float
     top_share: float
     occupied: float
+    dispersion: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,11 @@ class Rule:
 
 
 # Ordered: the first rule that applies fires. Derived from the benchmark grid (docs/benchmarks/
-# htf.md, "Private method choice"): 15 point sets (single Gaussians and the city mixture at
-# N = 1e4..1e6, GeoNames cities / cities1000 world and Europe, US airports, US ZIP centroids)
-# x eps 0.1 / 0.5 / 1.0. There, PrivTree or AG was best in 44 of 45 cells (UG once, by 3 %).
-# Picking AG where PrivTree wins cost up to 13x (single clusters); the reverse at most 1.7x
-# (spread real data) — so PrivTree is the default whenever the features cannot tell.
+# htf.md, "Private method choice"; bench/htf_regret.py, 20 repetitions per cell): 15 point sets
+# (single Gaussians and the city mixture at N = 1e4..1e6, GeoNames cities / cities1000 world and
+# Europe, US airports, US ZIP centroids) x eps 0.1 / 0.5 / 1.0. There, PrivTree or AG was best in
+# every cell. Picking AG where PrivTree wins cost up to 12x (single clusters); the reverse at most
+# 1.7x (spread real data) — so PrivTree is the default whenever the features cannot tell.
 RULES: tuple[Rule, ...] = (
     Rule(
         "low-signal",
@@ -77,9 +81,24 @@ RULES: tuple[Rule, ...] = (
         lambda f: f.top_share < 0.37,
     ),
     Rule(
+        "very-high-signal",
+        "privtree",
+        "noisy N x eps_build >= 300,000: PrivTree's adaptive splits resolve even several "
+        "clusters better than AG's two fixed levels",
+        lambda f: f.signal >= 300_000,
+    ),
+    Rule(
+        "several-clusters",
+        "ag",
+        "the clearly non-empty coarse cells are dispersed (RMS distance from their centre of "
+        "mass >= 0.2 of the grid side, >= 0.3 when noisy N x eps_build < 10,000 because noise "
+        "cells inflate it there): several clusters or spread data, not one cluster",
+        lambda f: f.dispersion >= (0.3 if f.signal < 10_000 else 0.2),
+    ),
+    Rule(
         "concentrated",
         "privtree",
-        "otherwise (mass concentrated in few coarse cells, e.g. clusters)",
+        "otherwise (mass concentrated in one compact cluster)",
         lambda f: True,
     ),
 )
@@ -120,6 +139,19 @@ def coarse_counts(F: np.ndarray, coarse: int = COARSE) -> np.ndarray:
     return np.add.reduceat(rows, ce[:-1], axis=1)
 
 
+def dispersion(noisy: np.ndarray, thresh: float) -> float:
+    """RMS distance of the cells above `thresh` from their centre of mass (weights: noisy count
+    minus thresh), as a fraction of the longer side of the coarse grid. Post-processing only."""
+    w = np.clip(np.asarray(noisy, dtype=np.float64) - thresh, 0.0, None)
+    total = w.sum()
+    if total <= 0:
+        return 0.0
+    r, c = np.indices(w.shape)
+    cr, cc = (w * r).sum() / total, (w * c).sum() / total
+    rms = math.sqrt(float((w * ((r - cr) ** 2 + (c - cc) ** 2)).sum() / total))
+    return rms / max(w.shape)
+
+
 def measure_features(
     F: np.ndarray, eps_sel: float, eps_build: float, noise: Noise, ledger: BudgetLedger
 ) -> tuple[Features, np.ndarray, dict[str, float]]:
@@ -150,6 +182,7 @@ def measure_features(
         signal=max(n_hat, 0.0) * eps_build,
         top_share=float(top),
         occupied=float(np.mean(noisy.reshape(-1) > thresh)),
+        dispersion=dispersion(noisy, thresh),
     )
     return feats, noisy, {"n": 1.0 / eps_n, "coarse_counts": 1.0 / eps_c}
 

@@ -64,7 +64,7 @@ def test_auto_json_contract(points_csv, capsys):
     assert sel["epsilon"] == pytest.approx(SELECTION_SHARE * 0.8)
     assert res["epsilon"]["selection"] == pytest.approx(sel["epsilon"])
     assert sel["epsilon"] + sel["epsilon_build"] == pytest.approx(0.8, abs=1e-12)
-    assert set(sel["features"]) == {"noisy_n", "signal", "top_share", "occupied"}
+    assert set(sel["features"]) == {"noisy_n", "signal", "top_share", "occupied", "dispersion"}
     assert set(sel["noise_scales"]) == {"n", "coarse_counts"}
     assert res["mode"] == "seeded" and res["noise"]["seed"] == 4
     assert_tiles_and_adds_up(res)

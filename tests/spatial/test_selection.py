@@ -80,8 +80,8 @@ def test_coarse_counts_partition_the_grid():
         assert C.shape == (min(16, shape[0]), min(16, shape[1])) and C.sum() == F.sum()
 
 
-def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5):
-    return Features(noisy_n=n, signal=signal, top_share=top, occupied=occupied)
+def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1):
+    return Features(noisy_n=n, signal=signal, top_share=top, occupied=occupied, dispersion=disp)
 
 
 def test_rules_fire_in_order_and_the_last_always_applies():
@@ -91,11 +91,12 @@ def test_rules_fire_in_order_and_the_last_always_applies():
         assert rule.condition and rule.method
     # every rule is reachable: some feature vector fires it first
     probes = [
-        _features(signal=s, top=t, n=n, occupied=o)
+        _features(signal=s, top=t, n=n, occupied=o, disp=d)
         for s in (10, 100, 500, 2000, 1e4, 1e5, 1e6)
         for t in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
-        for n in (1e3, 1e4, 1e5, 1e6)
-        for o in (0.05, 0.3, 0.7)
+        for n in (1e3, 1e4, 1e5)
+        for o in (0.05, 0.7)
+        for d in (0.0, 0.1, 0.25, 0.4)
     ]
     fired = {choose(f).name for f in probes}
     assert fired == set(names)
@@ -106,3 +107,33 @@ def test_auto_on_a_tiny_grid_and_in_secure_mode():
     rel = build_auto(F, 1.0, Noise.secure(), BudgetLedger(1.0))
     assert rel.info["selection"].coarse_grid == (8, 8)
     assert rel.cells_per_leaf().sum() == 64
+
+
+def test_dispersion_tells_one_cluster_from_several():
+    """Same N, same noise: one Gaussian cluster is compact, five clusters are dispersed; the
+    rules send the first to PrivTree and the second to AG (signal well above the noise)."""
+    from core.spatial.synthetic import to_matrix
+
+    one = gaussian_matrix(100_000, 60, seed=3, grid=512)
+    rng = np.random.default_rng(5)
+    pts = [rng.normal(loc, 15, size=(20_000, 2)) for loc in ((60, 60), (60, 450), (450, 60),
+                                                            (450, 450), (256, 256))]  # fmt: skip
+    xy = np.clip(np.concatenate(pts), 0, 511.999)
+    several = to_matrix(xy[:, 0], xy[:, 1], 512, 512)
+    f1, _, _ = measure_features(one, 0.06, 0.94, Noise.seeded(1), BudgetLedger())
+    f5, _, _ = measure_features(several, 0.06, 0.94, Noise.seeded(1), BudgetLedger())
+    assert f1.dispersion < 0.2 and f5.dispersion > 0.3
+    assert choose(f1).method == "privtree" and choose(f5).method == "ag"
+
+
+def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
+    from core.spatial.selection import dispersion
+
+    assert dispersion(np.zeros((16, 16)), 5.0) == 0.0
+    a = np.zeros((16, 16))
+    a[0, 0] = a[15, 15] = 100.0  # two equal masses at opposite corners
+    # RMS distance from the midpoint: half the diagonal, 15 * sqrt(2) / 2, over the side 16
+    assert dispersion(a, 0.0) == pytest.approx(15 * np.sqrt(2) / 2 / 16)
+    b = np.zeros((8, 8))
+    b[0, 0] = b[7, 7] = 100.0
+    assert dispersion(b, 0.0) == pytest.approx(7 * np.sqrt(2) / 2 / 8)
