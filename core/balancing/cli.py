@@ -77,7 +77,8 @@ def register(sub, common) -> None:
         choices=("pandas", "spark"),
         default="pandas",
         help="where the counting pass runs: in memory, or on Apache Spark for tables larger "
-        "than memory (pip install -e '.[spark]', Java 17; --perturb is not yet on Spark)",
+        "than memory (pip install -e '.[spark]', Java 17); with --perturb, records are also "
+        "assigned and perturbed on Spark",
     )
     p.add_argument("--spark-master", metavar="URL", help="Spark master (default local[2])")
     add_dataset_argument(p)  # registry (issue 12)
@@ -88,23 +89,41 @@ def metadata_path(out: Path) -> Path:
     return out.with_name(out.stem + ".metadata.json")
 
 
-def _spark_counts(args) -> dict[str, int]:
-    """The SA value counts from a Spark pass (issue 11); only counts reach the driver."""
-    if args.perturb:
-        raise InputError(
-            "--engine spark counts values only; record assignment and perturbation on Spark "
-            "are not implemented yet. Fix: use --engine pandas with --perturb."
-        )
+def _spark_counts(args):
+    """The SA value counts from a Spark pass (issue 11), and the Spark table they came from;
+    only counts reach the driver."""
+    if args.perturb and not args.out:
+        raise InputError("--perturb needs --out FILE for the published CSV.")
     from core.balancing.spark_pass import count_values, read_table
     from core.sparkutil import spark_failure, spark_session
 
     session = spark_session(args.spark_master)
     try:
-        return count_values(read_table(session, args.input), args.sa, missing=args.missing)
+        frame = read_table(session, args.input)
+        return count_values(frame, args.sa, missing=args.missing), frame
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001 - a Spark read/analysis failure: one line
         raise spark_failure(f"count the values of {args.input}", err) from None
+
+
+def _spark_publish(args, frame, plan, noise, drop, out: Path) -> dict:
+    """--perturb on Spark: records assigned and perturbed on the executors with draws derived
+    from a secret key drawn here from `noise` (core.balancing.spark_publish); one CSV."""
+    from core.balancing.spark_publish import publish_spark
+    from core.sparkutil import spark_failure
+
+    try:
+        return publish_spark(
+            frame.sparkSession, frame, args.sa, plan, noise, out,
+            accept_fallback=args.accept_fallback, missing=args.missing, drop_columns=drop,
+            record_order=args.record_order,
+        )  # fmt: skip
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a Spark failure: one line, no partial file
+        out.unlink(missing_ok=True)
+        raise spark_failure(f"publish the perturbed table to {out}", err) from None
 
 
 def run(args) -> dict | str:
@@ -112,7 +131,7 @@ def run(args) -> dict | str:
         raise InputError('give either a table INPUT with --sa COL, or --freqs "x1=12,x2=8,...".')
     rho1 = parse_rho(args.rho1, "rho1")
     rho2 = parse_rho(args.rho2, "rho2")
-    df = None
+    df = spark_frame = None
     if args.freqs is not None:
         if args.perturb:
             raise InputError(
@@ -131,7 +150,7 @@ def run(args) -> dict | str:
         if not args.sa:
             raise InputError("name the sensitive attribute column with --sa COL.")
         if getattr(args, "engine", "pandas") == "spark":
-            counts = _spark_counts(args)
+            counts, spark_frame = _spark_counts(args)
         else:
             df = load_table(args.input)
             require_column(df, args.sa, "sensitive attribute column")
@@ -145,28 +164,33 @@ def run(args) -> dict | str:
             raise InputError("--perturb needs --out FILE for the published CSV.")
         noise = Noise.from_seed(args.seed)
         drop = [c.strip() for c in args.drop_columns.split(",") if c.strip()]
-        for col in drop:
-            require_column(df, col, "column to drop")
-        pub = publish(
-            df,
-            args.sa,
-            plan,
-            noise,
-            accept_fallback=args.accept_fallback,
-            missing=args.missing,
-            drop_columns=drop,
-            record_order=args.record_order,
-        )
         out = published_name(args.out, noise)  # a seeded publication says so in its name
-        out.parent.mkdir(parents=True, exist_ok=True)
-        pub.table.to_csv(out, index=False)
+        if spark_frame is not None:
+            metadata = _spark_publish(args, spark_frame, plan, noise, drop, out)
+            rows = sum(plan.counts.values())
+        else:
+            for col in drop:
+                require_column(df, col, "column to drop")
+            pub = publish(
+                df,
+                args.sa,
+                plan,
+                noise,
+                accept_fallback=args.accept_fallback,
+                missing=args.missing,
+                drop_columns=drop,
+                record_order=args.record_order,
+            )
+            out.parent.mkdir(parents=True, exist_ok=True)
+            pub.table.to_csv(out, index=False)
+            metadata, rows = pub.metadata, len(pub.table)
         meta_path = metadata_path(out)
-        meta_path.write_text(json.dumps(pub.metadata, indent=2))
+        meta_path.write_text(json.dumps(metadata, indent=2))
         result["published"] = {
             "out": str(out),
             "metadata": str(meta_path),
-            "rows": len(pub.table),
-            "single_table_fallback": pub.metadata["single_table_fallback"],
+            "rows": rows,
+            "single_table_fallback": metadata["single_table_fallback"],
             "noise": noise.describe(),
         }
     if args.json:

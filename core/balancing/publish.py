@@ -103,6 +103,25 @@ def posterior_check(subtables: Sequence[SubTable], rho2: Fraction) -> list[str]:
     return problems
 
 
+def publishable_subtables(
+    plan: PartitionPlan, accept_fallback: bool
+) -> tuple[Sequence[SubTable], bool]:
+    """The sub-tables to perturb (or the single-table fallback) after the posterior check;
+    raises InputError, nothing published, when the plan is refused."""
+    subtables = plan.publishable(accept_fallback)
+    fallback = subtables is not plan.subtables
+    problems = posterior_check(subtables, plan.rho2)
+    if problems:
+        raise InputError("refusing to publish: " + "; ".join(problems) + ". Nothing was published.")
+    if any(s.p.denominator >= 2**63 for s in subtables):
+        raise InputError(
+            "the exact retention probabilities have denominators beyond 64-bit integers, so they "
+            "cannot be sampled exactly. Nothing was published; type rho1 and rho2 with fewer "
+            "digits (e.g. 1/3 instead of 0.3333333333333333333)."
+        )
+    return subtables, fallback
+
+
 @dataclass
 class Publication:
     table: pd.DataFrame  # shuffled rows, SA perturbed, sub-table id column added
@@ -139,17 +158,7 @@ def publish(
     record_order: str = "original",
 ) -> Publication:
     """Perturb and publish `df`; raises InputError (nothing published) if the plan is refused."""
-    subtables = plan.publishable(accept_fallback)
-    fallback = subtables is not plan.subtables
-    problems = posterior_check(subtables, plan.rho2)
-    if problems:
-        raise InputError("refusing to publish: " + "; ".join(problems) + ". Nothing was published.")
-    if any(s.p.denominator >= 2**63 for s in subtables):
-        raise InputError(
-            "the exact retention probabilities have denominators beyond 64-bit integers, so they "
-            "cannot be sampled exactly. Nothing was published; type rho1 and rho2 with fewer "
-            "digits (e.g. 1/3 instead of 0.3333333333333333333)."
-        )
+    subtables, fallback = publishable_subtables(plan, accept_fallback)
     encoded = encode_sa(df[sa], missing=missing)
     if encoded.counts() != plan.counts:
         # the p_i were derived for the plan's groups; other data would form other groups whose
@@ -174,7 +183,33 @@ def publish(
     out[sa] = np.asarray(encoded.labels, dtype=object)[published]
     out[SUBTABLE_COLUMN] = assignment[kept] + 1
     out = out.iloc[noise.permutation(len(out))].reset_index(drop=True)
-    metadata = {
+    metadata = publication_metadata(
+        plan, subtables, noise, sa=sa, fallback=fallback, record_order=record_order,
+        missing_policy=encoded.missing_policy, drop_columns=drop_columns,
+    )  # fmt: skip
+    return Publication(
+        table=out,
+        metadata=metadata,
+        subtables=list(subtables),
+        assignment=assignment,
+        encoded=encoded,
+    )
+
+
+def publication_metadata(
+    plan: PartitionPlan,
+    subtables: Sequence[SubTable],
+    noise: Noise,
+    *,
+    sa: str,
+    fallback: bool,
+    record_order: str,
+    missing_policy: str,
+    drop_columns: Sequence[str],
+) -> dict:
+    """The metadata file of a publication (in memory or on Spark): parameters, sub-tables, the
+    noise mode without its seed."""
+    return {
         "software": f"dp-explorer {__version__}",
         "sa_column": sa,
         "subtable_column": SUBTABLE_COLUMN,
@@ -186,7 +221,7 @@ def publish(
         "merge_policy": plan.merge_policy,
         "record_order": record_order,
         # the choice only: the number of missing values is an original count (audit artefact)
-        "missing_values": {"policy": encoded.missing_policy},
+        "missing_values": {"policy": missing_policy},
         "single_table_fallback": fallback,
         "dropped_columns": list(drop_columns),
         # the seed is never released: it would undo the randomization (spec 6.2)
@@ -195,10 +230,3 @@ def publish(
         "stated_limits": list(STATED_LIMITS),
         "subtables": subtable_metadata(subtables),
     }
-    return Publication(
-        table=out,
-        metadata=metadata,
-        subtables=list(subtables),
-        assignment=assignment,
-        encoded=encoded,
-    )

@@ -8,10 +8,8 @@ missing-value policy is the in-memory path's (error / drop / category).
 
 Not released and not randomised: the counts are the exact private input of the planner.
 
-Record assignment and perturbation on Spark are NOT implemented yet (see the module's note in
-the issue report): the design is to derive each record's position from a secret 256-bit salt
-drawn from `Noise` in the driver (SHA-256 of salt and record id, computed on the executors),
-because drawing a permutation in the driver needs memory for every record.
+Record assignment and perturbation on Spark (`dpx balance --engine spark --perturb`):
+`core.balancing.spark_publish`, with draws derived from a secret key drawn from `Noise`.
 """
 
 from __future__ import annotations

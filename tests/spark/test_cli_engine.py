@@ -62,16 +62,6 @@ def test_dpx_balance_engine_spark_same_plan(spark, capsys, tmp_path):
     assert _json(capsys, base) == _json(capsys, [*base, "--engine", "spark"])
 
 
-def test_balance_perturb_on_spark_is_refused_clearly(spark, capsys, tmp_path):
-    path = tmp_path / "t.csv"
-    pd.DataFrame({"sa": ["a", "b"] * 10}).to_csv(path, index=False)
-    code = main(["balance", str(path), "--sa", "sa", "--rho1", "0.3", "--rho2", "0.6",
-                 "--perturb", "--out", str(tmp_path / "o.csv"), "--engine", "spark"])  # fmt: skip
-    err = capsys.readouterr().err
-    assert code == 2 and "not implemented yet" in err and "Traceback" not in err
-    assert not (tmp_path / "o.csv").exists()
-
-
 @pytest.mark.parametrize("missing", ["drop", "category"])
 def test_balance_counts_equal_pandas(spark, tmp_path, missing):
     from core.balancing.records import encode_sa
