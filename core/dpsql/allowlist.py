@@ -221,6 +221,7 @@ ALLOWLIST: dict[type[exp.Expression], Entry] = {
 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Pow)
 PLAIN_AGGREGATES = tuple(t for t, e in ALLOWLIST.items() if e.totality is Totality.PLAIN_AGG)
+SUBQUERY_OK = (*PLAIN_AGGREGATES, exp.Exists)  # EXISTS tests for rows: it cannot raise
 
 
 def refuse(code: str, what: str, rule: str, fix: str) -> InputError:
@@ -256,7 +257,7 @@ def check_allowlist(tree: exp.Expression) -> None:
             )
         if isinstance(node, (exp.Like, exp.ILike)):
             _check_pattern(node)
-        if isinstance(node, ARITHMETIC + (exp.Func,)) and not isinstance(node, PLAIN_AGGREGATES):
+        if isinstance(node, ARITHMETIC + (exp.Func,)) and not isinstance(node, SUBQUERY_OK):
             _check_no_subquery_operand(node)
         if _over_plain_aggregate(node, tree):
             raise refuse(
@@ -354,7 +355,7 @@ def safe_double(e: exp.Expression) -> exp.Expression:
 
 def totalise(tree: exp.Expression) -> exp.Expression:
     """The executed form of user expressions, per the ALLOWLIST's totality column: CAST ->
-    TRY_CAST; each outermost TRY entry over columns (without aggregates or subqueries) inside
+    TRY_CAST; each outermost TRY entry (constants too) without aggregates or subqueries inside
     TRY(...); SUM/AVG (also DISTINCT) over DOUBLE; an aggregate used in arithmetic read as
     TRY_CAST(... AS DOUBLE), where arithmetic cannot overflow."""
 
@@ -383,13 +384,18 @@ def totalise(tree: exp.Expression) -> exp.Expression:
         if (
             entry is not None
             and entry.totality is TRY
-            and node.find(exp.Column) is not None
+            and not _negative_number(node)  # constants raise too: 1 // 0 in a CASE branch
             and not any(isinstance(n, NOT_ROW_LEVEL) for n in node.walk())
         ):
             return exp.Try(this=_casts_to_try(node.copy()))
         return node
 
     return tree.transform(fn)
+
+
+def _negative_number(node: exp.Expression) -> bool:
+    """-<numeric literal>: cannot raise (a literal beyond BIGINT is read as a wider type)."""
+    return isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number
 
 
 def _casts_to_try(tree: exp.Expression) -> exp.Expression:

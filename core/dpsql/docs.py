@@ -30,6 +30,8 @@ RULE_CODES: dict[str, str] = {
     "DPX-A003": "a subquery as an operand of arithmetic or a function",
     "DPX-A004": "// or % of an aggregate",
     "DPX-A005": "a function that can raise applied to an aggregate in a subquery",
+    "DPX-A006": "a scalar subquery that may return more than one row (needs LIMIT 1 or an "
+    "aggregate without GROUP BY)",
     "DPX-A010": "operands of different type families (DuckDB would cast implicitly)",
     "DPX-A011": "a non-boolean condition (WHERE, ON, HAVING, CASE WHEN, AND/OR/NOT, IS TRUE)",
     "DPX-A012": "a text literal meeting a date/time value that does not convert to it",

@@ -17,13 +17,16 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.dialect import DPSQL, DPClause
 from core.dpsql.gate import FORBIDDEN_STATEMENTS, gate  # noqa: F401 - re-exported
 from core.dpsql.lineage import catalog_schema, check_lineage
+from core.dpsql.scalar_subqueries import check_scalar_subqueries
 from core.dpsql.typecheck import check_types
 from core.errors import InputError
 
 
 def check_functions(tree: exp.Expression) -> None:
-    """The expression allowlist (DPX-A0xx, core.dpsql.allowlist)."""
+    """The expression allowlist (DPX-A0xx, core.dpsql.allowlist) and scalar subqueries that
+    provably return at most one row (DPX-A006, core.dpsql.scalar_subqueries)."""
     check_allowlist(tree)
+    check_scalar_subqueries(tree)
 
 
 def check_query(select: exp.Select, catalog: Catalog, sources: list[Source]) -> None:
