@@ -193,7 +193,7 @@ class Noise:
         return np.lexsort((keys[:, 1], keys[:, 0]))
 
 
-PARALLEL_MIN_DRAWS = 50_000  # below this, one call beats handing chunks to threads
+PARALLEL_MIN_DRAWS = 2048  # below this (~10 ms of draws), one call beats a thread hand-off
 
 
 DRAW_WORKERS = min(os.cpu_count() or 1, 4)
