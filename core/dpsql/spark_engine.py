@@ -74,8 +74,8 @@ def spark_schema(frame: pd.DataFrame) -> str:
         spark_type = DUCKDB_TO_SPARK.get(text) or (text if text.startswith("DECIMAL") else None)
         if spark_type is None:
             raise InputError(
-                f"column '{name}' has type {text}, which the Spark engine does not support. "
-                "Fix: cast it in the file, or use --engine duckdb."
+                f"DPX-E001 column '{name}' has type {text}, which the Spark engine does not "
+                "support. Fix: cast it in the file, or use --engine duckdb. Nothing was charged."
             )
         fields.append(f"`{name}` {spark_type}")
     return ", ".join(fields)
@@ -145,8 +145,9 @@ class SparkEngine:
                 frame.createOrReplaceTempView(spec.name)
             except Exception:  # noqa: BLE001 - before any query: no value is quoted anyway
                 raise InputError(
-                    f"Spark could not register table '{spec.name}' from {path}. Fix: check that "
-                    "the file exists and is readable by the Spark workers. Nothing was charged."
+                    f"DPX-E001 Spark could not register table '{spec.name}' from {path}. Fix: "
+                    "check that the file exists and is readable by the Spark workers. Nothing "
+                    "was charged."
                 ) from None
 
     def bind(self, sql: str) -> None:
@@ -196,7 +197,8 @@ class SparkEngine:
                 ) from None
             raise InputError(
                 "DPX-E004 the query failed in Spark while reading the data (the message is "
-                "withheld: it may quote private values)."
+                "withheld: it may quote private values). Fix: use TRY_CAST or guard the "
+                "expression so that every row can be computed, and check the Spark cluster."
             ) from None
         finally:
             done.set()
