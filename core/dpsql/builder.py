@@ -37,7 +37,10 @@ def compose(
 ) -> str:
     """A paper-form query; identifiers are quoted when needed, bounds are literals."""
     if not aggregates:
-        raise InputError("add at least one aggregate to the query builder.")
+        raise InputError(
+            "DPX-C020 the query builder has no aggregate. Fix: add at least one aggregate "
+            "(e.g. COUNT(*))."
+        )
     items = [_ident(k) for k in keys]
     for i, a in enumerate(aggregates):
         alias = _ident(a.alias or f"{a.kind.split('(')[0].lower()}_{i + 1}")
@@ -47,7 +50,10 @@ def compose(
             call = f"COUNT(DISTINCT {_ident(uid)})"
         else:
             if not a.column:
-                raise InputError(f"choose a column for {a.kind} in the query builder.")
+                raise InputError(
+                    f"DPX-C021 {a.kind} in the query builder has no column. Fix: choose the "
+                    "column it aggregates."
+                )
             fn = {"MEDIAN": "ANON_MEDIAN"}.get(a.kind, f"ANON_{a.kind}")
             call = f"{fn}({_ident(a.column)}, {_num(a.lower)}, {_num(a.upper)})"
         items.append(f"{call} AS {alias}")

@@ -58,7 +58,7 @@ class Catalog:
             raise InputError(_no_unit_message(name, frame))
         if uid not in frame.columns:
             raise InputError(
-                f"table '{name}' has no privacy-unit column '{uid}'. Columns: "
+                f"DPX-C011 table '{name}' has no privacy-unit column '{uid}'. Columns: "
                 f"{', '.join(map(str, frame.columns))}. Fix: pass the right --uid column, "
                 "or --row-is-unit if each row is one person."
             )
@@ -70,8 +70,8 @@ class Catalog:
         between two such tables never pairs rows of different units as one unit."""
         if ROW_ID_COLUMN in frame.columns:
             raise InputError(
-                f"table '{name}' already has a column '{ROW_ID_COLUMN}'. Fix: name it as the "
-                f"privacy unit (--uid {ROW_ID_COLUMN}) or rename it."
+                f"DPX-C012 table '{name}' already has a column '{ROW_ID_COLUMN}'. Fix: name it "
+                f"as the privacy unit (--uid {ROW_ID_COLUMN}) or rename it."
             )
         start = sum(len(t.frame) for t in self._tables.values() if t.unit_source is UnitSource.ROW)
         with_ids = frame.copy()
@@ -90,7 +90,10 @@ class Catalog:
         if not private:
             return self.add_public(name, frame)
         if row_is_unit and uid:
-            raise InputError("give either --uid COL or --row-is-unit, not both.")
+            raise InputError(
+                "DPX-C013 give either --uid COL or --row-is-unit, not both. Fix: keep --uid COL "
+                "if a column says whose data each row is, else keep --row-is-unit."
+            )
         return (
             self.add_private_rows(name, frame)
             if row_is_unit
@@ -100,8 +103,8 @@ class Catalog:
     def _add(self, spec: TableSpec) -> TableSpec:
         if not spec.name.isidentifier():
             raise InputError(
-                f"table name '{spec.name}' is not a plain identifier. Fix: use letters, digits "
-                "and underscores, e.g. orders."
+                f"DPX-C014 table name '{spec.name}' is not a plain identifier. Fix: use "
+                "letters, digits and underscores, e.g. orders."
             )
         self._tables[spec.name.lower()] = spec
         return spec
@@ -143,9 +146,9 @@ def unit_column_concerns(name: str, frame: pd.DataFrame, uid: str) -> list[str]:
 def _no_unit_message(name: str, frame: pd.DataFrame) -> str:
     columns = ", ".join(map(str, frame.columns))
     return (
-        f"table '{name}' has no privacy unit chosen. {UNIT_EXPLANATION} Columns: {columns}. "
-        "Fix: pass --uid COL naming whose data each row is, or --row-is-unit if each row is "
-        "one person."
+        f"DPX-C010 table '{name}' has no privacy unit chosen. {UNIT_EXPLANATION} "
+        f"Columns: {columns}. Fix: pass --uid COL naming whose data each row is, or "
+        "--row-is-unit if each row is one person."
     )
 
 

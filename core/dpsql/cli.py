@@ -136,7 +136,7 @@ def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
         name, sep, path = v.partition("=")
         if not sep or not name or not path:
             raise InputError(
-                f"{flag} expects NAME=FILE, got '{v}'. Fix: e.g. {flag} orders=orders.csv"
+                f"DPX-C001 {flag} expects NAME=FILE, got '{v}'. Fix: e.g. {flag} orders=orders.csv"
             )
         out.append((name.strip(), path.strip()))
     return out
@@ -150,7 +150,9 @@ def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = No
     if ledger is None:  # the registry (issue 12) passes a dataset's ledger and caps
         ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
     if args.seed is not None and args.seed < 0:
-        raise InputError(f"--seed must be an integer >= 0, got {args.seed}. Fix: e.g. --seed 1.")
+        raise InputError(
+            f"DPX-C002 --seed must be an integer >= 0, got {args.seed}. Fix: e.g. --seed 1."
+        )
     try:
         out = execute(args, ledger, caps)
         return jsonable(out) if isinstance(out, dict) else out
@@ -173,14 +175,15 @@ def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = No
         # transaction that did not commit).
         raise InputError(
             "DPX-E009 internal error before any data was read (details withheld). Nothing was "
-            "charged. Please report the query."
+            "charged. Fix: report the query (a fault in DP Explorer, not in the query); "
+            "rephrasing it may avoid the fault."
         ) from None
 
 
 def _budget(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value >= 0):
         raise InputError(
-            f"--budget-epsilon must be a finite number >= 0, got {value}. Fix: e.g. "
+            f"DPX-C003 --budget-epsilon must be a finite number >= 0, got {value}. Fix: e.g. "
             "--budget-epsilon 1."
         )
     return value
@@ -201,7 +204,10 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
     timeout = check_timeout(args.timeout)
     caps = caps or caps_from(args)
     if not args.table:
-        raise InputError("dpx sql needs at least one private --table NAME=FILE.")
+        raise InputError(
+            "DPX-C004 dpx sql needs at least one private table. Fix: add --table NAME=FILE "
+            "with --uid COL (or --row-is-unit)."
+        )
     catalog = Catalog()
     for name, path in _pairs(args.table, "--table"):
         spec = catalog.add_file(
@@ -216,7 +222,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         except (OSError, UnicodeDecodeError) as err:
             reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
             raise InputError(
-                f"cannot read --query-file {args.query_file}: {reason}. Fix: pass a UTF-8 "
+                f"DPX-C005 cannot read --query-file {args.query_file}: {reason}. Fix: pass a UTF-8 "
                 "text file holding the query."
             ) from None
     else:
@@ -259,7 +265,8 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         spent = sum(s.epsilon for s in result.spends)
         raise InputError(
             "DPX-E009 internal error while formatting the release (details withheld). The "
-            f"charge of epsilon = {spent:.4g} stands. Please report the query."
+            f"charge of epsilon = {spent:.4g} stands. Fix: report the query (a fault in DP "
+            "Explorer, not in the query); running it again is charged again."
         ) from None
 
 
@@ -272,7 +279,7 @@ def _write_whole(path: Path, text: str) -> None:
     except OSError as err:
         tmp.unlink(missing_ok=True)
         raise InputError(
-            f"cannot write {path}: {err.strerror}. Fix: choose a writable file path."
+            f"DPX-C006 cannot write {path}: {err.strerror}. Fix: choose a writable file path."
         ) from None
 
 

@@ -63,6 +63,20 @@ RULE_CODES: dict[str, str] = {
     "DPX-E004": "the query failed while reading data (message withheld; the charge stands)",
     "DPX-E005": "the memory limit stopped the query (the charge stands)",
     "DPX-E009": "an internal error, masked (details could depend on private data)",
+    # settings given outside the query: CLI flags, table registration, the page's builder
+    "DPX-C001": "a `--table` / `--public` argument that is not NAME=FILE",
+    "DPX-C002": "a negative `--seed`",
+    "DPX-C003": "a `--budget-epsilon` that is not a finite number >= 0",
+    "DPX-C004": "no private `--table`",
+    "DPX-C005": "a `--query-file` that cannot be read or is not UTF-8 text",
+    "DPX-C006": "an output file that cannot be written (nothing partial is left)",
+    "DPX-C010": "a private table registered without a privacy unit (`--uid COL` or `--row-is-unit`)",
+    "DPX-C011": "a `--uid` column the table does not have",
+    "DPX-C012": "`--row-is-unit` on a table that already has a `row_id` column",
+    "DPX-C013": "both `--uid` and `--row-is-unit`",
+    "DPX-C014": "a table name that is not a plain identifier",
+    "DPX-C020": "the query builder has no aggregate",
+    "DPX-C021": "a query-builder aggregate without a column",
 }
 
 

@@ -254,7 +254,8 @@ def run(
     except Exception:  # noqa: BLE001 - never a traceback, never data in the message
         raise InputError(
             "DPX-E009 internal error while computing the release (details withheld: they "
-            f"could depend on private data).{charged} Please report the query."
+            f"could depend on private data).{charged} Fix: report the query (a fault in DP "
+            "Explorer, not in the query); running it again is charged again."
         ) from None
 
 
