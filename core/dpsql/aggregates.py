@@ -88,6 +88,58 @@ def _missing_bounds(call) -> InputError:
     )
 
 
+def _split_named(node: exp.Anonymous) -> tuple[list[exp.Expression], dict[str, exp.Expression]]:
+    """Positional arguments and `name => value` arguments (each name at most once)."""
+    positional, named = [], {}
+    for a in node.expressions:
+        if isinstance(a, exp.Kwarg):
+            if a.this.name.lower() in named:
+                raise InputError(
+                    f"DPX-V033 named argument {a.this.name} is given twice in "
+                    f"`{node.sql(dialect=DPSQL)}`. Fix: keep one."
+                )
+            named[a.this.name.lower()] = a.expression
+        else:
+            positional.append(a)
+    return positional, named
+
+
+def _weight(named: dict[str, exp.Expression], node: exp.Expression) -> float:
+    """The budget weight `weight => w` (spec §1.3, §2.10; default 1); removed from `named`."""
+    if "weight" not in named:
+        return 1.0
+    weight = _number(named.pop("weight"), "weight", node)
+    if weight <= 0:
+        raise InputError(
+            f"DPX-V033 weight must be > 0 in `{node.sql(dialect=DPSQL)}`. "
+            "Fix: e.g. weight => 1 (the default)."
+        )
+    return weight
+
+
+# the paper form's positional arguments (without CLAMPED BETWEEN: the bounds follow x)
+PAPER_ARGS = {"ANON_COUNT": ("x", "U"), "ANON_NTILE": ("x", "p", "L", "U")}
+PAPER_ARGS["ANON_PERCENTILE_CONT"] = PAPER_ARGS["ANON_NTILE"]
+
+
+def _check_arity(node: exp.Anonymous, name: str, args: list, clamped: bool) -> None:
+    """V021: ANON_SUM(x, L, U), ANON_COUNT(x, U), ANON_NTILE(x, p, L, U); with CLAMPED BETWEEN
+    L AND U the bounds are not repeated. Fewer means no bounds; more is refused, not ignored
+    (a budget weight goes by name: weight => w)."""
+    shape = PAPER_ARGS.get(name, ("x", "L", "U"))
+    want = [a for a in shape if a not in ("L", "U")] if clamped else list(shape)
+    if len(args) < len(want) and not clamped:
+        raise _missing_bounds(node)
+    if len(args) > len(want):
+        raise InputError(
+            f"DPX-V021 `{node.sql(dialect=DPSQL)}`{where_text(node)} has {len(args)} positional "
+            f"arguments. Rule: {name} takes ({', '.join(want)})"
+            + (" with CLAMPED BETWEEN L AND U" if clamped else "")
+            + ". Fix: remove the extra arguments; a budget weight goes by name, e.g. "
+            "ANON_SUM(x, 0, 100, weight => 2)."
+        )
+
+
 class AggregateReader:
     """Turns aggregate call nodes into `DPAggregate`s for one query form."""
 
@@ -140,7 +192,9 @@ class AggregateReader:
             f"SELECT WITH {self.form}. Fix: write {equivalent} instead."
         )
 
-    def _count_distinct(self, distinct: exp.Distinct, node, alias, span) -> DPAggregate:
+    def _count_distinct(
+        self, distinct: exp.Distinct, node, alias, span, weight: float = 1.0
+    ) -> DPAggregate:
         cols = distinct.expressions
         if (
             len(cols) != 1
@@ -153,13 +207,22 @@ class AggregateReader:
                 "across units (Wilson). Fix: count distinct units with COUNT(DISTINCT uid), or "
                 "count rows with a bounded count."
             )
-        return DPAggregate("COUNT_UNITS", None, None, None, "none", None, 1.0, alias, span)
+        return DPAggregate("COUNT_UNITS", None, None, None, "none", None, weight, alias, span)
 
     def _paper(self, node: exp.Anonymous, name: str, alias, span) -> DPAggregate:
-        args = list(node.expressions)
+        args, named = _split_named(node)
+        weight = _weight(named, node)
+        if named:
+            raise InputError(
+                f"DPX-V033 unknown named argument {sorted(named)[0]} in "
+                f"`{node.sql(dialect=DPSQL)}`{where_text(node)}. Rule: {name} takes its bounds "
+                "as positional arguments and only weight => w by name. Fix: e.g. "
+                "ANON_SUM(x, 0, 100, weight => 2)."
+            )
         if name == "ANON_COUNT" and len(args) == 1 and isinstance(args[0], exp.Distinct):
-            return self._count_distinct(args[0], node, alias, span)
+            return self._count_distinct(args[0], node, alias, span, weight)
         clamped = [a for a in args if isinstance(a, Clamped)]
+        _check_arity(node, name, args, bool(clamped))
         lo = hi = None
         if clamped:
             c = clamped[0]
@@ -178,7 +241,7 @@ class AggregateReader:
             star = isinstance(args[0], exp.Star)
             kind = "COUNT_ROWS" if star else "COUNT_VALUES"
             return DPAggregate(
-                kind, None if star else args[0], lo, hi, "group", None, 1.0, alias, span
+                kind, None if star else args[0], lo, hi, "group", None, weight, alias, span
             )
         quantile_p = {"ANON_MIN": 0.0, "ANON_MAX": 1.0, "ANON_MEDIAN": 0.5}
         if name in ("ANON_NTILE", "ANON_PERCENTILE_CONT"):
@@ -187,14 +250,14 @@ class AggregateReader:
                     raise _missing_bounds(node)
                 lo, hi = _bounds(args[2], args[3], node)
             p = self._p(args[1] if len(args) > 1 else None, node)
-            return DPAggregate("QUANTILE", args[0], lo, hi, "row", p, 1.0, alias, span)
+            return DPAggregate("QUANTILE", args[0], lo, hi, "row", p, weight, alias, span)
         if lo is None:
             if len(args) != 3:
                 raise _missing_bounds(node)
             lo, hi = _bounds(args[1], args[2], node)
         if name in quantile_p:
             return DPAggregate(
-                "QUANTILE", args[0], lo, hi, "row", quantile_p[name], 1.0, alias, span
+                "QUANTILE", args[0], lo, hi, "row", quantile_p[name], weight, alias, span
             )
         kind = {
             "ANON_SUM": "SUM",
@@ -205,7 +268,7 @@ class AggregateReader:
             "ANON_STDDEV_POP": "STDDEV",
         }[name]
         clamp = "row" if kind in ("VAR", "STDDEV") else "group"
-        return DPAggregate(kind, args[0], lo, hi, clamp, None, 1.0, alias, span)
+        return DPAggregate(kind, args[0], lo, hi, clamp, None, weight, alias, span)
 
     def _p(self, node, call) -> float:
         if node is None:
@@ -222,30 +285,13 @@ class AggregateReader:
         return p
 
     def _zeta(self, node: exp.Anonymous, name: str, alias, span) -> DPAggregate:
-        positional, named = [], {}
-        for a in node.expressions:
-            if isinstance(a, exp.Kwarg):
-                if a.this.name.lower() in named:
-                    raise InputError(
-                        f"DPX-V033 named argument {a.this.name} is given twice in "
-                        f"`{node.sql(dialect=DPSQL)}`. Fix: keep one."
-                    )
-                named[a.this.name.lower()] = a.expression
-            else:
-                positional.append(a)
+        positional, named = _split_named(node)
         if not positional:
             raise InputError(
                 f"DPX-V020 `{node.sql(dialect=DPSQL)}`{where_text(node)} names no column. Fix: e.g. "
                 f"{name}(x, ...) or COUNT(*, ...)."
             )
-        weight = 1.0
-        if "weight" in named:
-            weight = _number(named.pop("weight"), "weight", node)
-            if weight <= 0:
-                raise InputError(
-                    f"DPX-V033 weight must be > 0 in `{node.sql(dialect=DPSQL)}`. "
-                    "Fix: e.g. weight => 1 (the default)."
-                )
+        weight = _weight(named, node)
         row_level = name in ("VAR_POP", "STDDEV_POP", "PERCENTILE_CONT")
         want = "contribution_bounds_per_row" if row_level else "contribution_bounds_per_group"
         wrong = "contribution_bounds_per_group" if row_level else "contribution_bounds_per_row"

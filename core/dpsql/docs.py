@@ -42,7 +42,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-V016": "an operator not allowed over private rows (set operations, PIVOT, LIMIT, DISTINCT ON "
     "without the unit, UNNEST/LATERAL, expression subqueries, nested or recursive CTEs)",
     "DPX-V020": "a plain (non-DP) aggregate in the DP SELECT, or no DP aggregate",
-    "DPX-V021": "a DP aggregate without contribution bounds",
+    "DPX-V021": "a DP aggregate without contribution bounds, or with extra positional arguments",
     "DPX-V022": "bounds not numeric literals, L > U, or abs(bound) > 1e15",
     "DPX-V023": "the wrong bounds kind (per row vs per group)",
     "DPX-V024": "COUNT(DISTINCT col) with col not the unit",
