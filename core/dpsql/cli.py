@@ -26,6 +26,7 @@ from core.dpsql.limits import (
     analysis_deadline,
     check_timeout,
 )
+from core.dpsql.parquet_schema import add_for_spark
 from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import explain, prepare, run
 from core.errors import InputError
@@ -209,13 +210,21 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
             "with --uid COL (or --row-is-unit)."
         )
     catalog = Catalog()
+    by_footer = getattr(args, "engine", "duckdb") == "spark" and not args.row_is_unit
     for name, path in _pairs(args.table, "--table"):
-        spec = catalog.add_file(
-            name, Path(path), args.uid, private=True, row_is_unit=args.row_is_unit
+        spec = (
+            add_for_spark(catalog, name, path, args.uid, private=True)  # Parquet: not loaded
+            if by_footer
+            else catalog.add_file(
+                name, Path(path), args.uid, private=True, row_is_unit=args.row_is_unit
+            )
         )
     uid = spec.uid
     for name, path in _pairs(args.public, "--public"):
-        catalog.add_file(name, Path(path), None, private=False)
+        if by_footer:
+            add_for_spark(catalog, name, path, None, private=False)
+        else:
+            catalog.add_file(name, Path(path), None, private=False)
     if args.query_file:
         try:
             sql = Path(args.query_file).read_text(encoding="utf-8")

@@ -157,3 +157,32 @@ def test_spark_query_past_the_time_limit_is_stopped(spark):
         assert rows == [(1,)]
     finally:
         engine.close()
+
+
+def test_dpx_sql_spark_reads_parquet_tables_without_loading_them(
+    spark, capsys, tmp_path, monkeypatch
+):
+    """Parquet tables are registered from their footers (core/dpsql/parquet_schema.py): the
+    driver never loads them (no size limit), and the release equals DuckDB's on the CSVs."""
+    import core.dpsql.catalog as catalog_module
+
+    files = {}
+    for name in ("employee", "orders"):
+        files[name] = tmp_path / f"{name}.parquet"
+        pd.read_csv(SQL_DIR / f"{name}.csv").to_parquet(files[name])
+    query = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, "
+        "max_groups_contributed = 1) dept, ANON_COUNT(*, 5) AS c, ANON_SUM(amount, 0, 100) AS s "
+        "FROM Employee E JOIN Orders O USING (uid) GROUP BY dept"
+    )
+    common = ["sql", "--uid", "uid", "--query", query, "--seed", "3"]
+    duck = _json(capsys, [*common, "--table", f"Employee={SQL_DIR / 'employee.csv'}",
+                          "--table", f"Orders={SQL_DIR / 'orders.csv'}"])  # fmt: skip
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("a Parquet table was loaded into the driver")
+
+    monkeypatch.setattr(catalog_module, "load_table", no_loading)
+    sparky = _json(capsys, [*common, "--table", f"Employee={files['employee']}",
+                            "--table", f"Orders={files['orders']}", "--engine", "spark"])  # fmt: skip
+    assert duck["rows"] and duck["rows"] == sparky["rows"]
