@@ -55,6 +55,7 @@ class RelationChecker:
         self.catalog = catalog
         self.ctes = ctes
         self._visiting: set[str] = set()  # CTEs being checked: a cycle would never end
+        self._cte_private: dict[str, bool] = {}  # CTE name -> reads a private table
 
     def sources(self, select: exp.Select) -> list[Source]:
         """Sources of `select`'s FROM/JOINs after checking every join rule."""
@@ -264,10 +265,19 @@ class RelationChecker:
         return uid
 
     def _reads_private(self, node: exp.Expression) -> bool:
+        """`node` reads a private table, directly or through a CTE (a CTE counts as private
+        while it is being decided, so a cycle fails closed; each CTE is decided once)."""
         for table in node.find_all(exp.Table):
             spec = self.catalog.get(table.name)
-            if (spec is not None and spec.private) or table.name.lower() in self.ctes:
+            if spec is not None and spec.private:
                 return True
+            name = table.name.lower()
+            if spec is None and name in self.ctes:
+                if name not in self._cte_private:
+                    self._cte_private[name] = True
+                    self._cte_private[name] = self._reads_private(self.ctes[name])
+                if self._cte_private[name]:
+                    return True
         return False
 
 

@@ -82,6 +82,19 @@ def test_a_raising_constant_in_the_victims_branch_runs_inside_try(condition):
     assert _outcomes(_in_victim_branch(condition)) == {"released"}
 
 
+def test_expression_subqueries_over_ctes_are_private_only_when_the_cte_reads_private_data():
+    public = (
+        f"WITH p AS (SELECT g FROM Pub WHERE g > 10) {DP} dept, ANON_COUNT(*, 5) AS c "
+        "FROM Users WHERE age > (SELECT MIN(g) FROM p) GROUP BY dept"
+    )
+    private = (
+        f"WITH q AS (SELECT uid AS g FROM Users), p AS (SELECT g FROM q) {DP} dept, "
+        "ANON_COUNT(*, 5) AS c FROM Users WHERE age IN (SELECT g FROM p) GROUP BY dept"
+    )
+    assert _outcomes(public) == {"released"}  # was refused: every CTE counted as private
+    assert _outcomes(private) == {"refused DPX-V016"}
+
+
 # -- the shape rule itself ---------------------------------------------------------------------
 def _query(text: str):
     return sqlglot.parse_one(text, dialect=DPSQL)

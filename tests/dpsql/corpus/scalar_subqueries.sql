@@ -84,3 +84,9 @@ $DP U.dept, ANON_COUNT(*, 5) AS c FROM (SELECT uid, dept, age FROM Users WHERE s
 
 -- @ unused_many_rows_column: a multi-row scalar in a column DuckDB prunes (ran or not by plan)
 $DP U.dept, ANON_COUNT(*, 5) AS c FROM Users U JOIN (SELECT g, (SELECT g FROM Pub) AS z FROM Pub) p ON U.age = p.g GROUP BY U.dept
+
+-- @ public_cte_aggregate_accepted: an aggregate over a public CTE (was V016 "over a private table")
+WITH p AS (SELECT g FROM Pub WHERE g > 10) $DP dept, ANON_COUNT(*, 5) AS c FROM Users WHERE age > (SELECT MIN(g) FROM p) GROUP BY dept
+
+-- @ private_cte_chain_in_subquery: IN over a CTE that reads a private table through another CTE
+WITH q AS (SELECT uid AS g FROM Users), p AS (SELECT g FROM q) $DP dept, ANON_COUNT(*, 5) AS c FROM Users WHERE age IN (SELECT g FROM p) GROUP BY dept
