@@ -33,6 +33,7 @@ from core.dpsql.planning import (  # noqa: F401 - re-exported for release.py and
     plan_mechanisms,
 )
 from core.dpsql.postgres import flatten_lists, round_half_away
+from core.dpsql.sampling import sampling_stages
 from core.dpsql.sampling_key import sampling_key
 from core.dpsql.validate import Source
 
@@ -42,7 +43,9 @@ STAGE_CAPTIONS = {
     "rows_keyed": "row sample key (for per-row aggregates: at most k rows per unit and group)",
     "rows_ranked": "ROW_NUMBER per (_uid, keys, value IS NULL) by the row key",
     "per_user": "γ_{keys, _uid} — one row per unit and partition with the partial aggregates",
-    "keyed": "materialised random key per (unit, partition) row",
+    "unit_sizes": "the number of partitions of each unit",
+    "counted": "each (unit, partition) row with its unit's number of partitions",
+    "keyed": "materialised random key per (unit, partition) row of units with more than C_u",
     "chosen": "the (unit, partition) pairs ranked <= C_u by the key, per unit",
     "sampled": "Sample_{uid, C_u} — keep at most C_u partitions per unit",
     "clamped": "partials clamped to [L, U] (NULL stays NULL) and integerised (× 2^j)",
@@ -264,43 +267,8 @@ def build_stages(plan: StagedPlan, use_hash: bool, dialect: str) -> list[tuple[s
     )
     stages.append(("per_user", per_user))
 
-    # keyed + sampled: at most C_u partitions per unit, chosen by a materialised random key
-    stages.append(
-        (
-            "keyed",
-            exp.select(
-                "*", exp.alias_(_random_key(use_hash, [col("_uid"), *keys], plan.salt), "_r")
-            ).from_("per_user"),
-        )
-    )
-    rank = exp.Window(
-        this=exp.RowNumber(),
-        partition_by=[col("_uid")],
-        order=exp.Order(expressions=[exp.Ordered(this=col("_r"))]),
-    )
-    keep = exp.Qualify(this=exp.LTE(this=rank, expression=num(cu)))
-    if use_hash:
-        # DuckDB: rank only the narrow (unit, keys) pairs, then semi-join the partials back;
-        # the null-safe key match keeps exactly the chosen rows (measured ~30% faster)
-        chosen = exp.select(col("_uid"), *[k.copy() for k in keys]).from_("keyed")
-        chosen.set("qualify", keep)
-        stages.append(("chosen", chosen))
-        on = exp.and_(
-            exp.EQ(this=col("_uid", "keyed"), expression=col("_uid", "chosen")),
-            *[
-                exp.NullSafeEQ(this=col(f"k{i}", "keyed"), expression=col(f"k{i}", "chosen"))
-                for i in range(nk)
-            ],
-        )
-        sampled = (
-            exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("keyed")))
-            .from_("keyed")
-            .join("chosen", on=on, join_type="SEMI")
-        )
-    else:
-        sampled = exp.select("*").from_("keyed")
-        sampled.set("qualify", keep)
-    stages.append(("sampled", sampled))
+    # at most C_u partitions per unit (core.dpsql.sampling: only units with more are ranked)
+    stages += sampling_stages(nk, [p.alias for p in partials], cu, plan.salt, use_hash)
 
     # clamped: NULL-preserving clamp of per-group partials, integerised by 2^j
     clamped_cols: list[exp.Expression] = []
