@@ -70,6 +70,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-C004": "no private `--table`",
     "DPX-C005": "a `--query-file` that cannot be read or is not UTF-8 text",
     "DPX-C006": "an output file that cannot be written (nothing partial is left)",
+    "DPX-C007": "a table file that does not exist (Parquet read from its footer, Spark engine)",
     "DPX-C010": "a private table registered without a privacy unit (`--uid COL` or `--row-is-unit`)",
     "DPX-C011": "a `--uid` column the table does not have",
     "DPX-C012": "`--row-is-unit` on a table that already has a `row_id` column",

@@ -29,7 +29,7 @@ def stand_in(path: str | Path) -> pd.DataFrame | None:
 
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"file not found: {path}. Check the path.")
+        raise InputError(f"DPX-C007 file not found: {path}. Fix: check the path.")
     try:
         meta = pq.ParquetFile(path)
     except Exception:  # noqa: BLE001 - not Parquet after all: the loader explains
