@@ -13,7 +13,8 @@ Usage: .venv/bin/python bench/htf_mre.py [--reps 5] [--sizes-n 1e5,1e6] [--sigma
 `--selection-grid`: instead, the benchmark grid of issue 10 (synthetic and real point sets from
 bench/htf_datasets.py x epsilon) for the candidate methods, the height variants and `auto`; per
 cell the winner, auto's choice (per repetition), its noisy features and its regret
-(auto's MRE / best method's MRE). The selection rules in core/spatial/selection.py come from it.
+(auto's MRE / best method's MRE), 3 repetitions. The current selection rules and auto's
+regret with 20 repetitions come from bench/htf_regret.py.
 """
 
 from __future__ import annotations
