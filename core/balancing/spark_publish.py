@@ -136,10 +136,16 @@ def publish_spark(
         *columns, (fn.col("_g") + 1).alias(SUBTABLE_COLUMN)
     )
     _write_one_csv(table, out)
-    return publication_metadata(
+    metadata = publication_metadata(
         plan, subtables, noise, sa=sa, fallback=fallback, record_order=record_order,
         missing_policy=missing, drop_columns=drop_columns,
     )  # fmt: skip
+    metadata["engine"] = {
+        "name": "spark",
+        "randomness": "derived: SHA-256 keyed by a 248-bit secret drawn from the noise source "
+        "in the driver (never written); draws mod n biased by at most n / 2^120 < 2^-57",
+    }
+    return metadata
 
 
 def _write_one_csv(table, out: Path) -> None:

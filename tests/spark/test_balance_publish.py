@@ -96,6 +96,7 @@ def test_same_seed_same_file_secure_runs_differ(spark, seeded, table, tmp_path):
     assert not first.equals(second)
     text = Path(one["published"]["metadata"]).read_text()
     assert "seed" not in json.loads(text)["noise"] and json.loads(text)["noise"]["mode"] == "secure"
+    assert json.loads(text)["engine"]["name"] == "spark"
 
 
 def test_perturb_without_out_is_refused_before_spark_work(spark, table, capsys):
