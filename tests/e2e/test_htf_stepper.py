@@ -89,7 +89,8 @@ def _texts(traces: list[dict]) -> str:
 
 
 def _title(page):
-    return page.locator(".js-plotly-plot .gtitle").last
+    """The stepper figure's title ("Height i: ..."), not another chart's."""
+    return page.locator(".js-plotly-plot .gtitle").filter(has_text="Height ").last
 
 
 def _go_to_level(page, level: int) -> None:
@@ -138,7 +139,7 @@ def test_recommended_choice_and_htf_stepper(
     slider = _slider(page)
     top = int(slider.get_attribute("max"))  # react-aria: the thumb is an <input type="range">
     assert top >= 3  # several levels
-    page.locator(".js-plotly-plot").last.wait_for(timeout=60_000)
+    _title(page).wait_for(timeout=60_000)
     first_title = _title(page).text_content()
     _go_to_level(page, 2)
     no_exception(page)
