@@ -123,7 +123,7 @@ def build(
     methods, eps = params["methods"], float(params["epsilon"])
     if registry is not None:
         name = None if dataset is None else dataset.name
-        charge = RegistryCharge(registry, name, noise.mode, {**params, "via": "app"})
+        charge = RegistryCharge(registry, name, noise.mode, {**params, "via": "app"}, grid)
     else:  # unregistered data and no registry: an in-memory ledger that fits exactly k·ε
         charge = LedgerCharge(BudgetLedger(eps * len(methods)))
     with st.status(f"Building {len(methods)} release(s)…", expanded=True) as status:

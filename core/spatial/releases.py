@@ -25,6 +25,8 @@ from core.errors import BudgetExceededError, InputError
 from core.privacy import BudgetLedger, Noise, Spend, make_spend
 from core.registry import Mechanism, Registry
 from core.spatial.evaluate import EVALUATION_LABEL, Comparison, compare, stream
+from core.spatial.export import leaves_json
+from core.spatial.grid import Grid
 from core.spatial.methods import get_method
 from core.spatial.queries import (
     DEFAULT_SIZES,
@@ -83,8 +85,16 @@ class RegistryCharge:
     """Charges a registered dataset (or records an unregistered run: `dataset=None`); the tool
     of each registry release is the method's name, its artefact the released leaves."""
 
-    def __init__(self, registry: Registry, dataset: str | None, mode: str, params: dict):
+    def __init__(
+        self,
+        registry: Registry,
+        dataset: str | None,
+        mode: str,
+        params: dict,
+        grid: Grid | None = None,
+    ):
         self.registry, self.dataset, self.mode, self.params = registry, dataset, mode, params
+        self.grid = grid  # the public grid, for the artefact (reports draw the leaves on it)
 
     def check(self, plans: Sequence[PlannedRelease]) -> None:
         """Refuse the whole set early when it cannot fit (each charge re-checks atomically)."""
@@ -109,17 +119,21 @@ class RegistryCharge:
         return record.id
 
     def attach(self, charged: ChargedRelease) -> None:
+        """The artefact in `dpx htf`'s format (leaves as row/col ranges with their noisy count,
+        the public grid), which reports and the Releases page read; released values only."""
         rel = charged.release
-        self.registry.attach(
-            charged.charge_id,
-            {
-                "method": rel.method,
-                "leaves": rel.leaves.tolist(),
-                "values": rel.values.tolist(),
-                "epsilon": rel.epsilon,
-                "info": rel.info,
-            },
-        )
+        artefact = {
+            "method": rel.method,
+            "leaves": leaves_json(rel),
+            "values": rel.values.tolist(),
+            "n_leaves": rel.n_leaves,
+            "epsilon": rel.epsilon,
+            "ledger": rel.ledger.to_records(),
+            "info": rel.info,
+        }
+        if self.grid is not None:
+            artefact["grid"] = self.grid.describe()
+        self.registry.attach(charged.charge_id, artefact)
 
 
 def build_releases(

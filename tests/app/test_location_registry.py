@@ -12,6 +12,7 @@ import json
 import pytest
 
 from core.registry import Policy, Registry, RunKind, Status
+from core.reports.cli import report_html
 from pages.common import MODE_KEY, SEED_KEY
 from tests.registry.helpers import write_points
 
@@ -66,6 +67,9 @@ def test_build_charges_each_method_once_and_the_map_shows_those_releases(app_tes
     for r in releases:  # the map draws exactly the charged leaves
         assert f"({len(r.artefact['leaves']):,} leaves)" in script
     assert any("ε spent 1 of 2" in c.value for c in at.caption)  # after the rerun
+    for r in releases:  # each release's report renders its leaves (the Releases page's file)
+        html = report_html(registry, r.id)
+        assert "leaves-map" in html and "Grid 64 × 64" in html
     # a second session (a reload) sees the registry's spend, not its own
     other = _registered(app_test(PAGE))
     assert any("ε spent 1 of 2" in c.value for c in other.caption)
