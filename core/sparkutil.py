@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -102,6 +103,9 @@ def spark_session(master: str | None = None, app_name: str = "dpx"):
     builder = SparkSession.builder.appName(app_name).master(master)
     for key, value in SESSION_CONF.items():
         builder = builder.config(key, value)
+    # Spark creates its (unused) warehouse directory in the working directory by default
+    warehouse = Path(tempfile.gettempdir()) / f"dpx-spark-warehouse-{os.getuid()}"
+    builder = builder.config("spark.sql.warehouse.dir", warehouse.as_uri())
     try:
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("OFF")
