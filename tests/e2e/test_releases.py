@@ -71,7 +71,7 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
 
 def _release_on_dp_sql_page(page, url: str, name: str) -> int:
     """Analyst mode: run a DP SQL release on registered dataset `name` from the page; its
-    budget moves from 2 to 3 of 4 in the registry, and no tab shows the sentinel."""
+    budget moves from 2 to 3 in the registry, and no tab shows the sentinel."""
     from core.registry import Registry
 
     registry = Registry()
@@ -79,9 +79,7 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
     page.goto(f"{url}/dp_sql")
     page.get_by_role("heading", name="DP SQL").first.wait_for()
     assert page.locator(".st-key-dpsql_source").get_by_text("Upload").count() == 0
-    page.locator(".st-key-dpsql_dataset").click()
-    page.keyboard.type(name)
-    page.keyboard.press("Enter")
+    _pick_option(page, "Registered dataset", name)
     page.get_by_text(f"Budget of {name}").first.wait_for()
     area = page.locator(".st-key-dpsql_query textarea")
     area.fill(QUERY.format(eps=1))
@@ -92,7 +90,7 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
     assert registry.spent(name)[0] == 3.0  # the registry's budget, charged from the page
     assert page.get_by_role("tab", name="Teaching").count() == 0
     page.get_by_role("tab", name="Ledger").click()
-    page.get_by_text("spent ε = 3 of 4").first.wait_for()
+    page.get_by_text(f"spent ε = 3 of {BUDGET:g}").first.wait_for()
     html = page.content()
     assert SENTINEL not in html and SENTINEL_LAT not in html
     (last,) = [r for r in registry.releases(name) if r.params.get("via") == "app"]
@@ -101,6 +99,113 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
 
 SENTINEL = "ZQX-SENTINEL-4417"
 SENTINEL_LAT = "34.0123456789"
+BUDGET = 10.0
+LOCATION_METHODS = 7  # the location page's default methods, at its default epsilon 0.5 each
+
+
+def _no_sentinel(page, where: str) -> None:
+    """Neither planted value is in the page's DOM nor in any of its frames (maps, components)."""
+    for frame in page.frames:
+        try:
+            html = frame.content()
+        except Exception:  # noqa: BLE001 - a frame that went away while we looked
+            continue
+        assert SENTINEL not in html and SENTINEL_LAT not in html, f"{where}: raw value shown"
+
+
+def _wait_idle(page) -> None:
+    page.wait_for_timeout(300)
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=300_000)
+
+
+def _pick_option(page, label: str, option: str) -> None:
+    """Choose the option containing `option` in the selectbox labelled `label` (retried: a late
+    re-layout can close the list before the click)."""
+    box = page.get_by_role("combobox", name=label)
+    item = page.get_by_role("option", name=option)
+    for _ in range(5):
+        box.click()
+        try:
+            item.first.click(timeout=5000)
+        except Exception:  # noqa: BLE001 - the list closed before the click: open it again
+            page.keyboard.press("Escape")
+            continue
+        _wait_idle(page)
+        if option in box.input_value():
+            return
+    raise AssertionError(f"could not choose {option!r} in {label!r}")
+
+
+def _release_on_location_page(page, url: str, name: str) -> list[int]:
+    """Analyst mode: build the default methods' releases of `name` on the location page; each is
+    charged to the registry (3 -> 6.5), the map draws, and nothing shows a raw value."""
+    from core.registry import Registry
+
+    registry = Registry()
+    before = registry.spent(name)[0]
+    page.goto(f"{url}/location_histograms")
+    page.get_by_role("heading", name="Location histograms").first.wait_for()
+    assert page.locator(".st-key-lh_src").get_by_text("Upload").count() == 0
+    _pick_option(page, "Registered dataset", name)
+    page.get_by_text(f"Budget of {name}").first.wait_for()
+    grid = page.get_by_test_id("stMain").get_by_role("slider").first  # the page's only slider
+    for _ in range(10):  # 64 x 64: quick (retried: a rerun can swallow a key press)
+        if grid.get_attribute("aria-valuetext") == "64":
+            break
+        grid.focus()
+        grid.press("Home")
+        page.wait_for_timeout(500)
+    _wait_idle(page)
+    _pick_option(page, "Bounding box", "Los Angeles")
+    page.get_by_text("Build releases charges").first.wait_for()
+    assert grid.get_attribute("aria-valuetext") == "64"
+    assert page.get_by_text("data owner only").count() == 0  # no counts of raw points
+    page.get_by_role("button", name="Build releases", exact=True).click()
+    page.get_by_role("heading", name="Charged releases").wait_for(timeout=300_000)
+    page.locator("iframe[title*='streamlit_folium']").first.wait_for(timeout=120_000)
+    page.get_by_text(f"Charged to dataset {name}").first.wait_for()
+    _wait_idle(page)
+    assert registry.spent(name)[0] == before + LOCATION_METHODS * 0.5
+    page.get_by_text(f"ε spent {before + LOCATION_METHODS * 0.5:g} of").first.wait_for()
+    assert page.get_by_role("button", name="Evaluate", exact=False).count() == 0
+    assert page.get_by_text("step by step").count() == 0 and page.get_by_text("Tuning").count() == 0
+    _no_sentinel(page, "location page")
+    built = [r for r in registry.releases(name) if r.params.get("via") == "app" and
+             r.tool != "sql"]  # fmt: skip
+    assert len(built) == LOCATION_METHODS and all(r.params["grid"] == [64, 64] for r in built)
+    return [r.id for r in built]
+
+
+def _publish_on_pp_page(page, url: str, name: str) -> int:
+    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (no ε)."""
+    from core.registry import Registry
+
+    registry = Registry()
+    page.goto(f"{url}/pp_balancing")
+    page.get_by_role("heading", name="PP balancing").first.wait_for()
+    _pick_option(page, "Registered dataset", name)
+    _pick_option(page, "Sensitive attribute (SA) column", "grade")
+    page.locator(".st-key-pp_missing").get_by_text("drop those records").click()
+    _wait_idle(page)
+    page.get_by_role("button", name="Publish (perturb)").click()
+    page.get_by_role("button", name="Published CSV", exact=True).wait_for(timeout=120_000)
+    _wait_idle(page)
+    assert page.get_by_role("button", name="Run report (INTERNAL)").count() == 0
+    _no_sentinel(page, "PP page")
+    (pub,) = [r for r in registry.releases(name) if r.tool == "pp"]
+    assert pub.epsilon == 0.0 and pub.params["mode"] == "analyst"
+    return pub.id
+
+
+def _points_with_sentinel(path: Path) -> Path:
+    """write_points + a `grade` column (a 50%, b 30%, c 20%), and one planted row: a unique
+    category `SENTINEL` and a unique latitude `SENTINEL_LAT`."""
+    lines = write_points(path).read_text().splitlines()
+    grade = lambda i: "a" if i % 10 < 5 else ("b" if i % 10 < 8 else "c")  # noqa: E731
+    rows = [lines[0] + ",grade"] + [f"{x},{grade(i)}" for i, x in enumerate(lines[1:])]
+    rows.append(f"999999,{SENTINEL_LAT},-118.2,{SENTINEL},a")
+    path.write_text("\n".join(rows) + "\n")
+    return path
 
 
 @pytest.fixture
@@ -116,12 +221,10 @@ def analyst_app_url(monkeypatch):
 def test_analyst_mode_never_shows_a_raw_value(
     page, analyst_app_url, external_requests, capsys, tmp_path
 ):
-    points = write_points(tmp_path / "pts.csv")
-    with points.open("a") as fh:  # one planted row: a unique category and a unique latitude
-        fh.write(f"999999,{SENTINEL_LAT},-118.2,{SENTINEL}\n")
+    points = _points_with_sentinel(tmp_path / "pts.csv")
     name = f"sentinel-{tmp_path.name[-10:]}"
     _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid",
-                  "--epsilon", "4", "--delta", "1e-5"])  # fmt: skip
+                  "--epsilon", f"{BUDGET:g}", "--delta", "1e-5"])  # fmt: skip
     ids = [
         _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"]["release_id"],
         _run(capsys, ["sql", "--dataset", name, "--query", QUERY.format(eps=1)])["registry"][
@@ -131,20 +234,20 @@ def test_analyst_mode_never_shows_a_raw_value(
     for path in ("", "/releases", "/dp_sql", "/location_histograms", "/pp_balancing"):
         page.goto(f"{analyst_app_url}{path}")
         page.get_by_test_id("stSidebar").get_by_text("Analyst mode").wait_for()
-        page.wait_for_timeout(1500)  # let the page finish rendering
-        html = page.content()
-        titles = page.locator("h1").all_inner_texts()
-        assert titles and not {"Location histograms", "⚖️ PP balancing"} & {
-            t.strip() for t in titles
-        }, f"{path}: a page that reads raw data was rendered in analyst mode"
-        assert SENTINEL not in html and SENTINEL_LAT not in html
+        page.locator("h1").first.wait_for()  # the page rendered (in analyst mode)
+        page.wait_for_timeout(1500)  # let it finish rendering
+        _wait_idle(page)
+        _no_sentinel(page, path or "/")
     nav = page.get_by_test_id("stSidebarNav")
-    assert nav.get_by_text("DP SQL", exact=True).count() == 1  # its analyst view
-    assert nav.get_by_text("Location histograms", exact=True).count() == 0
-    assert nav.get_by_text("Releases", exact=True).count() == 1
+    for title in ("DP SQL", "Location histograms", "PP balancing", "Releases"):
+        assert nav.get_by_text(title, exact=True).count() == 1  # each page's analyst view
     ids.append(_release_on_dp_sql_page(page, analyst_app_url, name))
+    ids += _release_on_location_page(page, analyst_app_url, name)[:2]
+    ids.append(_publish_on_pp_page(page, analyst_app_url, name))
     # the releases themselves are listed and their reports carry no raw value either
     page.goto(f"{analyst_app_url}/releases")
+    page.get_by_role("heading", name="Reports").wait_for(timeout=120_000)
+    _wait_idle(page)  # one report per listed release is rendered on the page: may take a while
     for release_id in ids:
         page.get_by_text(f"#{release_id} · ").first.wait_for()
         with page.expect_download() as info:
@@ -154,4 +257,5 @@ def test_analyst_mode_never_shows_a_raw_value(
         text = saved.read_text(encoding="utf-8")
         assert f"Release #{release_id}" in text
         assert SENTINEL not in text and SENTINEL_LAT not in text
+    _no_sentinel(page, "/releases")
     assert external_requests == []
