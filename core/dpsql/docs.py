@@ -57,7 +57,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-V034": "PUBLIC_GROUPS keys not from one public table; a reserved output name",
     "DPX-B001": "the dataset's budget would be exceeded (nothing charged)",
     "DPX-B002": "the query's epsilon or delta is above a per-query cap (nothing charged)",
-    "DPX-E001": "DuckDB refused the generated query while binding it (nothing read or charged)",
+    "DPX-E001": "the engine (DuckDB or Spark) refused the generated query or a table before reading data (nothing charged)",
     "DPX-E002": "HAVING / ORDER BY / LIMIT failed on the released rows (post-processing)",
     "DPX-E003": "the time limit stopped the query after data was read (the charge stands)",
     "DPX-E004": "the query failed while reading data (message withheld; the charge stands)",
