@@ -275,12 +275,20 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> 
     show_selection(releases)  # what "Recommended (private choice)" built, and why
     st.subheader("Partitions")
     c1, c2, c3 = st.columns(3)
-    boundaries = c1.toggle("Boundaries and place names (offline)", key=persist("lh_bounds", True))
+    boundaries = c1.toggle(
+        "Boundaries and place names (offline)",
+        persist_state="session",
+        key=persist("lh_bounds", True),
+    )
     basemap = c2.toggle(
-        "Basemap tiles (contacts OpenStreetMap: reveals the viewed area)", key=persist("lh_tiles")
+        "Basemap tiles (contacts OpenStreetMap: reveals the viewed area)",
+        persist_state="session",
+        key=persist("lh_tiles"),
     )
     sample = None
-    if owner and c3.toggle("Raw-point sample (evaluation only)", key=persist("lh_overlay")):
+    if owner and c3.toggle(
+        "Raw-point sample (evaluation only)", persist_state="session", key=persist("lh_overlay")
+    ):
         step = max(1, len(df) // SAMPLE_POINTS)
         lat, lon = b.params["lat"], b.params["lon"]
         if lat in df and lon in df:
@@ -308,7 +316,7 @@ def show_downloads(b: Build) -> None:
     st.subheader("Downloads")
     pick = st.selectbox(
         "Release to download", list(releases), format_func=method_label,
-        key=persist("lh_dl", next(iter(releases))),
+        persist_state="session", key=persist("lh_dl", next(iter(releases))),
     )  # fmt: skip
     if pick not in releases:  # a persisted choice from an earlier build
         pick = next(iter(releases))

@@ -14,6 +14,10 @@ Session rules (issue 8): no Streamlit element is ever called inside a cached fun
 values are shared between sessions and replayed); the last build is kept in `st.session_state`
 with the parameters it was built with, so reruns, downloads, reloads of the page state and
 navigation never lose it; every widget keeps its value across navigation via `persist`.
+Widgets that the page itself can hide (by a data choice, a missing build or a mode) also carry
+Streamlit's `persist_state="session"`: in a real browser `persist` alone lost their values when
+they were unmounted within the page (switching to an upload reset the grid to 64 and emptied
+the methods, so no build was possible without re-picking them).
 """
 
 from __future__ import annotations
@@ -120,7 +124,9 @@ def sidebar_parameters() -> tuple[float, dict]:
             key=persist("lh_hm", "auto (noisy N)"),
         )  # fmt: skip
         height = (
-            int(st.number_input("Height h", 1, 24, key=persist("lh_h", 10)))
+            int(
+                st.number_input("Height h", 1, 24, persist_state="session", key=persist("lh_h", 10))
+            )
             if height_mode == "manual"
             else None
         )
@@ -167,6 +173,7 @@ def choose_data(analyst: bool):
             "Demo dataset",
             [d.name for d in DEMOS],
             format_func=lambda n: f"{n} — {get_demo(n).description}",
+            persist_state="session",
             key=persist("lh_demo", DEMOS[0].name),
         )
         demo = get_demo(demo_name)
@@ -194,12 +201,14 @@ def choose_bbox(demo_name: str | None, digest: str, secure: bool) -> tuple[tuple
         "Bounding box (public parameter — never derived from the private points)",
         options,
         format_func=names.get,
+        persist_state="session",
         key=persist(f"lh_region_{digest}", options[0]),
     )
     from_data = False
     if not secure:
         from_data = st.checkbox(
             "Derive the bbox from the data instead (demo mode only — not differentially private)",
+            persist_state="session",
             key=persist("lh_bbdata"),
         )
     if from_data:
@@ -217,7 +226,11 @@ def choose_bbox(demo_name: str | None, digest: str, secure: bool) -> tuple[tuple
         cols = st.columns(4)
         vals = [
             cols[i].number_input(
-                label, value=None, format="%.5f", key=persist(f"lh_bb{i}_{digest}")
+                label,
+                value=None,
+                format="%.5f",
+                persist_state="session",
+                key=persist(f"lh_bb{i}_{digest}"),
             )
             for i, label in enumerate(["min lon", "min lat", "max lon", "max lat"])
         ]
@@ -246,10 +259,20 @@ with user_errors():
     except InputError:
         lat_guess, lon_guess = cols[0], cols[min(1, len(cols) - 1)]
     c1, c2, c3 = st.columns(3)
-    lat_col = c1.selectbox("Latitude column", cols, key=persist(f"lh_lat_{digest}", lat_guess))
-    lon_col = c2.selectbox("Longitude column", cols, key=persist(f"lh_lon_{digest}", lon_guess))
+    lat_col = c1.selectbox(
+        "Latitude column", cols, persist_state="session", key=persist(f"lh_lat_{digest}", lat_guess)
+    )
+    lon_col = c2.selectbox(
+        "Longitude column",
+        cols,
+        persist_state="session",
+        key=persist(f"lh_lon_{digest}", lon_guess),
+    )
     rows = c3.select_slider(
-        "Grid (rows = columns)", GRID_CHOICES, key=persist("lh_grid", DEFAULT_GRID)
+        "Grid (rows = columns)",
+        GRID_CHOICES,
+        key=persist("lh_grid", DEFAULT_GRID),
+        persist_state="session",
     )
     if not analyst:  # bad coordinates: say so (with the owner's details) before asking for a bbox
         check_points(cache_key, df, lat_col, lon_col)
@@ -259,6 +282,7 @@ with user_errors():
     methods = st.multiselect(
         "Methods", all_methods, format_func=method_label,
         key=persist("lh_methods", [m for m in DEFAULT_METHODS if m in all_methods]),
+        persist_state="session",
     )  # fmt: skip
     st.info(WHEN_NOT_HTF)
     if not methods:
@@ -316,13 +340,29 @@ if analyst:
 with st.expander("Evaluation settings (MRE uses the raw data: evaluation only)"):
     e1, e2, e3, e4 = st.columns(4)
     n_queries = int(
-        e1.number_input("Queries per size", 10, 5000, step=100, key=persist("lh_q", 500))
+        e1.number_input(
+            "Queries per size",
+            10,
+            5000,
+            step=100,
+            persist_state="session",
+            key=persist("lh_q", 500),
+        )
     )
     sizes = e2.multiselect(
-        "Query sizes", [0.02, 0.06, 0.10], key=persist("lh_sizes", [0.02, 0.06, 0.10])
+        "Query sizes",
+        [0.02, 0.06, 0.10],
+        persist_state="session",
+        key=persist("lh_sizes", [0.02, 0.06, 0.10]),
     )
-    reps = int(e3.number_input("Repetitions", 1, 10, key=persist("lh_reps", 3)))
-    smoothing = float(e4.number_input("Smoothing s", 0.0, 1e6, key=persist("lh_smooth", 20.0)))
+    reps = int(
+        e3.number_input("Repetitions", 1, 10, persist_state="session", key=persist("lh_reps", 3))
+    )
+    smoothing = float(
+        e4.number_input(
+            "Smoothing s", 0.0, 1e6, persist_state="session", key=persist("lh_smooth", 20.0)
+        )
+    )
 ev = {"query_sizes": sorted(sizes), "queries": n_queries, "reps": reps, "smoothing": smoothing}
 if not sizes:
     st.info("Pick at least one query size to evaluate.")

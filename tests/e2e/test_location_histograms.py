@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -231,3 +232,27 @@ def test_large_layer_over_offline_boundaries(page, app_url, external_requests, s
     shot = screenshot(page, SCREENSHOT)
     assert shot.stat().st_size > 20_000
     assert external_requests == [], f"requests left localhost: {external_requests}"
+
+
+def test_switching_to_an_upload_keeps_grid_and_methods(page, app_url, no_exception):
+    """Widgets hidden while no file is uploaded keep their values in a real browser (with
+    `persist` alone the grid fell back to 64 and the methods emptied: no build possible)."""
+    rng = np.random.default_rng(0)
+    csv = pd.DataFrame(
+        {"lat": rng.normal(48.85, 0.02, 2000), "lon": rng.normal(2.35, 0.02, 2000)}
+    ).to_csv(index=False)
+    _open(page, app_url)
+    page.get_by_role("button", name=BUILD, exact=True).wait_for()
+    page.get_by_text("Upload CSV/Parquet").click()
+    _wait_idle(page)
+    page.locator("input[type='file']").set_input_files(
+        files=[{"name": "paris.csv", "mimeType": "text/csv", "buffer": csv.encode()}]
+    )
+    page.get_by_role("combobox", name="Bounding box").wait_for()
+    _wait_idle(page)
+    _pick(page, "Bounding box", "Paris (inner suburbs)")
+    page.get_by_text("7 release(s)").first.wait_for()  # the default methods are all still there
+    grid = page.get_by_test_id("stMain").get_by_role("slider").first
+    assert grid.get_attribute("aria-valuetext") == "1024"
+    assert page.get_by_role("button", name=BUILD, exact=True).count() == 1
+    no_exception(page)
