@@ -6,14 +6,19 @@ case runs `--repeats` times, each in a fresh browser context (a new session, so 
 from an earlier run's session state); the clock starts at the click and stops when the result is
 on screen:
 
-- location histograms, default demo (100k points) — "Build releases and compare" until the map
-  (Leaflet container in the st_folium iframe) and the "Downloads" section are drawn;
+- location histograms, default demo (100k points) — "Build releases" (one charged release per
+  default method) until the map (a drawn canvas in the st_folium iframe), "Charged releases" and
+  "Downloads" are on screen; then, in the same session, "Evaluate" (owner only: MRE of the
+  releases plus 3 evaluation rebuilds per method) until the MRE chart and its cost are drawn;
 - location histograms, a 200,000-point upload (generated here: a seeded synthetic "country" of
-  Gaussian cities over the continental US, region preset "Continental United States");
+  Gaussian cities over the continental US, region preset "Continental United States"): upload
+  until the Build button is ready, then "Build releases" as above;
 - DP SQL, the default example — "Run query" until "Partitions released" is shown;
 - PP balancing, the default demo — "Publish (perturb)" until the "Published CSV" download shows.
 
-Secure mode (the app's default) throughout. Not a test: no wall-clock assertions.
+Secure mode (the app's default) throughout; the server's release registry is a temporary
+directory (DPX_REGISTRY), never ~/.dpx. The machine's load average is reported with the
+numbers. Not a test: no wall-clock assertions.
 
     .venv/bin/python bench/app_latency.py [--repeats 3] [--points 200000]
 """
@@ -40,7 +45,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
-TIMEOUT_MS = 600_000
+TIMEOUT_MS = int(os.environ.get("DPX_BENCH_TIMEOUT_MS", 600_000))
 US_BBOX = (-125.0, 24.0, -66.5, 49.5)
 
 
@@ -75,8 +80,11 @@ def streamlit_server():
         "--server.address", "127.0.0.1", "--server.headless", "true",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
     ]  # fmt: skip
+    registry = tempfile.mkdtemp(prefix="dpx-bench-registry-")
+    env = {**os.environ, "DPX_REGISTRY": registry}
+    env.pop("DPX_MODE", None)  # owner mode: the location page's Evaluate is owner only
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 90
@@ -124,39 +132,61 @@ def _open(page, url: str, path: str, heading: str) -> None:
     page.get_by_role("heading", name=heading).first.wait_for()
 
 
+BUILD = "Build releases"
+EVALUATE = "Evaluate the releases (evaluation only — uses raw data)"
+
+
 def _location_rendered(page) -> None:
     page.get_by_role("heading", name="Downloads").wait_for()
+    page.get_by_role("heading", name="Charged releases").wait_for()
     frame = page.frame_locator("iframe[title*='streamlit_folium']").first
     frame.locator(".leaflet-overlay-pane canvas").first.wait_for()
 
 
-def case_location_demo(page, url: str) -> float:
+def _idle(page) -> None:
+    page.wait_for_timeout(300)
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached")
+
+
+def case_location_demo(page, url: str) -> dict[str, float]:
+    """Build, then Evaluate in the same session: two timings."""
     _open(page, url, "location_histograms", "Location histograms")
-    button = page.get_by_role("button", name="Build releases and compare")
+    button = page.get_by_role("button", name=BUILD, exact=True)
     button.wait_for()
     t0 = time.perf_counter()
     button.click()
     _location_rendered(page)
-    return time.perf_counter() - t0
+    built = time.perf_counter() - t0
+    _idle(page)
+    evaluate = page.get_by_role("button", name=EVALUATE)
+    t0 = time.perf_counter()
+    evaluate.click()
+    page.get_by_text("Evaluation cost").first.wait_for()
+    page.get_by_text("MRE by query size").first.wait_for()
+    return {"build": built, "evaluate": time.perf_counter() - t0}
 
 
-def case_location_upload(page, url: str, csv_bytes: bytes) -> float:
+def case_location_upload(page, url: str, csv_bytes: bytes) -> dict[str, float]:
+    """Upload (until the region can be chosen), then Build: two timings."""
     _open(page, url, "location_histograms", "Location histograms")
     page.get_by_text("Upload CSV/Parquet").click()
+    t0 = time.perf_counter()
     page.locator("input[type='file']").set_input_files(
         files=[{"name": "country_200k.csv", "mimeType": "text/csv", "buffer": csv_bytes}]
     )
     region = page.get_by_role("combobox", name="Bounding box", exact=False)
     region.wait_for()
+    _idle(page)
+    uploaded = time.perf_counter() - t0
     region.click()
     page.get_by_role("option", name="Continental United States").click()
-    button = page.get_by_role("button", name="Build releases and compare")
+    button = page.get_by_role("button", name=BUILD, exact=True)
     button.wait_for()
-    page.wait_for_timeout(1000)  # let the rerun from the region choice settle
+    _idle(page)  # let the rerun from the region choice settle
     t0 = time.perf_counter()
     button.click()
     _location_rendered(page)
-    return time.perf_counter() - t0
+    return {"upload": uploaded, "build": time.perf_counter() - t0}
 
 
 def case_dp_sql(page, url: str) -> float:
@@ -176,7 +206,7 @@ def case_pp(page, url: str) -> float:
     button.wait_for()
     t0 = time.perf_counter()
     button.click()
-    page.get_by_role("button", name="Published CSV").wait_for()
+    page.get_by_role("button", name="Published CSV", exact=True).wait_for()
     return time.perf_counter() - t0
 
 
@@ -206,24 +236,28 @@ def main() -> None:
         "pp_balancing: default demo, Publish": case_pp,
     }
     results, errors, blocked = {}, {}, []
+    load_start = [round(x, 2) for x in os.getloadavg()]
     with streamlit_server() as url, sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
         )  # fmt: skip
         for name, case in cases.items():
-            times = []
-            for _ in range(args.repeats):
+            times: dict[str, list[float]] = {}
+            for i in range(args.repeats):
+                print(f"[app_latency] {name}: run {i + 1}/{args.repeats}", file=sys.stderr)
                 context, page = _new_page(browser, blocked)
                 try:
-                    times.append(case(page, url))
+                    out = case(page, url)
+                    for step, seconds in (out if isinstance(out, dict) else {"": out}).items():
+                        times.setdefault(step, []).append(seconds)
                 except Exception as exc:  # noqa: BLE001 - reported in the JSON, not hidden
                     errors[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
                     break
                 finally:
                     context.close()
-            if times:
-                results[name] = _summary(times)
+            for step, seconds in times.items():
+                results[f"{name}, {step}" if step else name] = _summary(seconds)
         browser.close()
     print(
         json.dumps(
@@ -238,6 +272,8 @@ def main() -> None:
                 "errors": errors,
                 "requests_blocked_outside_localhost": len(blocked),
                 "machine": {
+                    "load_average_1_5_15_min_at_end": [round(x, 2) for x in os.getloadavg()],
+                    "load_average_at_start": load_start,
                     "python": platform.python_version(),
                     "cpus": os.cpu_count(),
                     "platform": platform.platform(),
