@@ -40,6 +40,7 @@ def _wait_idle(page) -> None:
 def _publish(page) -> None:
     button = page.get_by_role("button", name=PUBLISH)
     button.wait_for(timeout=120_000)
+    _wait_idle(page)  # a click during a rerun can be lost
     button.click()
     _wait_published(page)
 
