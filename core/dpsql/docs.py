@@ -144,13 +144,13 @@ def options_table() -> str:
 
 
 def main() -> None:
-    print("#### Rule codes\n")
+    print("### Rule codes\n")
     print(rule_table())
-    print("\n#### Expression allowlist (`core/dpsql/allowlist.py`: `ALLOWLIST`)\n")
+    print("\n### Expression allowlist (`core/dpsql/allowlist.py`: `ALLOWLIST`)\n")
     print(allowlist_table())
-    print("\n#### Resource limits\n")
+    print("\n### Resource limits\n")
     print(limits_table())
-    print("\n#### Option ranges\n")
+    print("\n### Option ranges\n")
     print(options_table())
 
 
