@@ -1,7 +1,7 @@
 """Maps and charts for location histograms (folium + plotly; no streamlit import).
 
-Map rules (ARCHITECTURE.md): one GeoJSON layer per method with the colour in each feature's
-properties, `prefer_canvas=True`, no basemap tiles unless asked (tiles reveal the viewed area to
+Map rules (ARCHITECTURE.md): one GeoJSON layer per method (`core.viz.leaflayer`: leaves sent as
+grid indices with a per-layer style table, rebuilt into `L.geoJson` in the browser), `prefer_canvas=True`, no basemap tiles unless asked (tiles reveal the viewed area to
 the tile server), offline boundaries and place names instead (`core.viz.basemap`), a log-scale
 density legend on the map, and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause,
 npm package leaflet 1.9.4) inlined as data: URLs, so the map draws with no internet.
@@ -21,11 +21,11 @@ from branca.element import MacroElement
 from jinja2 import Template
 from plotly.colors import sample_colorscale
 
-from core.spatial.export import to_geojson
 from core.spatial.grid import Grid
 from core.spatial.methods import LABELS
 from core.spatial.release import Release
 from core.viz.basemap import add_reference_layers
+from core.viz.leaflayer import LeafLayer, LeafStyle, pack_leaves
 
 STATIC = Path(__file__).parent / "static" / "leaflet"
 LEAFLET_VERSION = "1.9.4"
@@ -100,6 +100,8 @@ def release_map(
     Colours share one log density scale across methods so layers are comparable; the legend on
     the map states it. `boundaries` draws the offline countries/states/place names (public data,
     chosen by the public bbox only). `sample` is a raw-point overlay for evaluation only.
+    `noise_info` and `bbox_from_data` are accepted for the downloads' signature; the map embeds
+    no run metadata (only leaf ranges, rounded noisy counts and stated noise std).
     """
     x0, y0, x1, y1 = grid.bbox
     m = folium.Map(
@@ -121,22 +123,15 @@ def release_map(
     )
     for i, (name, rel) in enumerate(drawable.items()):
         colors, top = density_colors(rel, vmax)
-        gj = to_geojson(rel, grid, noise_info, bbox_from_data, colors=colors)
-        gj.pop("metadata")
-        for feature in gj["features"]:  # sparse leaves fainter, so the boundaries show through
-            feature["properties"]["fill"] = fill_opacity(feature["properties"]["density"], top)
-        fields = ["noisy_count", "cells", "area_km2"]
-        if gj["features"] and "noise_std" in gj["features"][0]["properties"]:
-            fields.append("noise_std")
-        folium.GeoJson(
-            gj,
+        dens = (rel.values / rel.cells_per_leaf()).tolist()
+        fills = [fill_opacity(d, top) for d in dens]  # sparse leaves fainter: boundaries show
+        outline = LeafStyle(0.5, 0.7) if rel.n_leaves <= THIN_ABOVE else LeafStyle(0.15, 0.35)
+        fields = [(f, ALIASES[f]) for f in ("noisy_count", "cells", "area_km2", "noise_std")]
+        LeafLayer(
+            pack_leaves(rel, grid, colors, fills, outline),
             name=f"{method_label(name)} ({rel.n_leaves:,} leaves)",
+            fields=fields,
             show=i == 0,
-            style_function=_style if rel.n_leaves <= THIN_ABOVE else _thin_style,
-            highlight_function=lambda f: {"weight": 2, "color": "#000000"},
-            tooltip=folium.GeoJsonTooltip(fields=fields, aliases=[ALIASES[f] for f in fields]),
-            zoom_on_click=False,
-            smooth_factor=0,
         ).add_to(m)
     if sample is not None:
         lon, lat = sample
@@ -159,20 +154,6 @@ def fill_opacity(density: float, top: float) -> float:
     """0.2 for an empty leaf up to 0.8 at the top of the log scale (two decimals)."""
     t = math.log1p(max(density, 0.0)) / top if top > 0 else 0.0
     return round(0.2 + 0.6 * min(t, 1.0), 2)
-
-
-def _style(feature: dict) -> dict:
-    return {
-        "fillColor": feature["properties"]["color"],
-        "color": "#333333",
-        "weight": 0.5,
-        "opacity": 0.7,
-        "fillOpacity": feature["properties"].get("fill", 0.6),
-    }
-
-
-def _thin_style(feature: dict) -> dict:
-    return {**_style(feature), "weight": 0.15, "opacity": 0.35}
 
 
 def legend_ticks(vmax: float) -> list[tuple[float, float]]:
