@@ -223,6 +223,7 @@ REGISTERED = "Registered dataset"
 SOURCES = [REGISTERED] if is_analyst() else ["Demo dataset", "Upload CSV/Parquet", REGISTERED]
 source = st.radio("Data", SOURCES, horizontal=True, key=_kept("dpsql_source", SOURCES, SOURCES[0]))
 tables: dict[str, pd.DataFrame] = {}
+fingerprint = ""  # the registered files' hashes: cache keys only, never shown or recorded
 public: set[str] = set()
 registry: Registry | None = None
 dataset: Dataset | None = None
@@ -240,9 +241,11 @@ with user_errors():
             st.stop()
         tables = _registered_tables(dataset)
         public = {t.name for t in dataset.public_tables}
-        data_key = f"registered:{dataset.name}:" + ",".join(
-            sorted(f"{t.name}:{t.sha256}" for t in dataset.tables)
-        )
+        # the key names the dataset, never its files' SHA-256: keys reach the browser (widget
+        # keys as CSS classes) and recorded params reach reports, and a hash of the raw rows
+        # is not DP (it tests a guess about one row); only the engine cache sees the hashes
+        data_key = f"registered:{dataset.name}"
+        fingerprint = ",".join(sorted(f"{t.name}:{t.sha256}" for t in dataset.tables))
     elif source == "Demo dataset":
         demo = st.selectbox("Demo", DEMO_NAMES, key=_kept("dpsql_demo", DEMO_NAMES, DEMO_NAMES[0]))
         st.caption(next(d.description for d in DEMOS if d.name == demo))
@@ -325,6 +328,7 @@ with user_errors():
                 for concern in unit_column_concerns(n, tables[n], uid):
                     st.warning(f"Owner check (reads the data, not released): {concern}")
     catalog_key = f"{data_key}|public={sorted(public)}|unit={unit_kind}:{uid}"
+    engine_key = f"{catalog_key}|{fingerprint}"  # a re-registered file gets a new engine
     if not is_analyst():  # raw rows and exact row counts: owner only
         with st.expander("Table previews"):
             for n in names:
@@ -492,9 +496,9 @@ with tab_run:
         try:
             with st.spinner("Running the staged query…"):
                 engine = (
-                    _spark_engine(catalog_key, catalog)
+                    _spark_engine(engine_key, catalog)
                     if engine_name == "Spark"
-                    else _engine(catalog_key, catalog)
+                    else _engine(engine_key, catalog)
                 )
                 result = run(
                     prepared, engine, noise,
@@ -516,11 +520,11 @@ with tab_run:
                 registry.attach(ledger.release.id, released)
                 released["release_id"] = ledger.release.id
             st.session_state[RESULT] = {
-                "sql": sql, "catalog": catalog_key, "noise": noise.label, **released
+                "sql": sql, "catalog": engine_key, "noise": noise.label, **released
             }  # fmt: skip
     res = st.session_state.get(RESULT)
     if res:
-        _show_result(res, current=(sql, catalog_key, noise.label))
+        _show_result(res, current=(sql, engine_key, noise.label))
 
 # ------------------------------------------------------------------------------------ ledger
 with tab_ledger:
@@ -570,7 +574,7 @@ if tab_teach is not None:
         st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
         if st.toggle("Show the per-stage intermediate tables", key=persist("dpsql_teach", False)):
             with user_errors():
-                stages = stage_tables(prepared, _engine(catalog_key, catalog), limit=50)
+                stages = stage_tables(prepared, _engine(engine_key, catalog), limit=50)
             for name, frame in stages.items():
                 st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")
                 st.dataframe(frame, hide_index=True, key=f"dpsql_stage_{name}")

@@ -119,3 +119,28 @@ def test_analyst_mode_registered_only_without_previews(app_test, registry, monke
     assert [t.label for t in at.tabs] == ["Explain", "Run", "Ledger"]
     at.button(key="dpsql_run").click().run()
     assert registry.spent("staff")[0] == pytest.approx(1.0)
+
+
+WIDGETS = ("radio", "selectbox", "multiselect", "text_area", "button", "number_input",
+           "select_slider", "toggle", "text_input")  # fmt: skip
+
+
+def test_no_file_hash_in_widget_keys_or_recorded_params(app_test, registry, monkeypatch):
+    """A file's SHA-256 is a function of the raw rows (not DP: it tests a guess about one row).
+    Widget keys reach the browser as CSS classes and recorded params reach reports: neither may
+    carry it. Analyst mode, a release run from the page."""
+    import json
+
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    hashes = [t.sha256 for t in registry.dataset("staff").tables]
+    assert hashes and all(len(h) == 64 for h in hashes)
+    at = app_test(PAGE).run()
+    at.button(key="dpsql_run").click().run()
+    assert not at.exception and not _errors(at), _errors(at)
+    keys = [w.key or "" for kind in WIDGETS for w in getattr(at, kind)]
+    assert "dpsql_run" in keys and "dpsql_query" in keys
+    assert not any(h in k for h in hashes for k in keys)
+    (release,) = registry.releases("staff")
+    assert release.params["data"] == "registered:staff" and release.params["via"] == "app"
+    recorded = json.dumps(release.params) + json.dumps(release.artefact)
+    assert not any(h in recorded for h in hashes)
