@@ -1,5 +1,8 @@
 """Releases: every registered dataset's budget, the list of releases, a report per release.
 
+A report is built only for the release chosen in the picker (not for every listed release on
+every rerun), and a report that fails to build shows one line for that release: the page goes on.
+
 Reads the registry (`DPX_REGISTRY`, else `~/.dpx`), never writes to it: budgets are set by the
 owner with `dpx dataset budget`, not from a page. In analyst mode only releases of registered
 datasets are listed (no unregistered or demo runs).
@@ -7,17 +10,25 @@ datasets are listed (no unregistered or demo runs).
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 
 import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.registry import Registry, RunKind
+from core.registry import Registry, Release, RunKind
 from core.reports.cli import report_html
 from pages.mode import is_analyst
 
-MAX_REPORT_BUTTONS = 30
+REPORT_KEY = "rel_report"
+LOG = logging.getLogger(__name__)
+
+
+def release_label(r: Release) -> str:
+    """A release as listed in the report picker (public fields of the record only)."""
+    return f"#{r.id} · {r.tool} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
+
 
 st.title("Releases")
 st.caption(
@@ -125,22 +136,39 @@ st.dataframe(
 st.subheader("Reports")
 st.caption(
     "One self-contained HTML file per release (no external requests; figures inline), "
-    "the same file as `dpx report ID --out FILE.html`."
+    "the same file as `dpx report ID --out FILE.html`. Only the chosen release's report is "
+    "built."
 )
-latest = list(reversed(shown))[:MAX_REPORT_BUTTONS]
-if len(shown) > MAX_REPORT_BUTTONS:
-    st.caption(
-        f"The {MAX_REPORT_BUTTONS} latest releases are listed; narrow the filters for others."
+by_id = {r.id: r for r in reversed(shown)}  # latest first
+if not by_id:
+    st.info("No release matches the filters.")
+    st.stop()
+if st.session_state.get(REPORT_KEY) not in by_id:  # filtered out, or from another registry
+    st.session_state.pop(REPORT_KEY, None)
+chosen = by_id[
+    st.selectbox(
+        "Release",
+        list(by_id),
+        format_func=lambda i: release_label(by_id[i]),
+        key=REPORT_KEY,
     )
-for r in latest:
-    c1, c2 = st.columns([3, 1])
-    c1.markdown(
-        f"#{r.id} · {r.tool} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
+]
+c1, c2 = st.columns([3, 1])
+c1.markdown(release_label(chosen))
+try:
+    html = report_html(registry, chosen.id)
+except Exception:  # noqa: BLE001 - one broken release must not take the page down
+    # one line, and never the exception's text: it could quote recorded (raw) values
+    LOG.exception("report of release #%s failed", chosen.id)
+    st.error(
+        f"The report of release #{chosen.id} could not be built. The other releases' reports "
+        "are unaffected."
     )
+else:
     c2.download_button(
-        "Report",
-        data=report_html(registry, r.id),
-        file_name=f"dpx-release-{r.id}.html",
+        f"Report of release #{chosen.id}",
+        data=html,
+        file_name=f"dpx-release-{chosen.id}.html",
         mime="text/html",
-        key=f"report_{r.id}",
+        key=f"report_{chosen.id}",
     )

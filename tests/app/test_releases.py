@@ -1,4 +1,4 @@
-"""AppTest of the Releases page: budgets, the release list, filters, one report per release,
+"""AppTest of the Releases page: budgets, the release list, filters, the report of the chosen release (a failing one isolated),
 and analyst mode listing only releases of registered datasets."""
 
 from __future__ import annotations
@@ -43,12 +43,49 @@ def test_budgets_list_and_reports(app_test, filled, monkeypatch):
     table = _release_table(at)
     assert list(table["id"]) == [1, 2, 3, 4] and list(table["ε"]) == [1.0, 0.5, 2.0, 9.0]
     assert any(e.label.endswith("0 changes, 0 refusals") for e in at.expander)
-    buttons = at.get("download_button")
-    assert len(buttons) == 4
-    # the tool filter narrows both the table and the report list
+    # one picker (latest first), one report: the chosen release's
+    assert at.selectbox(key="rel_report").options[0].startswith("#4 · sql · (unregistered)")
+    assert len(at.selectbox(key="rel_report").options) == 4
+    assert [b.proto.label for b in at.get("download_button")] == ["Report of release #4"]
+    # the tool filter narrows both the table and the report picker
     at.multiselect(key="rel_tools").set_value(["htf"]).run()
     assert list(_release_table(at)["id"]) == [2, 3]
-    assert len(at.get("download_button")) == 2
+    assert [o.split(" · ")[0] for o in at.selectbox(key="rel_report").options] == ["#3", "#2"]
+    assert [b.proto.label for b in at.get("download_button")] == ["Report of release #3"]
+
+
+def test_a_failing_report_is_isolated_and_reports_are_built_on_demand(
+    app_test, filled, monkeypatch
+):
+    """One release whose report cannot be built shows one line (not the exception's text,
+    which could quote recorded values) and the page goes on; only the chosen release's report
+    is built on a run, not one per listed release."""
+    import core.reports.cli as reports
+
+    monkeypatch.delenv("DPX_MODE", raising=False)
+    real, built = reports.report_html, []
+
+    def flaky(registry, release_id):
+        built.append(release_id)
+        if release_id == 3:
+            raise ValueError("SECRET-ROW-VALUE 34.0123")
+        return real(registry, release_id)
+
+    monkeypatch.setattr(reports, "report_html", flaky)
+    at = app_test(PAGE).run()
+    assert not at.exception and built == [4]  # the latest only, not all four
+    at.selectbox(key="rel_report").set_value(3).run()
+    assert not at.exception
+    (error,) = at.error
+    assert "release #3 could not be built" in error.value and "SECRET" not in error.value
+    assert all("SECRET" not in m.value for m in [*at.markdown, *at.caption, *at.error])
+    assert not at.get("download_button")
+    assert list(_release_table(at)["id"]) == [1, 2, 3, 4]  # the rest of the page is there
+    assert len(_progress_texts(at)) == 2
+    at.selectbox(key="rel_report").set_value(2).run()
+    assert not at.exception and not at.error
+    assert [b.proto.label for b in at.get("download_button")] == ["Report of release #2"]
+    assert built == [4, 3, 2]
 
 
 def test_analyst_mode_lists_only_registered_releases(app_test, filled, monkeypatch):
