@@ -9,6 +9,9 @@ restart, a second browser and `dpx sql --dataset` all see one spend. Demo tables
 runs — exactly as `dpx sql --table` does.
 
 Thin page: widgets -> core.dpsql -> core.viz.dpsql -> st.*.
+Every widget the page can hide (behind a choice, or after an `st.stop`) carries Streamlit's
+`persist_state="session"` beside `persist`: in a real browser `persist` alone lost the values
+of widgets unmounted within the page (found on the location page, commit 54997dc).
 """
 
 from __future__ import annotations
@@ -195,7 +198,9 @@ def _show_result(res: dict, current: tuple[str, str, str]) -> None:
     if numeric and res["rows"]:
         col = numeric[0]
         if len(numeric) > 1:
-            col = st.selectbox("Chart", numeric, key=_kept("dpsql_chart_col", numeric))
+            col = st.selectbox(
+                "Chart", numeric, persist_state="session", key=_kept("dpsql_chart_col", numeric)
+            )
         keys = key_columns(res["columns"], res["ci95"])
         labels = group_labels(res["rows"], res["columns"], keys)
         values = [row[res["columns"].index(col)] for row in res["rows"]]
@@ -247,7 +252,12 @@ with user_errors():
         data_key = f"registered:{dataset.name}"
         fingerprint = ",".join(sorted(f"{t.name}:{t.sha256}" for t in dataset.tables))
     elif source == "Demo dataset":
-        demo = st.selectbox("Demo", DEMO_NAMES, key=_kept("dpsql_demo", DEMO_NAMES, DEMO_NAMES[0]))
+        demo = st.selectbox(
+            "Demo",
+            DEMO_NAMES,
+            persist_state="session",
+            key=_kept("dpsql_demo", DEMO_NAMES, DEMO_NAMES[0]),
+        )
         st.caption(next(d.description for d in DEMOS if d.name == demo))
         tables = _demo_tables(demo)
         public = set(PUBLIC_TABLES.get(demo, set()))
@@ -270,7 +280,7 @@ with user_errors():
         public = set(
             st.multiselect(
                 "Public tables (no privacy unit; joined freely)", names,
-                key=persist(public_key, sorted(public)),
+                persist_state="session", key=persist(public_key, sorted(public)),
             )
         )  # fmt: skip
     else:
@@ -292,7 +302,7 @@ with user_errors():
         st.markdown(f"**Privacy unit.** {UNIT_EXPLANATION}")
         unit_kind = st.radio(
             "What is the privacy unit?", [UNIT_COLUMN, UNIT_ROW], index=None, horizontal=True,
-            key=persist(f"dpsql_unit_kind_{data_key}"),
+            persist_state="session", key=persist(f"dpsql_unit_kind_{data_key}"),
         )  # fmt: skip
         uid = None
         if unit_kind == UNIT_COLUMN:
@@ -304,7 +314,7 @@ with user_errors():
                 st.stop()
             uid = st.selectbox(
                 "Privacy-unit column (whose data each row is)", common_cols, index=None,
-                placeholder="choose the column…", key=_kept(f"dpsql_uid_{data_key}", common_cols),
+                placeholder="choose the column…", persist_state="session", key=_kept(f"dpsql_uid_{data_key}", common_cols),
             )  # fmt: skip
         if unit_kind is None or (unit_kind == UNIT_COLUMN and uid is None):
             st.info("Choose the privacy unit to continue: nothing is guessed.")
@@ -341,40 +351,67 @@ st.header("2 · Query")
 examples = examples_for(demo) if source == "Demo dataset" else examples_for("")
 COMPOSE = ["Example queries", "Builder"]
 mode = st.radio(
-    "Compose", COMPOSE, horizontal=True, key=_kept("dpsql_compose", COMPOSE, COMPOSE[0])
+    "Compose",
+    COMPOSE,
+    horizontal=True,
+    persist_state="session",
+    key=_kept("dpsql_compose", COMPOSE, COMPOSE[0]),
 )
 if mode == "Example queries":
     titles = list(examples)
-    choice = st.selectbox("Example", titles, key=_kept("dpsql_example", titles, titles[0]))
+    choice = st.selectbox(
+        "Example", titles, persist_state="session", key=_kept("dpsql_example", titles, titles[0])
+    )
     if st.session_state.get("dpsql_example_loaded") != (choice, data_key):
         st.session_state[QUERY] = examples[choice]
         st.session_state["dpsql_example_loaded"] = (choice, data_key)
 else:
     with st.container(border=True), user_errors():
         froms = from_options(private, uid)
-        frm = st.selectbox("FROM", froms, key=_kept("dpsql_b_from", froms))
+        frm = st.selectbox("FROM", froms, persist_state="session", key=_kept("dpsql_b_from", froms))
         cols = sorted({str(c) for n in private for c in tables[n].columns} - {uid})
-        keys = st.multiselect("GROUP BY keys", cols, key=persist("dpsql_b_keys"))
+        keys = st.multiselect(
+            "GROUP BY keys", cols, persist_state="session", key=persist("dpsql_b_keys")
+        )
         keys = [k for k in keys if k in cols]
         c1, c2, c3, c4, c5 = st.columns(5)
-        kind = c1.selectbox("Aggregate", BUILDER_KINDS, key=persist("dpsql_b_kind"))
-        column = c2.selectbox("Column", cols, key=_kept("dpsql_b_col", cols))
-        lower = c3.number_input("Lower bound L", key=persist("dpsql_b_lo", 0.0))
-        upper = c4.number_input("Upper bound U", key=persist("dpsql_b_hi", 10.0))
-        alias = c5.text_input("Name", key=persist("dpsql_b_alias", "value"))
+        kind = c1.selectbox(
+            "Aggregate", BUILDER_KINDS, persist_state="session", key=persist("dpsql_b_kind")
+        )
+        column = c2.selectbox(
+            "Column", cols, persist_state="session", key=_kept("dpsql_b_col", cols)
+        )
+        lower = c3.number_input(
+            "Lower bound L", persist_state="session", key=persist("dpsql_b_lo", 0.0)
+        )
+        upper = c4.number_input(
+            "Upper bound U", persist_state="session", key=persist("dpsql_b_hi", 10.0)
+        )
+        alias = c5.text_input(
+            "Name", persist_state="session", key=persist("dpsql_b_alias", "value")
+        )
         e1, e2, e3 = st.columns(3)
         eps = e1.select_slider(
             "ε (more privacy ← → more accuracy)",
-            options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], key=persist("dpsql_b_eps", 1.0),
+            options=[0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0], persist_state="session", key=persist("dpsql_b_eps", 1.0),
         )  # fmt: skip
         delta = e2.select_slider(
-            "δ", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], key=persist("dpsql_b_delta", 1e-5)
+            "δ",
+            options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3],
+            persist_state="session",
+            key=persist("dpsql_b_delta", 1e-5),
         )
-        cu = e3.number_input("C_u (max groups per unit)", 1, 100, key=persist("dpsql_b_cu", 1))
+        cu = e3.number_input(
+            "C_u (max groups per unit)",
+            1,
+            100,
+            persist_state="session",
+            key=persist("dpsql_b_cu", 1),
+        )
         if st.button("Use this query", key="dpsql_b_use"):
             agg = BuilderAggregate(kind, column, lower, upper, alias or None)
             st.session_state[QUERY] = compose(frm, keys, [agg], eps, delta, cu, uid)
-sql = st.text_area("DP SQL", key=persist(QUERY, ""), height=180)
+sql = st.text_area("DP SQL", persist_state="session", key=persist(QUERY, ""), height=180)
 if not sql.strip():
     st.info("Write a DP SQL query, pick an example, or compose one with the builder.")
     st.stop()
@@ -394,7 +431,12 @@ with tab_explain:
     st.caption(
         "Everything here follows from public parameters only: no data is read, nothing is spent."
     )
-    dialect = st.selectbox("Transpile to", DIALECTS, key=_kept("dpsql_dialect", list(DIALECTS)))
+    dialect = st.selectbox(
+        "Transpile to",
+        DIALECTS,
+        persist_state="session",
+        key=_kept("dpsql_dialect", list(DIALECTS)),
+    )
     info = explain(prepared, dialect)
     th = info["threshold"]
     if th["integer"] is None:
@@ -481,7 +523,7 @@ with tab_run:
     engine_name = ENGINES[0]
     if spark_unavailable_reason() is None:  # offered only where it can run
         engine_name = st.radio(
-            "Engine", ENGINES, horizontal=True, key=persist("dpsql_engine", ENGINES[0]),
+            "Engine", ENGINES, horizontal=True, persist_state="session", key=persist("dpsql_engine", ENGINES[0]),
             help="Where the staged SQL runs: embedded DuckDB, or Apache Spark in local mode "
             "(same plan, same sampling key: the same seed releases the same rows). Noise is "
             "always added here, in Python.",
@@ -572,7 +614,11 @@ with tab_ledger:
 if tab_teach is not None:
     with tab_teach:
         st.error(f"**{NON_PRIVATE_LABEL}.** These tables are exact; never publish them.")
-        if st.toggle("Show the per-stage intermediate tables", key=persist("dpsql_teach", False)):
+        if st.toggle(
+            "Show the per-stage intermediate tables",
+            persist_state="session",
+            key=persist("dpsql_teach", False),
+        ):
             with user_errors():
                 stages = stage_tables(prepared, _engine(engine_key, catalog), limit=50)
             for name, frame in stages.items():

@@ -134,6 +134,7 @@ with user_errors():
         demo_name = st.selectbox(
             "Demo dataset",
             names,
+            persist_state="session",
             key=_kept("pp_demo", names, names[0]),
             format_func=lambda n: f"{n} — {next(d for d in DEMOS if d.name == n).description}",
         )
@@ -157,15 +158,22 @@ with user_errors():
     sa = c1.selectbox(
         "Sensitive attribute (SA) column",
         columns,
+        persist_state="session",
         key=_kept(
             f"pp_sa_{demo_name}", columns, sa_default if sa_default in columns else columns[-1]
         ),
     )
     rho1_text = c2.text_input(
-        "ρ1 (prior bound)", key=persist(f"pp_rho1_{demo_name}", rho1_default), help=RHO_HELP
+        "ρ1 (prior bound)",
+        persist_state="session",
+        key=persist(f"pp_rho1_{demo_name}", rho1_default),
+        help=RHO_HELP,
     )
     rho2_text = c3.text_input(
-        "ρ2 (posterior bound)", key=persist(f"pp_rho2_{demo_name}", rho2_default), help=RHO_HELP
+        "ρ2 (posterior bound)",
+        persist_state="session",
+        key=persist(f"pp_rho2_{demo_name}", rho2_default),
+        help=RHO_HELP,
     )
     st.caption(
         f"ρ1 = {rho1_text}, ρ2 = {rho2_text}: an attacker's belief about any protected value may rise "
@@ -184,6 +192,7 @@ with user_errors():
             question,
             ["drop those records", "treat 'missing' as a category"],
             index=None,
+            persist_state="session",
             key=persist("pp_missing"),
         )
         if choice is None:
@@ -198,6 +207,7 @@ with user_errors():
             "Tie policy",
             ["stable", "value_order"],
             horizontal=True,
+            persist_state="session",
             key=persist("pp_tie"),
             help="stable: re-sort the previous order (reproduces the thesis); value_order: re-sort "
             "from the canonical order each iteration. Only group contents can differ.",
@@ -206,6 +216,7 @@ with user_errors():
             "Phase 2 merging",
             ["none", "utility"],
             horizontal=True,
+            persist_state="session",
             key=persist("pp_merge"),
             help=f"utility is {MERGE_LABEL}. Off by default.",
         )
@@ -215,6 +226,7 @@ with user_errors():
             "Which records of a value go to which group",
             ["original", "seeded"],
             horizontal=True,
+            persist_state="session",
             key=persist("pp_record_order"),
             help="original row order (default) or a random permutation drawn from the noise source",
         )
@@ -281,7 +293,9 @@ b[2].button("Next ▶", key="pp_next", on_click=_set_step, args=(current + 1,), 
 b[3].button("Last »", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
 if t > 1:
     st.slider("Iteration", 1, t, key=STEP)
-    playing = st.toggle("▶ Play (one step every 0.8 s)", key=persist("pp_play", False))
+    playing = st.toggle(
+        "▶ Play (one step every 0.8 s)", persist_state="session", key=persist("pp_play", False)
+    )
 else:
     playing = False
 j = st.session_state[STEP]
@@ -429,6 +443,7 @@ id_like = [c for c in columns if c != sa and ("id" in c.lower() or c.lower() in 
 drop = st.multiselect(
     "Direct identifiers to remove",
     [c for c in columns if c != sa],
+    persist_state="session",
     key=_kept(f"pp_drop_{demo_name}", [c for c in columns if c != sa], id_like),
 )
 settings = (signature, sa, missing, tuple(drop), record_order, accept_fallback, noise.label)
