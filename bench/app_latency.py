@@ -20,7 +20,7 @@ Secure mode (the app's default) throughout; the server's release registry is a t
 directory (DPX_REGISTRY), never ~/.dpx. The machine's load average is reported with the
 numbers. Not a test: no wall-clock assertions.
 
-    .venv/bin/python bench/app_latency.py [--repeats 3] [--points 200000]
+    .venv/bin/python bench/app_latency.py [--repeats 3] [--points 200000] [--only location]
 """
 
 from __future__ import annotations
@@ -223,6 +223,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--points", type=int, default=200_000)
+    ap.add_argument("--only", default="", help="run only the cases whose name contains this")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -235,6 +236,7 @@ def main() -> None:
         "dp_sql: default example, Run": case_dp_sql,
         "pp_balancing: default demo, Publish": case_pp,
     }
+    cases = {k: v for k, v in cases.items() if args.only in k}
     results, errors, blocked = {}, {}, []
     load_start = [round(x, 2) for x in os.getloadavg()]
     with streamlit_server() as url, sync_playwright() as pw:

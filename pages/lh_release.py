@@ -226,7 +226,7 @@ def show_evaluation(
     pd.DataFrame(e.comparison.rows).to_csv(buf, index=False)
     st.download_button(
         "MRE CSV (evaluation only)", buf.getvalue(), "mre-evaluation-only.csv", "text/csv",
-        key="lh_dl_mre",
+        key="lh_dl_mre", on_click="ignore",
     )  # fmt: skip
 
 
@@ -326,18 +326,19 @@ def show_downloads(b: Build) -> None:
     d1, d2, d3, d4 = st.columns(4)
     d1.download_button(
         "Release GeoJSON", to_geojson_text(*args), f"{stem}.geojson", "application/geo+json",
-        key="lh_dl_geojson",
+        key="lh_dl_geojson", on_click="ignore",
     )  # fmt: skip
     d2.download_button(
-        "Release CSV", to_csv_text(*args), f"{stem}.csv", "text/csv", key="lh_dl_csv"
-    )
+        "Release CSV", to_csv_text(*args), f"{stem}.csv", "text/csv", key="lh_dl_csv",
+        on_click="ignore",
+    )  # fmt: skip
     d3.download_button(
         "Release CSV metadata (JSON)", csv_sidecar_text(*args), f"{stem}.csv.json",
-        "application/json", key="lh_dl_csv_meta",
+        "application/json", key="lh_dl_csv_meta", on_click="ignore",
         help="The CSV is plain (one header row); its method, ε, grid and mode are in this file.",
     )  # fmt: skip
     report = run_report(b.params, b.noise_info, b.grid, report_results(b))
     d4.download_button(
         "Run report (JSON)", json_text(report), "run_report.json", "application/json",
-        key="lh_dl_report",
+        key="lh_dl_report", on_click="ignore",
     )  # fmt: skip
