@@ -171,4 +171,5 @@ else:
         file_name=f"dpx-release-{chosen.id}.html",
         mime="text/html",
         key=f"report_{chosen.id}",
+        on_click="ignore",  # a download needs no rerun (a rerun could cancel it)
     )
