@@ -472,7 +472,10 @@ with tab_explain:
         st.code(bq_sql, language="sql")
         for w in bq_warnings:
             st.warning(w)
-        st.download_button("Download .sql", bq_sql + ";\n", "dp_query_bigquery.sql", key="dpsql_bq")
+        st.download_button(
+            "Download .sql", bq_sql + ";\n", "dp_query_bigquery.sql", key="dpsql_bq",
+            on_click="ignore",
+        )
     st.subheader("Budget split")
     st.dataframe(pd.DataFrame(info["budget_split"]), hide_index=True, key="dpsql_split")
     st.plotly_chart(budget_figure(info["budget_split"]), key="dpsql_budget_chart")
@@ -607,7 +610,8 @@ with tab_ledger:
         frame = _runs_frame(runs)
         st.dataframe(frame, hide_index=True, key="dpsql_ledger_table")
         st.download_button(
-            "Recorded runs (CSV)", frame.to_csv(index=False), "dpsql_runs.csv", key="dpsql_dl_csv"
+            "Recorded runs (CSV)", frame.to_csv(index=False), "dpsql_runs.csv", key="dpsql_dl_csv",
+            on_click="ignore",
         )
 
 # ---------------------------------------------------------------------------------- teaching

@@ -124,8 +124,10 @@ def show_publication(pub, sa: str) -> None:
     d1.download_button(
         "Published CSV", published.to_csv(index=False), csv_name.name, "text/csv",
         key="pp_dl_csv",
+        on_click="ignore",
     )  # fmt: skip
     d2.download_button(
         "Sub-table metadata", json.dumps(meta, indent=2),
         csv_name.with_suffix(".metadata.json").name, "application/json", key="pp_dl_meta",
+        on_click="ignore",
     )  # fmt: skip
