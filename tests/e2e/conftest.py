@@ -190,3 +190,24 @@ def page(browser, external_requests):
 def no_exception():
     """The `assert_no_exception(page)` check as a fixture (test modules cannot import conftest)."""
     return assert_no_exception
+
+
+def bad_upload_cases(header: bytes, row: bytes) -> list:
+    """The bad files every page must refuse, as `(name, payload, message)` parameters: a binary
+    renamed `.csv`, an empty file, and a well-formed file over the 1 MB upload limit that the
+    `small_upload_app_url` server sets (`header` + `row` repeated past 1.2 MB)."""
+    return [
+        ("binary.csv", b"\x89PNG\r\n\x1a\n" + os.urandom(4000), "looks binary"),
+        ("empty.csv", b"", "empty"),
+        ("huge.csv", header + row * (1_200_000 // len(row) + 1), "1.0MB or smaller"),
+    ]
+
+
+def upload_bad_file(page, source: str, name: str, payload: bytes, message: str) -> None:
+    """Choose the page's upload source (the radio labelled `source`), upload the file and wait
+    for the page's message about it."""
+    page.get_by_text(source).click()
+    file_input = page.locator("input[type='file']")
+    file_input.wait_for(state="attached")
+    file_input.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": payload}])
+    page.get_by_text(message).first.wait_for()

@@ -6,11 +6,12 @@ there (or labelled as earlier ones). Every request that would leave localhost is
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from tests.e2e.conftest import bad_upload_cases, upload_bad_file
 
 pytestmark = pytest.mark.browser
 
@@ -138,24 +139,12 @@ def test_second_browser_with_the_same_query(browser, app_url, no_exception):
             c.close()
 
 
-@pytest.mark.parametrize(
-    ("name", "payload", "message"),
-    [
-        ("binary.csv", b"\x89PNG\r\n\x1a\n" + os.urandom(4000), "looks binary"),
-        ("empty.csv", b"", "empty"),
-        ("huge.csv", b"uid,x\n" + b"1,2\n" * 400_000, "1.0MB or smaller"),
-    ],
-)
+@pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"uid,x\n", b"1,2\n"))
 def test_bad_upload_says_so_and_releases_nothing(
     page, small_upload_app_url, external_requests, no_exception, name, payload, message
 ):
     _open(page, small_upload_app_url)
-    page.get_by_text("Upload CSV/Parquet").click()
-    page.locator("input[type='file']").wait_for(state="attached")
-    page.locator("input[type='file']").set_input_files(
-        files=[{"name": name, "mimeType": "text/csv", "buffer": payload}]
-    )
-    page.get_by_text(message).first.wait_for()
+    upload_bad_file(page, "Upload CSV/Parquet", name, payload, message)
     _wait_idle(page)
     no_exception(page)
     assert page.get_by_role("button", name="Run query").count() == 0
