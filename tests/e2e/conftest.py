@@ -211,3 +211,18 @@ def upload_bad_file(page, source: str, name: str, payload: bytes, message: str) 
     file_input.wait_for(state="attached")
     file_input.set_input_files(files=[{"name": name, "mimeType": "text/csv", "buffer": payload}])
     page.get_by_text(message).first.wait_for()
+
+
+@contextlib.contextmanager
+def two_sessions(browser):
+    """Two students at once: two fresh browser contexts (two Streamlit sessions), one page each,
+    closed afterwards."""
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    try:
+        pages = [c.new_page() for c in contexts]
+        for pg in pages:
+            pg.set_default_timeout(30_000)
+        yield pages
+    finally:
+        for c in contexts:
+            c.close()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.e2e.conftest import bad_upload_cases, upload_bad_file
+from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
 
 pytestmark = pytest.mark.browser
 
@@ -123,20 +123,14 @@ def test_run_then_use_the_page_like_a_class(page, app_url, external_requests, no
 
 def test_second_browser_with_the_same_query(browser, app_url, no_exception):
     """Two students run the default example at the same time: neither sees an exception."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
-    try:
-        pages = [c.new_page() for c in contexts]
+    with two_sessions(browser) as pages:
         for pg in pages:
-            pg.set_default_timeout(30_000)
             _open(pg, app_url)
         for pg in pages:
             _run(pg)
         for pg in pages:
             no_exception(pg)
             _wait_results(pg)
-    finally:
-        for c in contexts:
-            c.close()
 
 
 @pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"uid,x\n", b"1,2\n"))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.e2e.conftest import bad_upload_cases, upload_bad_file
+from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
 
 pytestmark = pytest.mark.browser
 
@@ -147,11 +147,8 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
 
 def test_second_browser_with_the_same_parameters(browser, app_url, no_exception):
     """Two students, the default demo, both press Build: neither sees an exception."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
-    try:
-        pages = [c.new_page() for c in contexts]
+    with two_sessions(browser) as pages:
         for pg in pages:
-            pg.set_default_timeout(30_000)
             _open(pg, app_url)
         for pg in pages:
             _build(pg)
@@ -159,9 +156,6 @@ def test_second_browser_with_the_same_parameters(browser, app_url, no_exception)
             _pick(pg, "Release to download", "UG")
             _wait_results(pg)
             no_exception(pg)
-    finally:
-        for c in contexts:
-            c.close()
 
 
 @pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"lat,lon\n", b"48.85,2.35\n"))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.e2e.conftest import bad_upload_cases, upload_bad_file
+from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
 
 pytestmark = pytest.mark.browser
 
@@ -149,11 +149,8 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
 
 def test_second_browser_with_the_same_parameters(browser, app_url, no_exception):
     """Two students publish the Figure 9 demo at the same time: neither sees an exception."""
-    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
-    try:
-        pages = [c.new_page() for c in contexts]
+    with two_sessions(browser) as pages:
         for pg in pages:
-            pg.set_default_timeout(30_000)
             _open(pg, app_url)
             pg.get_by_role("button", name=PUBLISH).wait_for(timeout=120_000)
         for pg in pages:
@@ -161,9 +158,6 @@ def test_second_browser_with_the_same_parameters(browser, app_url, no_exception)
         for pg in pages:
             no_exception(pg)
             _wait_published(pg)
-    finally:
-        for c in contexts:
-            c.close()
 
 
 @pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"zip,disease\n", b"47677,flu\n"))
