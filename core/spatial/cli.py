@@ -214,6 +214,44 @@ def _load_spark(args, bbox) -> Prepared:
         raise spark_failure(f"bin the points of {args.input}", err) from None
 
 
+def release_json(rel, data: Prepared, noise: Noise, ledger: BudgetLedger, out, method: str) -> dict:
+    """Write `--out` (GeoJSON, or a plain CSV with its JSON sidecar) and return the `--json`
+    object that `dpx htf` and `dpx release` share (issue 10: the same object). Nothing here
+    adds noise: it reports the release `rel` (its ε parts, ledger and noisy leaves) and, for the
+    data owner, the point counts inside and outside the bbox (never written into `out`)."""
+    info = noise.describe()
+    if out and out.lower().endswith(".csv"):
+        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
+        write_whole(
+            out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)
+        )
+    elif out:
+        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
+    height = rel.info.get("height")
+    result = {
+        "method": method,
+        "mode": noise.mode,
+        "noise": info,
+        "epsilon": rel.epsilon,
+        "height": None if height is None else int(height),
+        "params": rel.params,
+        "privacy_unit": PRIVACY_UNIT,
+        "grid": data.grid.describe(),
+        "n_points_used": data.n_used,
+        "n_points_dropped": data.n_dropped,
+        "n_leaves": rel.n_leaves,
+        "ledger": ledger.to_records(),
+        "leaves": leaves_json(rel),
+    }
+    if data.bbox_from_data:
+        result["warning"] = DEMO_BBOX_LABEL
+    if out:
+        result["out"] = out
+        if out.lower().endswith(".csv"):
+            result["metadata"] = out + CSV_SIDECAR_SUFFIX
+    return result
+
+
 def run_htf(args) -> dict | str:
     noise = Noise.from_seed(args.seed)
     out = args.out
@@ -232,34 +270,7 @@ def run_htf(args) -> dict | str:
         stop_count=args.stop_count,
         stop_cells=args.stop_cells,
     )
-    info = noise.describe()
-    if out and out.lower().endswith(".csv"):
-        sidecar = out + CSV_SIDECAR_SUFFIX
-        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
-        write_whole(sidecar, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data))
-    elif out:
-        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
-    result = {
-        "method": "htf",
-        "mode": noise.mode,
-        "noise": info,
-        "epsilon": rel.epsilon,
-        "height": int(rel.info["height"]),
-        "params": rel.params,
-        "privacy_unit": PRIVACY_UNIT,
-        "grid": data.grid.describe(),
-        "n_points_used": data.n_used,
-        "n_points_dropped": data.n_dropped,
-        "n_leaves": rel.n_leaves,
-        "ledger": ledger.to_records(),
-        "leaves": leaves_json(rel),
-    }
-    if data.bbox_from_data:
-        result["warning"] = DEMO_BBOX_LABEL
-    if out:
-        result["out"] = out
-        if out.lower().endswith(".csv"):
-            result["metadata"] = out + CSV_SIDECAR_SUFFIX
+    result = release_json(rel, data, noise, ledger, out, method="htf")
     if args.json:
         return result
     lines = [

@@ -16,15 +16,9 @@ from __future__ import annotations
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
-from core.spatial.cli import _add_data_args, _load, write_whole
+from core.spatial.cli import _add_data_args, _load, release_json
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
-    DEMO_BBOX_LABEL,
-    PRIVACY_UNIT,
-    csv_sidecar_text,
-    leaves_json,
-    to_csv_text,
-    to_geojson_text,
 )
 from core.spatial.methods import LABELS, get_method
 
@@ -82,41 +76,12 @@ def run_release(args) -> dict | str:
     data = _load(args)
     ledger = BudgetLedger(args.epsilon)
     rel = get_method(method)(data.F, args.epsilon, noise, ledger)
-    info = noise.describe()
-    if out and out.lower().endswith(".csv"):
-        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
-        write_whole(
-            out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)
-        )
-    elif out:
-        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
-    height = rel.info.get("height")
-    result = {
-        "method": rel.method,
-        "requested_method": method,
-        "label": rel.info.get("label") or LABELS.get(rel.method, rel.method),
-        "mode": noise.mode,
-        "noise": info,
-        "epsilon": rel.epsilon,
-        "height": None if height is None else int(height),
-        "params": rel.params,
-        "privacy_unit": PRIVACY_UNIT,
-        "grid": data.grid.describe(),
-        "n_points_used": data.n_used,
-        "n_points_dropped": data.n_dropped,
-        "n_leaves": rel.n_leaves,
-        "ledger": ledger.to_records(),
-        "leaves": leaves_json(rel),
-    }
+    result = release_json(rel, data, noise, ledger, out, method=rel.method)
+    result["requested_method"] = method
+    result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
     selection = rel.info.get("selection")
     if selection is not None:
         result["selection"] = selection.to_dict()
-    if data.bbox_from_data:
-        result["warning"] = DEMO_BBOX_LABEL
-    if out:
-        result["out"] = out
-        if out.lower().endswith(".csv"):
-            result["metadata"] = out + CSV_SIDECAR_SUFFIX
     return result if args.json else _text(result, rel.ledger, data)
 
 
