@@ -1,20 +1,56 @@
-"""Privacy primitives shared by every capability: noise, the budget ledger, accuracy."""
+"""Privacy primitives shared by every capability: noise sources, the typed mechanisms that
+draw noise and state their cost, sensitivity, scale and accuracy, and the accountant that
+records every mechanism of a release against its charge."""
 
+from core.privacy.accountant import DRAWING, Accountant, Overdraw
 from core.privacy.accuracy import (
     discrete_laplace_half_width,
     discrete_laplace_tail,
     laplace_half_width,
 )
 from core.privacy.budget import BudgetLedger, Spend, make_spend
+from core.privacy.mechanisms import (
+    ZERO,
+    Cost,
+    DiscreteLaplace,
+    Exponential,
+    Laplace,
+    LatticeLaplace,
+    Mechanism,
+    MechanismKind,
+    NoisyThreshold,
+    PPRandomization,
+    Recorded,
+    RhoClaim,
+    from_json,
+    same_mechanism,
+)
 from core.privacy.noise import SEEDED_LABEL, Noise
 
 __all__ = [
+    "DRAWING",
     "SEEDED_LABEL",
+    "ZERO",
+    "Accountant",
     "BudgetLedger",
+    "Cost",
+    "DiscreteLaplace",
+    "Exponential",
+    "Laplace",
+    "LatticeLaplace",
+    "Mechanism",
+    "MechanismKind",
     "Noise",
+    "NoisyThreshold",
+    "Overdraw",
+    "PPRandomization",
+    "Recorded",
+    "RhoClaim",
     "Spend",
     "discrete_laplace_half_width",
     "discrete_laplace_tail",
+    "from_json",
     "laplace_half_width",
     "make_spend",
+    "same_mechanism",
 ]

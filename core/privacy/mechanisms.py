@@ -1,0 +1,559 @@
+"""The mechanisms every tool draws its noise through, as typed, frozen objects.
+
+One object per noisy statistic states everything a reader of the release needs: what it
+measures (`label`), its privacy cost (`cost`: (ε, δ); PP's randomization states (ρ1, ρ2)
+instead), its `sensitivity`, the `scale` of the noise it adds, and its accuracy from public
+parameters (`half_width`, `survival`, `retention`). The same object draws the noise
+(`draw(accountant, ...)`), and the draw records the object on the accountant, so the charge a
+registry keeps is read off the very objects that set the noise scales: there is no separate
+"spend" call beside a draw (see `core.privacy.accountant`).
+
+The family is closed: integer (discrete) Laplace, float Laplace, Laplace on a lattice (reals
+rounded to a fine grid, noised with integer draws), the exponential mechanism, noisy-threshold
+partition selection and PP's per-sub-table randomization. Tools compose these objects (a DP SQL
+aggregate holds a `DiscreteLaplace`), they do not subclass them, so a registry can read every
+recorded row back into its object (`from_json`) without importing a tool.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from core.privacy.accuracy import (
+    discrete_laplace_half_width,
+    discrete_laplace_tail,
+    laplace_half_width,
+)
+from core.privacy.noise import round_to_lattice
+
+if TYPE_CHECKING:  # pragma: no cover
+    from core.privacy.accountant import Accountant
+
+
+class MechanismKind(StrEnum):
+    DISCRETE_LAPLACE = "discrete Laplace"
+    LAPLACE = "Laplace"
+    LATTICE_LAPLACE = "Laplace on a lattice"
+    EXPONENTIAL = "exponential mechanism"
+    THRESHOLD = "noisy-threshold partition selection"
+    PP_RANDOMIZATION = "PP randomization"
+    RECORDED = "recorded"  # a row kept by an older registry: no draw, no accuracy
+
+
+@dataclass(frozen=True)
+class Cost:
+    """(ε, δ) under basic composition: costs add up."""
+
+    epsilon: float = 0.0
+    delta: float = 0.0
+
+    def __post_init__(self):
+        e, d = float(self.epsilon), float(self.delta)
+        if not (math.isfinite(e) and e >= 0):
+            raise ValueError(f"epsilon must be a finite number >= 0, got {self.epsilon}")
+        if not (math.isfinite(d) and 0 <= d < 1):
+            raise ValueError(f"delta must be in [0, 1), got {self.delta}")
+        object.__setattr__(self, "epsilon", e)
+        object.__setattr__(self, "delta", d)
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.epsilon + other.epsilon, min(self.delta + other.delta, 1 - 1e-300))
+
+    def fits(self, budget: Cost, slack: float = 1e-9) -> bool:
+        """True when this cost is within `budget` (with float slack: 0.1 + 0.2 vs 0.3)."""
+        return (
+            self.epsilon <= budget.epsilon * (1 + slack) + slack
+            and self.delta <= budget.delta * (1 + slack) + 1e-15
+        )
+
+    @property
+    def is_zero(self) -> bool:
+        return self.epsilon == 0 and self.delta == 0
+
+
+ZERO = Cost()
+
+
+@dataclass(frozen=True)
+class RhoClaim:
+    """(ρ1, ρ2)-privacy (PP balancing): a belief ≤ ρ1 before the release stays ≤ ρ2 after."""
+
+    rho1: Fraction
+    rho2: Fraction
+
+    def __post_init__(self):
+        r1, r2 = Fraction(self.rho1), Fraction(self.rho2)
+        if not 0 < r1 < r2 < 1:
+            raise ValueError(f"need 0 < rho1 < rho2 < 1, got {r1}, {r2}")
+        object.__setattr__(self, "rho1", r1)
+        object.__setattr__(self, "rho2", r2)
+
+
+def _check_epsilon(epsilon: float, allow_zero: bool = False) -> None:
+    ok = epsilon >= 0 if allow_zero else epsilon > 0
+    if not (math.isfinite(epsilon) and ok):
+        raise ValueError(f"a mechanism needs a finite epsilon > 0, got {epsilon}")
+
+
+def _check_sensitivity(sensitivity: float) -> None:
+    if not (math.isfinite(sensitivity) and sensitivity >= 0):
+        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity}")
+
+
+@dataclass(frozen=True)
+class Mechanism(ABC):
+    """Base of the family. `label` says what is measured ("ug: grid cell counts").
+
+    `in_place_of` names mechanisms (by label) of the same release that this one replaces on
+    disjoint parts of the data — e.g. HTF spends a pruned node's remaining path budget in one
+    draw instead of the deeper levels' counts. Such a mechanism adds nothing to the release's
+    cost, and the accountant checks that its ε is at most the sum of those it replaces.
+    """
+
+    KIND: ClassVar[MechanismKind]
+    label: str
+    in_place_of: tuple[str, ...] = field(default=(), kw_only=True)
+
+    @property
+    def kind(self) -> MechanismKind:
+        return self.KIND
+
+    @property
+    @abstractmethod
+    def cost(self) -> Cost: ...
+
+    # every member also has `sensitivity` and `scale` (a field or a property; None where the
+    # notion does not apply, as for PP's randomization)
+    sensitivity: ClassVar
+    scale: ClassVar
+
+    def to_json(self) -> dict:
+        """The row a registry stores: kind, the object's fields, and the derived cost/scale."""
+        out: dict[str, Any] = {"kind": self.kind.value}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = str(value) if isinstance(value, Fraction) else value
+        out["in_place_of"] = list(self.in_place_of)
+        out["epsilon"], out["delta"] = self.cost.epsilon, self.cost.delta
+        out["sensitivity"], out["scale"] = self.sensitivity, self.scale
+        return out
+
+
+# -- additive noise ---------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class DiscreteLaplace(Mechanism):
+    """Integer counts (or sums in integer units) + discrete Laplace noise.
+
+    Privacy claim: if one unit changes the vector of statistics by at most `sensitivity` in
+    L1 norm, adding i.i.d. discrete Laplace noise of scale b = sensitivity / ε to each entry is
+    ε-DP (Canonne, Kamath, Steinke 2020). A vector over disjoint parts (the cells of a grid, the
+    nodes of one tree level) has L1 sensitivity 1 when a unit adds one point.
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.DISCRETE_LAPLACE
+    sensitivity: float
+    epsilon: float
+
+    def __post_init__(self):
+        _check_sensitivity(self.sensitivity)
+        _check_epsilon(self.epsilon)
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        return float(self.sensitivity) / float(self.epsilon)
+
+    def draw(self, accountant: Accountant, values) -> np.ndarray:
+        """`values` (integers) plus discrete Laplace noise; int64 array of the same shape."""
+        arr = np.asarray(values)
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"{self.label}: discrete Laplace adds to integers, got {arr.dtype}")
+        with accountant.drawing(self) as noise:
+            z = noise.discrete_laplace(self.scale, size=arr.shape)
+        return arr.astype(np.int64) + z
+
+    def half_width(self, confidence: float = 0.95) -> int:
+        """Smallest integer k with P(|noise| <= k) >= confidence."""
+        return discrete_laplace_half_width(self.scale, confidence)
+
+    def tail(self, k: int) -> float:
+        """P(|noise| > k)."""
+        return discrete_laplace_tail(self.scale, k)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Laplace(Mechanism):
+    """Real-valued statistics + continuous Laplace noise of scale sensitivity / ε.
+
+    Privacy claim: ε-DP when one unit moves the statistics by at most `sensitivity` in L1
+    (secure mode draws with OpenDP's float sampler, which guards the floating-point attacks).
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.LAPLACE
+    sensitivity: float
+    epsilon: float
+
+    def __post_init__(self):
+        _check_sensitivity(self.sensitivity)
+        _check_epsilon(self.epsilon)
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        return float(self.sensitivity) / float(self.epsilon)
+
+    def draw(self, accountant: Accountant, values) -> np.ndarray | float:
+        """`values` plus Laplace noise (a float for a scalar, else a float64 array)."""
+        arr = np.asarray(values, dtype=np.float64)
+        with accountant.drawing(self) as noise:
+            if arr.ndim == 0:
+                return float(arr) + noise.laplace(self.scale)
+            return arr + noise.laplace(self.scale, size=arr.shape)
+
+    def half_width(self, confidence: float = 0.95) -> float:
+        return float(laplace_half_width(self.scale, confidence))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatticeLaplace(Mechanism):
+    """Reals rounded to the lattice `lattice`·Z plus lattice-valued discrete Laplace noise.
+
+    Privacy claim: rounding moves a statistic of sensitivity d by at most d + lattice, so the
+    noise scale (d + lattice) / ε makes the rounded statistic ε-DP; `sensitivity` here is the
+    rounded one (d + lattice). Integer draws: exact, and free of floating-point attacks.
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.LATTICE_LAPLACE
+    sensitivity: float
+    epsilon: float
+    lattice: float = 2.0**-10
+
+    def __post_init__(self):
+        _check_sensitivity(self.sensitivity)
+        _check_epsilon(self.epsilon)
+        if not (math.isfinite(self.lattice) and self.lattice > 0):
+            raise ValueError(f"lattice must be a finite number > 0, got {self.lattice}")
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        return float(self.sensitivity) / float(self.epsilon)
+
+    def noise_only(self, accountant: Accountant, shape) -> np.ndarray:
+        """The lattice noise for statistics that are computed later (pre-drawn per level)."""
+        with accountant.drawing(self) as noise:
+            return noise.lattice_laplace(self.scale, shape, self.lattice)
+
+    def draw(self, accountant: Accountant, values) -> np.ndarray:
+        arr = np.asarray(values, dtype=np.float64)
+        return round_to_lattice(arr, self.lattice) + self.noise_only(accountant, arr.shape)
+
+    def half_width(self, confidence: float = 0.95) -> float:
+        steps = discrete_laplace_half_width(self.scale / self.lattice, confidence)
+        return steps * self.lattice
+
+
+# -- selection ---------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class Exponential(Mechanism):
+    """The exponential mechanism: pick candidate c with P(c) ∝ exp(ε u(c) / (2 Δu)).
+
+    Privacy claim: ε-DP when one unit changes every utility by at most `sensitivity` = Δu
+    (McSherry, Talwar 2007); with `monotone` utilities (all move the same direction) the factor
+    2 drops. Drawn as Gumbel-max: argmax u(c)/scale + G_c, scale = 2Δu/ε (Δu/ε if monotone).
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.EXPONENTIAL
+    sensitivity: float
+    epsilon: float
+    monotone: bool = False
+
+    def __post_init__(self):
+        _check_sensitivity(self.sensitivity)
+        _check_epsilon(self.epsilon)
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon)
+
+    @property
+    def scale(self) -> float:
+        factor = 1.0 if self.monotone else 2.0
+        return factor * float(self.sensitivity) / float(self.epsilon)
+
+    def draw(self, accountant: Accountant, utilities) -> int:
+        """Index of the chosen candidate (one selection over a 1-D array of utilities)."""
+        return int(self.draw_many(accountant, np.asarray(utilities, float)[None, :])[0])
+
+    def draw_many(self, accountant: Accountant, utilities: np.ndarray) -> np.ndarray:
+        """One independent selection per row of a 2-D utility array (rows: disjoint parts)."""
+        u = np.asarray(utilities, dtype=np.float64)
+        if u.ndim != 2 or u.shape[1] == 0:
+            raise ValueError(f"{self.label}: utilities must be a non-empty 2-D array")
+        with accountant.drawing(self) as noise:
+            gumbel = _gumbel(noise.uniform(u.size)).reshape(u.shape)
+        key = np.where(np.isfinite(u), u / self.scale + gumbel, -np.inf)
+        return np.argmax(key, axis=1)
+
+    def draw_segments(self, accountant: Accountant, utilities, segments) -> np.ndarray:
+        """Selections over ragged candidate lists: `segments[k]` is the part of candidate k.
+
+        Returns, per part (0..max(segments)), the index into `utilities` of its choice.
+        """
+        u = np.asarray(utilities, dtype=np.float64)
+        seg = np.asarray(segments, dtype=np.int64)
+        with accountant.drawing(self) as noise:
+            key = u / self.scale + _gumbel(noise.uniform(u.size))
+        order = np.lexsort((-key, seg))
+        first = np.flatnonzero(np.r_[True, seg[order][1:] != seg[order][:-1]])
+        return order[first]
+
+    def utility_loss(self, n_candidates: int, confidence: float = 0.95) -> float:
+        """With probability >= confidence the choice's utility is within this of the best:
+        scale · ln(n_candidates / (1 - confidence))."""
+        return self.scale * math.log(max(1, n_candidates) / (1.0 - confidence))
+
+
+def _gumbel(u: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return -np.log(-np.log(u))
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoisyThreshold(Mechanism):
+    """Partition selection: keep a partition when its unit count + discrete Laplace >= T.
+
+    Privacy claim: with unit counts of L1 sensitivity `sensitivity` (= C_u, the partitions a
+    unit may touch) and scale b = C_u / ε, releasing only partitions whose noisy count reaches
+    the integer `threshold` T is (ε, δ)-DP, δ covering the chance that a partition created by
+    one unit survives (Wilson et al. 2020, Theorem 12, with the discrete tail). When `reuses`
+    names another mechanism, the noisy counts are that mechanism's (no new draw, ε = 0 here).
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.THRESHOLD
+    sensitivity: float
+    epsilon: float
+    delta: float
+    threshold: int
+    reuses: str | None = None
+    noise_scale: float | None = None  # the reused mechanism's scale (only with `reuses`)
+
+    def __post_init__(self):
+        _check_sensitivity(self.sensitivity)
+        _check_epsilon(self.epsilon, allow_zero=self.reuses is not None)
+        if self.reuses is None and self.noise_scale is not None:
+            raise ValueError("noise_scale is derived from sensitivity / epsilon unless reused")
+        if self.reuses is not None and not (self.noise_scale and self.noise_scale > 0):
+            raise ValueError("a reused threshold states the reused mechanism's noise scale")
+        Cost(self.epsilon, self.delta)  # validates
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon, self.delta)
+
+    @property
+    def scale(self) -> float:
+        if self.noise_scale is not None:
+            return float(self.noise_scale)
+        return float(self.sensitivity) / float(self.epsilon)
+
+    def draw(self, accountant: Accountant, unit_counts) -> tuple[np.ndarray, np.ndarray]:
+        """(noisy unit counts, kept mask). Only for a threshold with its own noise."""
+        if self.reuses is not None:
+            raise ValueError(f"{self.label} reuses '{self.reuses}': call select() instead")
+        counts = np.asarray(unit_counts, dtype=np.int64)
+        with accountant.drawing(self) as noise:
+            noisy = counts + noise.discrete_laplace(self.scale, size=counts.shape)
+        return noisy, noisy >= self.threshold
+
+    def select(self, accountant: Accountant, noisy_counts) -> np.ndarray:
+        """The kept mask for counts already noised by the reused mechanism (no new draw)."""
+        if self.reuses is None:
+            raise ValueError(f"{self.label} has its own noise: call draw() instead")
+        with accountant.drawing(self):
+            return np.asarray(noisy_counts) >= self.threshold
+
+    def survival(self, units: int) -> float:
+        """P(a partition with `units` units is released) = P(units + Z >= T)."""
+        b = self.scale
+        q = math.exp(-1.0 / b)
+        t = self.threshold - int(units)
+        if t >= 1:
+            return math.exp(-t / b - math.log1p(q))
+        return -math.expm1(-(1 - t) / b - math.log1p(q))
+
+
+# -- PP ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class PPRandomization(Mechanism):
+    """PP's randomization of one sub-table: each record keeps its sensitive value with
+    probability `retention` p, else takes a value drawn uniformly from the sub-table's domain
+    of `domain_size` m values (possibly its own).
+
+    Privacy claim ((ρ1, ρ2)-privacy, per record and per single protected value; Agrawal,
+    Srikant, Thomas 2005 via γ-amplification): with q = (1 - p)/m the amplification is
+    γ = (p + q)/q, and a prior ≤ `rho1` (the sub-table's ρ1ᵢ) stays ≤ γρ1/(γρ1 + 1 - ρ1) ≤
+    `rho2` after seeing the record. Costs no ε.
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.PP_RANDOMIZATION
+    rho1: Fraction
+    rho2: Fraction
+    retention: Fraction
+    domain_size: int
+
+    def __post_init__(self):
+        for name in ("rho1", "rho2", "retention"):
+            object.__setattr__(self, name, Fraction(getattr(self, name)))
+        if not 0 < self.rho1 < self.rho2 < 1:
+            raise ValueError(f"need 0 < rho1 < rho2 < 1, got {self.rho1}, {self.rho2}")
+        if not 0 <= self.retention < 1:
+            raise ValueError(f"retention must be in [0, 1), got {self.retention}")
+        if int(self.domain_size) < 1:
+            raise ValueError(f"domain_size must be >= 1, got {self.domain_size}")
+        if self.posterior_bound > self.rho2:
+            raise ValueError(
+                f"{self.label}: worst posterior {self.posterior_bound} exceeds rho2 {self.rho2}"
+            )
+
+    @property
+    def cost(self) -> Cost:
+        return ZERO
+
+    @property
+    def sensitivity(self) -> None:
+        return None
+
+    @property
+    def scale(self) -> None:
+        return None
+
+    @property
+    def claim(self) -> RhoClaim:
+        return RhoClaim(self.rho1, self.rho2)
+
+    @property
+    def amplification(self) -> Fraction:
+        """γ = (p + q)/q with q = (1 - p)/m."""
+        q = (1 - self.retention) / self.domain_size
+        return (self.retention + q) / q
+
+    @property
+    def posterior_bound(self) -> Fraction:
+        g = self.amplification
+        return g * self.rho1 / (g * self.rho1 + 1 - self.rho1)
+
+    def draw(self, accountant: Accountant, local_codes) -> np.ndarray:
+        """Perturb codes in 0..domain_size-1 (this sub-table's domain); exact probabilities."""
+        return PPRandomization.draw_partitioned(
+            accountant, (self,), np.zeros(np.size(local_codes), np.int64), local_codes
+        )
+
+    @staticmethod
+    def draw_partitioned(
+        accountant: Accountant,
+        mechanisms: tuple[PPRandomization, ...],
+        sub_ids,
+        local_codes,
+    ) -> np.ndarray:
+        """Perturb many sub-tables in one vectorised pass: record k belongs to sub-table
+        `sub_ids[k]` (whose mechanism is `mechanisms[sub_ids[k]]`) and has local code
+        `local_codes[k]`. Keep iff r < a with r uniform in {0..b-1}, p = a/b exactly."""
+        if not mechanisms:
+            raise ValueError("draw_partitioned needs at least one sub-table's mechanism")
+        for m in mechanisms:
+            accountant._record(m)
+        sub = np.asarray(sub_ids, dtype=np.int64)
+        out = np.asarray(local_codes, dtype=np.int64).copy()
+        if out.size == 0:
+            return out
+        num = np.array([m.retention.numerator for m in mechanisms], dtype=np.int64)
+        den = np.array([m.retention.denominator for m in mechanisms], dtype=np.int64)
+        size = np.array([m.domain_size for m in mechanisms], dtype=np.int64)
+        with accountant.drawing(mechanisms[0]) as noise:
+            replace = noise.integers(den[sub]) >= num[sub]
+            if replace.any():
+                out[replace] = noise.integers(size[sub[replace]])
+        return out
+
+
+# -- reading rows back ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Recorded(Mechanism):
+    """A mechanism row as an older registry kept it (no draw, no accuracy beyond its scale)."""
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.RECORDED
+    epsilon: float = 0.0
+    delta: float = 0.0
+    sensitivity: float | None = None
+    scale: float | None = None
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon, self.delta)
+
+
+FAMILY: dict[MechanismKind, type[Mechanism]] = {
+    cls.KIND: cls
+    for cls in (
+        DiscreteLaplace,
+        Laplace,
+        LatticeLaplace,
+        Exponential,
+        NoisyThreshold,
+        PPRandomization,
+        Recorded,
+    )
+}
+
+
+def from_json(row: dict) -> Mechanism:
+    """The mechanism object a registry row was written from (`Mechanism.to_json`).
+
+    A row without a known kind (written before mechanisms were typed) becomes `Recorded`."""
+    kind = row.get("kind")
+    cls = FAMILY.get(kind) if kind in MechanismKind._value2member_map_ else None
+    if cls is None or cls is Recorded:
+        return Recorded(
+            label=str(row.get("label") or kind or "mechanism"),
+            epsilon=float(row.get("epsilon") or 0.0),
+            delta=float(row.get("delta") or 0.0),
+            sensitivity=row.get("sensitivity"),
+            scale=row.get("scale"),
+        )
+    names = {f.name for f in fields(cls)}
+    kwargs = {k: v for k, v in row.items() if k in names}
+    kwargs["in_place_of"] = tuple(row.get("in_place_of") or ())
+    if cls is NoisyThreshold and "noise_scale" not in row:
+        kwargs["noise_scale"] = None
+    return cls(**kwargs)
+
+
+def same_mechanism(a: Mechanism, b: Mechanism) -> bool:
+    """Equal kind, label, cost, sensitivity and scale (what the registry must reproduce)."""
+
+    def key(m: Mechanism):
+        return (m.kind, m.label, m.cost, m.sensitivity, m.scale, tuple(m.in_place_of))
+
+    return key(a) == key(b)
+
+
+def as_dict(m: Mechanism) -> dict:
+    """The dataclass fields of `m` (no derived values) — for tests and debugging."""
+    return asdict(m)
