@@ -24,7 +24,6 @@ import streamlit as st
 
 from core.data.loading import load_table
 from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
-from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import (
     ROW_ID_COLUMN,
     UNIT_EXPLANATION,
@@ -34,9 +33,10 @@ from core.dpsql.catalog import (
 from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
+from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.limits import ResourceLimits
 from core.dpsql.rewrite import DIALECTS
-from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
+from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, stage_tables
 from core.errors import InputError
 from core.privacy import BudgetLedger
 from core.registry import Dataset, Registry
@@ -473,7 +473,10 @@ with tab_explain:
         for w in bq_warnings:
             st.warning(w)
         st.download_button(
-            "Download .sql", bq_sql + ";\n", "dp_query_bigquery.sql", key="dpsql_bq",
+            "Download .sql",
+            bq_sql + ";\n",
+            "dp_query_bigquery.sql",
+            key="dpsql_bq",
             on_click="ignore",
         )
     st.subheader("Budget split")
@@ -545,7 +548,7 @@ with tab_run:
                     if engine_name == "Spark"
                     else _engine(engine_key, catalog)
                 )
-                result = run(
+                result = legacy_run_charged(
                     prepared, engine, noise,
                     ledger if ledger is not None else _unrecorded_ledger(), caps,
                 )  # fmt: skip
@@ -610,7 +613,10 @@ with tab_ledger:
         frame = _runs_frame(runs)
         st.dataframe(frame, hide_index=True, key="dpsql_ledger_table")
         st.download_button(
-            "Recorded runs (CSV)", frame.to_csv(index=False), "dpsql_runs.csv", key="dpsql_dl_csv",
+            "Recorded runs (CSV)",
+            frame.to_csv(index=False),
+            "dpsql_runs.csv",
+            key="dpsql_dl_csv",
             on_click="ignore",
         )
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from core.dpsql.caps import QueryCaps
 from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
 from core.dpsql.export import to_bigquery
 from core.dpsql.jsonsafe import jsonable
+from core.dpsql.legacy import QueryCaps, legacy_run_charged
 from core.dpsql.limits import (
     DEFAULT_TIMEOUT_S,
     AnalysisTimeout,
@@ -28,7 +28,7 @@ from core.dpsql.limits import (
 )
 from core.dpsql.parquet_schema import add_for_spark
 from core.dpsql.rewrite import DIALECTS
-from core.dpsql.service import explain, prepare, run
+from core.dpsql.service import explain, prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_sql
@@ -261,7 +261,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
     else:
         engine = Engine(catalog, timeout_s=timeout)
     try:
-        result = run(prepared, engine, noise, ledger, caps)
+        result = legacy_run_charged(prepared, engine, noise, ledger, caps)
     finally:
         engine.close()
     try:  # charged from here on: a failure says so (the guard below `run` is pre-charge)
@@ -271,7 +271,7 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
             out["dialect"] = args.dialect
         return out if args.json else _result_text(out)
     except Exception:  # noqa: BLE001 - never a traceback, never data in the message
-        spent = sum(s.epsilon for s in result.spends)
+        spent = result.cost.epsilon
         raise InputError(
             "DPX-E009 internal error while formatting the release (details withheld). The "
             f"charge of epsilon = {spent:.4g} stands. Fix: report the query (a fault in DP "

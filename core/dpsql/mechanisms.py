@@ -1,22 +1,19 @@
-"""The noisy mechanisms of a DP SQL query as typed objects (spec §2.7, §2.10).
+"""The noisy statistics of a DP SQL query, each drawn by a `core.privacy` mechanism (spec §2.7).
 
-A `Mechanism` is the single source of truth for one noisy statistic: its sensitivity and ε share
-set the noise scale that `release` draws with, and `charges` derives the ledger entries from the
-very same objects, never from display rows. Aggregate kinds (`core.dpsql.ir.AggKind`), the
-statistics of an aggregate (`Component`) and the noise families (`MechanismKind`) are enums.
+A `Statistic` is one column of the per-partition table `cross_user` together with the
+mechanism object that noises it: a `core.privacy.DiscreteLaplace` for counts and integerised
+sums, a `core.privacy.Exponential` for quantiles, a `core.privacy.NoisyThreshold` for partition
+selection. The mechanism states the cost, sensitivity and scale; the release draws through that
+same object (`mechanism.draw(accountant, ...)`), and the query's cost is the composition of
+these objects' costs. Nothing here reads data.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from fractions import Fraction
-from typing import TYPE_CHECKING
 
-from core.privacy import Spend, make_spend
-
-if TYPE_CHECKING:  # pragma: no cover
-    from core.dpsql.rewrite import StagedPlan
+from core.privacy import DiscreteLaplace, Exponential, Mechanism, NoisyThreshold
 
 PROTECTS = "privacy unit"
 
@@ -31,91 +28,94 @@ class Component(StrEnum):
     QUANTILE = "quantile"
 
 
-class MechanismKind(StrEnum):
-    DISCRETE_LAPLACE = "discrete Laplace"
-    EXPONENTIAL = "exponential mechanism"
-
-
 @dataclass(frozen=True)
-class Mechanism:
-    """One noisy statistic: column of cross_user, integer sensitivity, epsilon and scale.
+class Statistic:
+    """One per-partition statistic and the mechanism that noises it.
 
     Privacy claim: a unit changes at most C_u = `max_groups` partitions, each by at most
-    `sensitivity` (in integer units, values × 2^exponent); discrete Laplace of scale
-    b = C_u·Δ/ε (or the exponential mechanism with the same budget) makes the statistic
-    `epsilon`-DP over all partitions at unit level.
+    `sensitivity` (integer units: values × 2^`exponent`), so the vector over all partitions
+    has L1 sensitivity C_u·Δ; the mechanism is calibrated to exactly that (discrete Laplace of
+    scale C_u·Δ/ε_i, or the exponential mechanism at ε_i/C_u per partition) and costs ε_i.
     """
 
-    aggregate: int | None  # index into query.aggregates; None for the threshold count
+    aggregate: int | None  # index into query.aggregates; None for a threshold's own count
     component: Component
-    column: str
-    sensitivity: int  # per partition, in integer units (values x 2^exponent)
+    column: str  # the cross_user column
+    sensitivity: int  # per partition, in integer units (values × 2^exponent)
     exponent: int
-    epsilon: Fraction
     max_groups: int
+    mechanism: Mechanism
 
-    def __post_init__(self):
-        object.__setattr__(self, "component", Component(self.component))
-        if not self.epsilon > 0:
-            raise ValueError(f"a mechanism needs epsilon > 0, got {self.epsilon}")
-        if self.sensitivity < 0 or self.max_groups < 1:
-            raise ValueError("sensitivity must be >= 0 and max_groups >= 1")
+    @property
+    def epsilon(self) -> float:
+        return self.mechanism.cost.epsilon
 
     @property
     def scale(self) -> float:
-        """Laplace scale b = C_u * Delta / eps in integer units (spec §2.7)."""
-        return self.max_groups * self.sensitivity / float(self.epsilon)
+        """The mechanism's noise scale, in integer units."""
+        return self.mechanism.scale
 
     @property
-    def kind(self) -> MechanismKind:
-        if self.component == Component.QUANTILE:
-            return MechanismKind.EXPONENTIAL
-        return MechanismKind.DISCRETE_LAPLACE
+    def value_scale(self) -> float:
+        """The noise scale in value units (÷ 2^exponent)."""
+        return self.scale / 2.0**self.exponent
+
+    def half_width(self, confidence: float) -> float | None:
+        """Noise-only half-width in value units (None: the exponential mechanism has none)."""
+        if isinstance(self.mechanism, Exponential):
+            return None
+        return self.mechanism.half_width(confidence) / 2.0**self.exponent
 
 
-@dataclass(frozen=True)
-class Charge:
-    """One ledger entry, derived from the mechanism that draws the noise."""
-
-    label: str
-    epsilon: float
-    delta: float
-    mechanism: Mechanism
-
-    def spend(self) -> Spend:
-        return make_spend(self.label, PROTECTS, self.epsilon, self.delta)
-
-
-def _name_of(plan: StagedPlan, index: int | None) -> str:
-    for o in plan.query.outputs:
-        if o.aggregate_index == index:
-            return o.name
-    return f"v{index}"
+def laplace_statistic(
+    label: str,
+    aggregate: int | None,
+    component: Component,
+    column: str,
+    sensitivity: int,
+    exponent: int,
+    epsilon: float,
+    max_groups: int,
+) -> Statistic:
+    """A count or integerised sum: discrete Laplace of sensitivity C_u·Δ at `epsilon`."""
+    mech = DiscreteLaplace(label, sensitivity=max_groups * sensitivity, epsilon=float(epsilon))
+    return Statistic(aggregate, component, column, sensitivity, exponent, max_groups, mech)
 
 
-def charges(plan: StagedPlan) -> list[Charge]:
-    """Every ε and δ the plan spends: each mechanism's own ε; δ on partition selection (which
-    reuses a COUNT(DISTINCT uid) mechanism at no extra ε, or has its own unit count)."""
-    q = plan.query
-    out = []
-    for m in plan.mechanisms:
-        agg = q.aggregates[m.aggregate]
-        label = (
-            f"{_name_of(plan, m.aggregate)}: {agg.kind} {m.component} ({m.kind}, "
-            f"scale {m.scale / 2.0**m.exponent:.4g})"
+def quantile_statistic(
+    label: str, aggregate: int, epsilon: float, max_groups: int, rows: int, score_sensitivity: float
+) -> Statistic:
+    """A quantile per partition by the exponential mechanism. `score_sensitivity` is what one
+    unit's <= k rows move a partition's score; over C_u partitions that is C_u times as much,
+    so the one object drawn in every partition states sensitivity C_u·Δu at ε_i (its scale
+    2·Δu/(ε_i/C_u) is each partition's)."""
+    mech = Exponential(label, sensitivity=max_groups * score_sensitivity, epsilon=float(epsilon))
+    return Statistic(aggregate, Component.QUANTILE, f"l{aggregate}", rows, 0, max_groups, mech)
+
+
+def threshold_statistic(
+    label: str,
+    epsilon: float,
+    delta: float,
+    threshold: int,
+    max_groups: int,
+    reused: Statistic | None,
+) -> Statistic:
+    """Partition selection on the unit count (sensitivity 1 per partition, C_u in L1): its own
+    discrete Laplace draw at `epsilon`, or — `reused` — the noisy COUNT(DISTINCT uid) of the
+    query at no further ε."""
+    if reused is None:
+        mech = NoisyThreshold(
+            label, sensitivity=max_groups, epsilon=float(epsilon), delta=delta, threshold=threshold
         )
-        out.append(Charge(label, float(m.epsilon), 0.0, m))
-    tm = plan.threshold_mechanism
-    if tm is not None:
-        if tm.aggregate is None:
-            label = f"partition selection: unit count >= T (discrete Laplace + threshold, scale {tm.scale:.4g})"
-            out.append(Charge(label, float(tm.epsilon), q.options.delta, tm))
-        else:
-            label = "partition selection: threshold on the reused unit count"
-            out.append(Charge(label, 0.0, q.options.delta, tm))
-    total = sum(c.epsilon for c in out)
-    if abs(total - q.options.epsilon) > 1e-9 * max(1.0, q.options.epsilon):
-        raise AssertionError(
-            f"charges add up to {total}, the query's epsilon is {q.options.epsilon}"
-        )
-    return out
+        return Statistic(None, Component.UNITS, "n_units", 1, 0, max_groups, mech)
+    mech = NoisyThreshold(
+        label,
+        sensitivity=max_groups,
+        epsilon=0.0,
+        delta=delta,
+        threshold=threshold,
+        reuses=reused.mechanism.label,
+        noise_scale=reused.scale,
+    )
+    return Statistic(reused.aggregate, Component.UNITS, "n_units", 1, 0, max_groups, mech)

@@ -14,7 +14,15 @@ from fractions import Fraction
 
 from core.dpsql.budget_split import split_epsilon
 from core.dpsql.ir import DPAggregate, DPQuery
-from core.dpsql.mechanisms import Mechanism
+from core.dpsql.mechanisms import (
+    Component,
+    Statistic,
+    laplace_statistic,
+    quantile_statistic,
+    threshold_statistic,
+)
+from core.dpsql.quantile import score_sensitivity
+from core.dpsql.threshold import engine_threshold
 from core.errors import InputError
 
 MAX_EXPONENT = 24
@@ -57,27 +65,46 @@ def midpoints(agg: DPAggregate) -> tuple[float, float, float]:
     return m, m2, r2
 
 
-def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fraction]:
-    """The mechanisms of `query` and the threshold's (mechanism, ε).
+def aggregate_names(query: DPQuery) -> list[str]:
+    """A readable, unique name per aggregate: its output alias when it is output bare."""
+    names = []
+    for i in range(len(query.aggregates)):
+        name = next((o.name for o in query.outputs if o.aggregate_index == i), f"v{i}")
+        names.append(name if name not in names else f"{name} #{i}")
+    return names
 
-    Privacy claim (unit = the catalogue's privacy unit): each mechanism releases one
-    per-partition statistic with Laplace noise of scale C_u·Δ/ε_i, where Δ is the integerised
+
+def plan_mechanisms(
+    query: DPQuery,
+) -> tuple[list[Statistic], Statistic | None, Fraction | None]:
+    """The statistics of `query` (each with its `core.privacy` mechanism) and the partition
+    selection (None with PUBLIC_GROUPS).
+
+    Privacy claim (unit = the catalogue's privacy unit): each statistic releases one
+    per-partition value with noise calibrated to C_u·Δ, where Δ is the integerised
     per-partition sensitivity (|bound|·2^j for counts/sums, k·... for per-row aggregates) and
-    ε_i its share of the query's ε; by basic composition the query is (ε, δ)-DP with δ from
-    thresholding (spec §2.5-§2.6)."""
+    ε_i its share of the query's ε; partition selection is a noisy threshold at (ε_τ, δ). By
+    basic composition the query is (ε, δ)-DP (spec §2.5-§2.6)."""
     shares, reuse = split_epsilon(query)
     cu = query.options.max_groups_contributed
     k = query.options.max_rows_per_group
-    mechs: list[Mechanism] = []
-    threshold = None
+    names = aggregate_names(query)
+    stats: list[Statistic] = []
+    threshold_eps = None
+
+    def laplace(i, component, column, sens, j, eps):
+        a = query.aggregates[i]
+        label = f"{names[i]}: {a.kind.value} {component.value}"
+        stats.append(laplace_statistic(label, i, component, column, sens, j, eps, cu))
+
     for share in shares:
         i, eps = share.aggregate, share.epsilon
         if i is None:
-            threshold = Mechanism(None, "units", "n_units", 1, 0, eps, cu)
+            threshold_eps = eps
             continue
         a = query.aggregates[i]
         if a.kind == "COUNT_UNITS":
-            mechs.append(Mechanism(i, "units", "n_units", 1, 0, eps, cu))
+            laplace(i, Component.UNITS, "n_units", 1, 0, eps)
         elif a.kind in ("COUNT_ROWS", "COUNT_VALUES", "SUM"):
             bound = max(abs(a.lower), abs(a.upper))
             integral = float(a.lower).is_integer() and float(a.upper).is_integer()
@@ -85,32 +112,48 @@ def plan_mechanisms(query: DPQuery) -> tuple[list[Mechanism], Mechanism, Fractio
             if a.kind != "SUM" and integral:
                 j = min(0, j)  # integer counts stay on the integer grid unless noise is huge
             sens = max(abs(int_bound(a.lower, j)), abs(int_bound(a.upper, j)))
-            comp = "sum" if a.kind == "SUM" else "count"
-            mechs.append(Mechanism(i, comp, f"s{i}", sens, j, eps, cu))
+            comp = Component.SUM if a.kind == "SUM" else Component.COUNT
+            laplace(i, comp, f"s{i}", sens, j, eps)
         elif a.kind == "AVG":
             half = (a.upper - a.lower) / 2
             j = choose_exponent(half, eps / 2 / cu, 1)
-            mechs.append(Mechanism(i, "count", f"n{i}", 1, 0, eps / 2, cu))
-            mechs.append(Mechanism(i, "sum", f"s{i}", int_bound(half, j), j, eps / 2, cu))
+            laplace(i, Component.COUNT, f"n{i}", 1, 0, eps / 2)
+            laplace(i, Component.SUM, f"s{i}", int_bound(half, j), j, eps / 2)
         elif a.kind in ("VAR", "STDDEV"):
             m, m2, r2 = midpoints(a)
             half = (a.upper - a.lower) / 2
             j = choose_exponent(half, eps / 3 / cu, k)
             j2 = choose_exponent(r2 / 2, eps / 3 / cu, k)
-            mechs.append(Mechanism(i, "count", f"n{i}", k, 0, eps / 3, cu))
-            mechs.append(Mechanism(i, "sum", f"s{i}", k * int_bound(half, j), j, eps / 3, cu))
-            mechs.append(Mechanism(i, "sumsq", f"q{i}", k * int_bound(r2 / 2, j2), j2, eps / 3, cu))
+            laplace(i, Component.COUNT, f"n{i}", k, 0, eps / 3)
+            laplace(i, Component.SUM, f"s{i}", k * int_bound(half, j), j, eps / 3)
+            laplace(i, Component.SUMSQ, f"q{i}", k * int_bound(r2 / 2, j2), j2, eps / 3)
         else:  # QUANTILE: up to k values per unit and partition change
-            mechs.append(Mechanism(i, "quantile", f"l{i}", k, 0, eps, cu))
+            label = f"{names[i]}: QUANTILE({a.p:g}) quantile"
+            sens = score_sensitivity(a.p, k)
+            stats.append(quantile_statistic(label, i, eps, cu, k, sens))
+    for s in stats:
+        if s.component != Component.QUANTILE and s.scale > MAX_INT_SCALE:
+            _too_small(query, s.scale)
     if query.options.public_groups:
-        threshold = None
-    elif threshold is None:
-        threshold = next(m for m in mechs if m.aggregate == reuse)
-    for m in [*mechs, threshold]:
-        if m is not None and m.component != "quantile" and m.scale > MAX_INT_SCALE:
-            raise InputError(
-                f"DPX-V030 epsilon = {query.options.epsilon:g} is too small: a noise scale of "
-                f"{m.scale:.3g} would drown every result. Fix: raise epsilon or use fewer "
-                "aggregates."
-            )
-    return mechs, threshold, None if threshold is None else threshold.epsilon
+        return stats, None, None
+    reused = None if reuse is None else next(s for s in stats if s.aggregate == reuse)
+    eps_tau = threshold_eps if reused is None else shares[reuse].epsilon
+    if cu / eps_tau > MAX_INT_SCALE:
+        _too_small(query, float(cu / eps_tau))
+    delta = query.options.delta
+    t = (
+        engine_threshold(float(eps_tau), delta, cu)
+        + (query.options.min_privacy_units_per_group or 1)
+        - 1
+    )
+    label = "partition selection: unit count >= T"
+    if reused is not None:
+        label = f"partition selection: {reused.mechanism.label} >= T"
+    return stats, threshold_statistic(label, eps_tau, delta, t, cu, reused), eps_tau
+
+
+def _too_small(query: DPQuery, scale: float) -> None:
+    raise InputError(
+        f"DPX-V030 epsilon = {query.options.epsilon:g} is too small: a noise scale of "
+        f"{scale:.3g} would drown every result. Fix: raise epsilon or use fewer aggregates."
+    )

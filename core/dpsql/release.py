@@ -16,13 +16,13 @@ import pandas as pd
 
 from core.dpsql.ir import AggKind
 from core.dpsql.limits import ROW_ID
-from core.dpsql.mechanisms import Component
-from core.dpsql.quantile import private_quantile
-from core.dpsql.rewrite import Mechanism, StagedPlan, midpoints
+from core.dpsql.mechanisms import Component, Statistic
+from core.dpsql.quantile import private_quantiles
+from core.dpsql.rewrite import StagedPlan, midpoints
 from core.dpsql.threshold import engine_threshold, opendp_threshold_delta, realised_delta, tau
-from core.privacy import Noise, discrete_laplace_half_width
+from core.privacy import Accountant, discrete_laplace_half_width
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+SATURATE = 2**62
 CONFIDENCE = 0.95
 
 
@@ -40,22 +40,23 @@ def threshold_info(plan: StagedPlan) -> ThresholdInfo | None:
     """tau, T and the realised delta; None with PUBLIC_GROUPS (nothing is thresholded).
 
     Privacy claim: the unit count is noised with discrete Laplace of scale b = C_u/ε_τ, taken
-    from the threshold `Mechanism` itself (the object that draws the noise and is charged);
-    T is the smallest integer with P(1 + Z >= T) <= δ_adj, so a partition that exists only
-    because of one unit is released with probability <= δ over its C_u partitions."""
+    from the `NoisyThreshold` object itself (the object that selects partitions and is
+    charged); T is the smallest integer with P(1 + Z >= T) <= δ_adj, so a partition that exists
+    only because of one unit is released with probability <= δ over its C_u partitions."""
     tm = plan.threshold_mechanism
     if tm is None:
         return None
     delta = plan.query.options.delta
-    eps_tau, cu = float(tm.epsilon), tm.max_groups
-    assert tm.sensitivity == 1 and tm.exponent == 0, "the unit count has sensitivity 1"
+    cu = tm.max_groups
+    scale = tm.mechanism.scale
+    eps_tau = float(plan.threshold_epsilon)
     t = engine_threshold(eps_tau, delta, cu)
     own = realised_delta(t, eps_tau, cu)
     try:
-        cross = opendp_threshold_delta(t, tm.scale, cu)
+        cross = opendp_threshold_delta(t, scale, cu)
     except Exception:  # OpenDP rejects extreme parameters (e.g. T beyond i64); ours stands
         cross = 0.0
-    return ThresholdInfo(tau(eps_tau, delta, cu), t, eps_tau, tm.scale, delta, max(own, cross))
+    return ThresholdInfo(tau(eps_tau, delta, cu), t, eps_tau, scale, delta, max(own, cross))
 
 
 @dataclass
@@ -69,71 +70,73 @@ class Released:
     notes: list[str] = field(default_factory=list)
 
 
-def _noisy(values: list, m: Mechanism, noise: Noise) -> np.ndarray:
-    """Exact integers + discrete Laplace, saturating at the int64 range (never an error)."""
-    exact = np.array([0 if _missing(v) else int(v) for v in values], dtype=object)
-    z = noise.discrete_laplace(m.scale, size=len(values)) if values else np.zeros(0, np.int64)
-    out = exact + z.astype(object)
-    return np.array([min(max(int(v), INT64_MIN), INT64_MAX) for v in out], dtype=float)
+def _noisy(values: list, stat: Statistic, accountant: Accountant) -> np.ndarray:
+    """Exact integers + the statistic's discrete Laplace draw, as floats."""
+    return stat.mechanism.draw(accountant, _exact(values)).astype(float)
 
 
 def _missing(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
 
 
-def _half(m: Mechanism, confidence: float) -> float:
-    if m.scale <= 0 or 2 * math.exp(-1.0 / m.scale) <= 1 - confidence:
-        return 0.0  # P(Z != 0) is already below alpha (tiny scales)
-    return discrete_laplace_half_width(m.scale, confidence) / 2.0**m.exponent
+def _half(m: Statistic, confidence: float) -> float:
+    return m.half_width(confidence)
 
 
-def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Released:
+def release(plan: StagedPlan, cross_user: pd.DataFrame, accountant: Accountant) -> Released:
     """Noise, threshold and intervals for the exact per-partition table `cross_user`.
 
     Privacy claim (unit level, add/remove one unit with all its rows): every statistic gets
-    noise from its own `Mechanism` (discrete Laplace, scale b = C_u·Δ/ε_i in integer units, or
-    the exponential mechanism for quantiles at ε_i/C_u per partition); partitions pass only if
-    their noisy unit count reaches T (`threshold_info`). Altogether (Σ ε_i + ε_τ, δ)-DP =
-    (ε, δ)-DP, exactly what `mechanisms.charges(plan)` puts on the ledger.
+    noise from its own mechanism object (discrete Laplace, scale b = C_u·Δ/ε_i in integer
+    units, or the exponential mechanism for quantiles at ε_i/C_u per partition); partitions pass
+    only if their noisy unit count reaches T (the `NoisyThreshold`). Altogether
+    (Σ ε_i + ε_τ, δ)-DP = (ε, δ)-DP: the composition of `plan.drawing_order()`, which is what
+    the caller charged and what `accountant.mechanisms` holds afterwards.
     """
     q = plan.query
     th = threshold_info(plan)
     tm = plan.threshold_mechanism
+    by_agg: dict[int, dict[str, Statistic]] = {}
+    for m in plan.mechanisms:
+        by_agg.setdefault(m.aggregate, {})[m.component] = m
+    reused_units = None
     if tm is None:  # PUBLIC_GROUPS: every public key is released, empty ones as pure noise
         data = cross_user.copy()
         data["n_units"] = data["n_units"].fillna(0).astype("int64")
-        noisy_units = None
     else:
         data = cross_user[cross_user["n_units"] > 0].reset_index(drop=True)
         units = data["n_units"].tolist()
-        noisy_units = _noisy(units, tm, noise)
+        selection = tm.mechanism
+        if selection.reuses is None:
+            noisy_units, keep = selection.draw(accountant, _exact(units))
+        else:  # the query's COUNT(DISTINCT uid) draws; the threshold selects on its output
+            reused = by_agg[tm.aggregate][Component.UNITS]
+            noisy_units = reused.mechanism.draw(accountant, _exact(units))
+            keep = selection.select(accountant, noisy_units)
         m = q.options.min_privacy_units_per_group
-        if m:  # Google's pre-threshold: exact count >= m and noisy count - (m - 1) >= T
-            keep = (np.asarray(units) >= m) & (noisy_units - (m - 1) >= th.integer)
-        else:
-            keep = noisy_units >= th.integer
+        if m:  # Google's pre-threshold: exact count >= m (the noisy one is shifted by m - 1)
+            keep = keep & (np.asarray(units, dtype=np.int64) >= m)
         data = data[keep].reset_index(drop=True)
-        noisy_units = noisy_units[keep]
+        if selection.reuses is not None:
+            reused_units = noisy_units[keep].astype(float)
     rows = len(data)
     out = pd.DataFrame({f"k{i}": data[f"k{i}"] for i in range(len(q.keys))})
     intervals: dict[int, np.ndarray] = {}
-    by_agg: dict[int, dict[str, Mechanism]] = {}
-    for m in plan.mechanisms:
-        by_agg.setdefault(m.aggregate, {})[m.component] = m
     for i, agg in enumerate(q.aggregates):
         mech = by_agg[i]
         if agg.kind == AggKind.COUNT_UNITS:
+            stat = mech[Component.UNITS]
             value = (
-                noisy_units
-                if tm is not None and tm.aggregate == i
-                else _noisy(data["n_units"].tolist(), mech[Component.UNITS], noise)
+                reused_units
+                if reused_units is not None and tm.aggregate == i
+                else _noisy(data["n_units"].tolist(), stat, accountant)
             )
             value = np.maximum(value, 0)
-            h = _half(mech[Component.UNITS], CONFIDENCE)
+            h = _half(stat, CONFIDENCE)
             iv = np.column_stack([np.maximum(value - h, 0), value + h])
         elif agg.kind in (AggKind.COUNT_ROWS, AggKind.COUNT_VALUES, AggKind.SUM):
             m = mech[Component.COUNT if agg.kind != AggKind.SUM else Component.SUM]
-            value = _noisy(data[f"s{i}"].tolist(), m, noise) / 2.0**m.exponent
+            value = _noisy(data[f"s{i}"].tolist(), m, accountant) / 2.0**m.exponent
             if agg.lower >= 0:
                 value = np.maximum(value, 0)
             h = _half(m, CONFIDENCE)
@@ -141,27 +144,20 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
             if agg.lower >= 0:
                 iv[:, 0] = np.maximum(iv[:, 0], 0)
         elif agg.kind == AggKind.AVG:
-            value, iv = _average(agg, mech, data, i, noise)
+            value, iv = _average(agg, mech, data, i, accountant)
         elif agg.kind in (AggKind.VAR, AggKind.STDDEV):
-            value, iv = _variance(agg, mech, data, i, noise)
+            value, iv = _variance(agg, mech, data, i, accountant)
         else:
             m = mech[Component.QUANTILE]
-            eps_part = float(m.epsilon) / m.max_groups
-            value = np.array(
-                [
-                    private_quantile(
-                        vals if vals is not None else [],
-                        agg.lower,
-                        agg.upper,
-                        agg.p,
-                        eps_part,
-                        q.options.max_rows_per_group,
-                        q.options.quantile_grid_size,
-                        noise,
-                    )
-                    for vals in data[f"l{i}"].tolist()
-                ],
-                dtype=float,
+            value = private_quantiles(
+                m.mechanism,
+                accountant,
+                data[f"l{i}"].tolist(),
+                agg.lower,
+                agg.upper,
+                agg.p,
+                q.options.max_rows_per_group,
+                q.options.quantile_grid_size,
             )
             iv = np.full((rows, 2), np.nan)
         out[f"v{i}"] = np.asarray(value, dtype=float) if rows else np.zeros(0)
@@ -170,11 +166,21 @@ def release(plan: StagedPlan, cross_user: pd.DataFrame, noise: Noise) -> Release
     return Released(out, intervals, th, rows)
 
 
-def _average(agg, mech, data, i, noise):
+def _exact(values: list) -> np.ndarray:
+    """Exact integers (NULL = 0) as int64, saturated at ±2^62 so that adding noise of scale
+    below 2^26 never overflows (no accepted query sums that far: bounds keep each unit's
+    integerised contribution below 2^31)."""
+    return np.array(
+        [0 if _missing(v) else min(max(int(v), -SATURATE), SATURATE) for v in values],
+        dtype=np.int64,
+    )
+
+
+def _average(agg, mech, data, i, accountant):
     mc, ms = mech[Component.COUNT], mech[Component.SUM]
     mid = (agg.lower + agg.upper) / 2
-    n = _noisy(data[f"n{i}"].tolist(), mc, noise)
-    s = _noisy(data[f"s{i}"].tolist(), ms, noise) / 2.0**ms.exponent
+    n = _noisy(data[f"n{i}"].tolist(), mc, accountant)
+    s = _noisy(data[f"s{i}"].tolist(), ms, accountant) / 2.0**ms.exponent
     value = np.clip(s / np.maximum(1.0, n) + mid, agg.lower, agg.upper)
     conf = 1 - (1 - CONFIDENCE) / 2
     hn, hs = _half(mc, conf), _half(ms, conf)
@@ -196,13 +202,13 @@ def _var_from(n, s, qq, m, m2, cap):
     return min(max(mean_sq - mean * mean, 0.0), cap)
 
 
-def _variance(agg, mech, data, i, noise):
+def _variance(agg, mech, data, i, accountant):
     mc, ms, mq = mech[Component.COUNT], mech[Component.SUM], mech[Component.SUMSQ]
     m, m2, _ = midpoints(agg)
     cap = (agg.upper - agg.lower) ** 2 / 4
-    n = _noisy(data[f"n{i}"].tolist(), mc, noise)
-    s = _noisy(data[f"s{i}"].tolist(), ms, noise) / 2.0**ms.exponent
-    qq = _noisy(data[f"q{i}"].tolist(), mq, noise) / 2.0**mq.exponent
+    n = _noisy(data[f"n{i}"].tolist(), mc, accountant)
+    s = _noisy(data[f"s{i}"].tolist(), ms, accountant) / 2.0**ms.exponent
+    qq = _noisy(data[f"q{i}"].tolist(), mq, accountant) / 2.0**mq.exponent
     value = np.array([_var_from(a, b, c, m, m2, cap) for a, b, c in zip(n, s, qq, strict=True)])
     conf = 1 - (1 - CONFIDENCE) / 3
     hn, hs, hq = _half(mc, conf), _half(ms, conf), _half(mq, conf)
@@ -245,17 +251,16 @@ def mechanism_rows(plan: StagedPlan) -> list[dict]:
         rows.append(
             {
                 "aggregate": _name_of(q, m.aggregate),
+                "label": m.mechanism.label,
                 "kind": agg.kind,
                 "component": m.component,
-                "mechanism": m.kind,
+                "mechanism": m.mechanism.kind.value,
                 "epsilon": float(m.epsilon),
                 "delta": 0.0,
                 "sensitivity": m.sensitivity / 2.0**m.exponent,
                 "scale": m.scale / 2.0**m.exponent,
                 "exponent_j": m.exponent,
-                "half_width_95": None
-                if m.component == Component.QUANTILE
-                else _half(m, CONFIDENCE),
+                "half_width_95": _half(m, CONFIDENCE),
             }
         )
     tm = plan.threshold_mechanism
@@ -264,15 +269,16 @@ def mechanism_rows(plan: StagedPlan) -> list[dict]:
     rows.append(
         {
             "aggregate": "partition selection (unit count)",
+            "label": tm.mechanism.label,
             "kind": "THRESHOLD",
             "component": "units" if tm.aggregate is None else f"reuses {_name_of(q, tm.aggregate)}",
-            "mechanism": "discrete Laplace + threshold",
-            "epsilon": float(plan.threshold_epsilon) if tm.aggregate is None else 0.0,
-            "delta": q.options.delta,
+            "mechanism": tm.mechanism.kind.value,
+            "epsilon": tm.mechanism.cost.epsilon,
+            "delta": tm.mechanism.cost.delta,
             "sensitivity": 1.0,
             "scale": th.scale,
             "exponent_j": 0,
-            "half_width_95": _half(tm, CONFIDENCE),
+            "half_width_95": discrete_laplace_half_width(tm.mechanism.scale, CONFIDENCE),
         }
     )
     return rows

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from core.dpsql.allowlist import safe_double, totalise
 from core.dpsql.ir import ROW_LEVEL_KINDS, DPQuery
-from core.dpsql.mechanisms import Mechanism
+from core.dpsql.mechanisms import Component, Statistic
 from core.dpsql.planning import (  # noqa: F401 - re-exported for release.py and tests
     MAX_EXPONENT,
     MAX_INT_SCALE,
@@ -36,6 +36,7 @@ from core.dpsql.postgres import flatten_lists, round_half_away
 from core.dpsql.sampling import sampling_stages
 from core.dpsql.sampling_key import sampling_key
 from core.dpsql.validate import Source
+from core.privacy import Mechanism as PrivacyMechanism
 
 DIALECTS = ("duckdb", "spark", "bigquery", "postgres")
 STAGE_CAPTIONS = {
@@ -60,11 +61,29 @@ class StagedPlan:
     query: DPQuery
     sources: list[Source]
     salt: int
-    mechanisms: list[Mechanism]
-    threshold_mechanism: Mechanism | None  # None with PUBLIC_GROUPS (no partition selection)
+    mechanisms: list[Statistic]  # every noisy statistic of the aggregates
+    threshold_mechanism: Statistic | None  # None with PUBLIC_GROUPS (no partition selection)
     threshold_epsilon: Fraction | None
     stages: list[tuple[str, exp.Select]] = field(default_factory=list)
     public_source: Source | None = None
+
+    def drawing_order(self) -> tuple[PrivacyMechanism, ...]:
+        """The `core.privacy` mechanisms in the order `release` draws them: partition selection
+        first (or the COUNT(DISTINCT uid) it reuses, then the threshold), then every other
+        statistic in aggregate order."""
+        first: list[PrivacyMechanism] = []
+        tm = self.threshold_mechanism
+        if tm is not None:
+            if tm.mechanism.reuses is not None:
+                reused = next(
+                    m
+                    for m in self.mechanisms
+                    if m.aggregate == tm.aggregate and m.component == Component.UNITS
+                )
+                first.append(reused.mechanism)
+            first.append(tm.mechanism)
+        rest = [m.mechanism for m in self.mechanisms if all(m.mechanism is not f for f in first)]
+        return tuple(first + rest)
 
     def sql(self, dialect: str = "duckdb", executable: bool = False, pretty: bool = True) -> str:
         """The staged query in `dialect`. Exports use random(); execution uses the salted hash."""

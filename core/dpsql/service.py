@@ -1,8 +1,12 @@
-"""DP SQL end to end: prepare (parse, validate, rewrite), explain / dry run, run and release.
+"""DP SQL end to end — THE entry point other layers import.
 
-`prepare` never reads data; `explain` and `dry_run` use public parameters only and charge
-nothing; `run` checks the planned spends against the ledger before reading any data, charges
-them atomically, executes the generated SQL in the sandbox and releases noisy rows.
+`prepare` (parse, check, plan; reads no data) gives a `Prepared` query whose `mechanisms` are
+the exact `core.privacy` objects that will draw its noise and whose `cost` is their
+composition. `explain` uses public parameters only. `check_before_charge` refuses everything
+that can be refused without reading data (binding against the schema). The caller charges
+`prepared.cost` (governance), then `run(prepared, engine, accountant)` executes the staged SQL
+and releases noisy rows, drawing through `accountant = Accountant(noise, budget=prepared.cost)`;
+`run` charges nothing itself.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import Catalog
 from core.dpsql.dialect import parse_statements
 from core.dpsql.engine import Engine, post_process
@@ -28,7 +31,7 @@ from core.dpsql.limits import (
     check_text,
     check_tree,
 )
-from core.dpsql.mechanisms import charges
+from core.dpsql.mechanisms import PROTECTS
 from core.dpsql.normalize import normalize
 from core.dpsql.options import check_ranges
 from core.dpsql.partition_order import in_key_order
@@ -41,7 +44,7 @@ from core.dpsql.release import (
     threshold_info,
 )
 from core.dpsql.rewrite import DIALECTS, STAGE_CAPTIONS, StagedPlan, rewrite
-from core.dpsql.threshold import survival_curve
+from core.dpsql.threshold import keep_probability_continuous
 from core.dpsql.validate import (
     RelationChecker,
     check_expression_subqueries,
@@ -51,8 +54,8 @@ from core.dpsql.validate import (
     gate,
     public_key_source,
 )
-from core.errors import BudgetExceededError, InputError
-from core.privacy import BudgetLedger, Noise, Spend
+from core.errors import InputError
+from core.privacy import ZERO, Accountant, Cost, Mechanism, Noise
 
 NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
 CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling bias"
@@ -60,9 +63,29 @@ CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling 
 
 @dataclass
 class Prepared:
+    """A checked, planned query; nothing has been read or charged."""
+
     query: DPQuery
     plan: StagedPlan
     catalog: Catalog
+
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The `core.privacy` mechanism objects that `run` will draw through, in drawing
+        order (`accountant.mechanisms` equals this after a run)."""
+        return self.plan.drawing_order()
+
+    @property
+    def cost(self) -> Cost:
+        """(ε, δ) of the release: the composition (sum) of its mechanisms' costs."""
+        total = ZERO
+        for m in self.mechanisms:
+            total = total + m.cost
+        return total
+
+    @property
+    def executed_sql(self) -> str:
+        return self.plan.sql("duckdb", executable=True, pretty=False)
 
 
 def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
@@ -101,12 +124,6 @@ def _prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None) ->
     public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
     return Prepared(query, rewrite(query, sources, salt, public), catalog)
-
-
-def planned_spends(plan: StagedPlan) -> list[Spend]:
-    """One ledger entry per noisy statistic, derived from the same `Mechanism` objects that set
-    the noise scales (`mechanisms.charges`); delta goes to partition selection."""
-    return [c.spend() for c in charges(plan)]
 
 
 def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
@@ -148,17 +165,24 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
 
 
 def _survival(plan: StagedPlan, th, units: list[int]) -> list[dict]:
-    """P(kept | n); with pre-threshold m: zero below m, and T + m - 1 in place of T."""
+    """P(kept | n) from the `NoisyThreshold` object itself (its threshold is T + m - 1 with a
+    pre-threshold m; below m nothing is kept), with the continuous-Laplace teaching view."""
     if th is None:
         return []
-    m = plan.query.options.min_privacy_units_per_group
-    if not m:
-        return survival_curve(th.integer, th.scale, units)
-    curve = survival_curve(th.integer + m - 1, th.scale, units)
-    for point in curve:
-        if point["units"] < m:
-            point["keep_probability"] = point["keep_probability_continuous"] = 0.0
-    return curve
+    selection = plan.threshold_mechanism.mechanism
+    m = plan.query.options.min_privacy_units_per_group or 0
+    return [
+        {
+            "units": int(n),
+            "keep_probability": selection.survival(n) if n >= m else 0.0,
+            "keep_probability_continuous": (
+                keep_probability_continuous(n, selection.threshold, selection.scale)
+                if n >= m
+                else 0.0
+            ),
+        }
+        for n in units
+    ]
 
 
 def _threshold_dict(th) -> dict:
@@ -176,19 +200,29 @@ def _threshold_dict(th) -> dict:
 
 @dataclass
 class QueryResult:
+    """A release: the post-processed table, its noise-only intervals, and the mechanisms that
+    drew its noise (`accountant.mechanisms`, equal to `prepared.mechanisms`)."""
+
     columns: list[str]
     table: pd.DataFrame
     ci95: dict[str, list[float | None]]
     intervals: dict[str, list[list[float | None]]]
     released: Released
-    spends: list[Spend]
-    ledger: BudgetLedger
-    noise: Noise
+    mechanisms: tuple[Mechanism, ...]
+    mode: dict
     record: dict
+    session: dict | None = None  # the legacy ledger's summary (core.dpsql.legacy)
+
+    @property
+    def cost(self) -> Cost:
+        total = ZERO
+        for m in self.mechanisms:
+            total = total + m.cost
+        return total
 
     def to_dict(self) -> dict:
         th = self.released.threshold
-        return {
+        out = {
             "columns": self.columns,
             "rows": [jsonable(list(row)) for row in self.table.itertuples(index=False)],
             "ci95": self.ci95,
@@ -196,57 +230,55 @@ class QueryResult:
             "ci_note": CI_CAVEAT,
             "threshold": _threshold_dict(th),
             "partitions_released": self.released.partitions_released,
-            "ledger": [jsonable(s.__dict__) for s in self.spends],
-            "epsilon_spent": float(sum(s.epsilon for s in self.spends)),
-            "delta_spent": float(sum(s.delta for s in self.spends)),
-            "session": self.ledger.summary(),
+            "mechanisms": [jsonable(m.to_json()) for m in self.mechanisms],
+            "ledger": [ledger_row(m) for m in self.mechanisms],
+            "epsilon_spent": self.cost.epsilon,
+            "delta_spent": self.cost.delta,
             "query_record": self.record,
-            **self.noise.describe(),
+            **self.mode,
         }
+        if self.session is not None:
+            out["session"] = self.session
+        return out
 
 
-def run(
-    prepared: Prepared,
-    engine: Engine,
-    noise: Noise,
-    ledger: BudgetLedger,
-    caps: QueryCaps = NO_CAPS,
-) -> QueryResult:
-    """Check caps and budget, charge, run the staged SQL and release noisy rows with intervals.
+def ledger_row(m: Mechanism) -> dict:
+    """One mechanism as the budget-ledger row older readers expect (label, ε, δ)."""
+    return {
+        "mechanism": m.label,
+        "protects": PROTECTS,
+        "epsilon": m.cost.epsilon,
+        "delta": m.cost.delta,
+        "composition": "sequential",
+        "group": None,
+    }
 
-    Privacy claim: the release is (ε, δ)-DP at unit level with the charges of
-    `mechanisms.charges(plan)`, which are written to `ledger` before any data is read. Every
-    refusal before that point (caps DPX-B002, budget DPX-B001, binding DPX-E001) reads no data
-    and charges nothing. Anything that stops the query after the charge (time limit, memory,
-    a masked DuckDB error, an internal error) keeps the charge and says so, with a generic
-    message that quotes no data: whether a query fails is itself a released bit.
+
+def check_before_charge(prepared: Prepared, engine: Engine) -> None:
+    """Everything that refuses a prepared query without reading data: the generated SQL must
+    bind against the engine's schema (DPX-E001). Call before charging `prepared.cost`."""
+    engine.bind(prepared.executed_sql)
+
+
+def run(prepared: Prepared, engine: Engine, accountant: Accountant) -> QueryResult:
+    """Run the staged SQL and release noisy rows with intervals. Charges nothing: the caller
+    has charged `prepared.cost` and passes `Accountant(noise, budget=prepared.cost)`.
+
+    Privacy claim: the release is (ε, δ)-DP at unit level, (ε, δ) = `prepared.cost`, the
+    composition of `prepared.mechanisms`, which are exactly the objects that draw (recorded on
+    `accountant`). A budget that does not cover that cost is refused before any data is read
+    (`Overdraw`: a fault of the caller). Anything that stops the query after data was read
+    (time limit, memory, a masked engine error, an internal error) keeps the charge and says
+    so, with a generic message that quotes no data: whether a query fails is a released bit.
     """
-    plan = prepared.plan
-    spends = planned_spends(plan)
-    sql = plan.sql("duckdb", executable=True, pretty=False)
-    engine.bind(sql)  # schema errors are refused uncharged; binding reads no data
-    caps.check_spends(spends)
-    try:
-        ledger.check(spends)  # refused before any data is read
-    except BudgetExceededError as err:
-        need = sum(x.epsilon for x in spends)
-        left = ledger.epsilon_remaining
-        raise BudgetExceededError(
-            f"DPX-B001 {err} This query needs epsilon = {need:.4g}, delta = "
-            f"{sum(x.delta for x in spends):.2g}"
-            + (
-                f"; remaining epsilon = {left:.4g}. Fix: lower epsilon to <= {left:.4g}."
-                if left is not None
-                else "."
-            )
-        ) from None
-    ledger.spend_all(spends)
+    accountant.require(prepared.cost, "this query")
+    cost = prepared.cost
     charged = (
-        f" The charge of epsilon = {sum(x.epsilon for x in spends):.4g}, delta = "
-        f"{sum(x.delta for x in spends):.2g} stands: the data had been read."
+        f" The charge of epsilon = {cost.epsilon:.4g}, delta = {cost.delta:.2g} stands: the "
+        "data had been read."
     )
     try:
-        return _execute(prepared, engine, noise, ledger, spends, sql)
+        return _execute(prepared, engine, accountant)
     except ExecutionStopped as err:
         raise ExecutionStopped(f"{err}{charged}") from None
     except InputError as err:
@@ -259,10 +291,10 @@ def run(
         ) from None
 
 
-def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
+def _execute(prepared: Prepared, engine: Engine, accountant: Accountant) -> QueryResult:
     plan = prepared.plan
-    cross = in_key_order(engine.frame(sql), len(plan.query.keys))  # same on every engine
-    rel = release(plan, cross, noise)
+    cross = in_key_order(engine.frame(prepared.executed_sql), len(plan.query.keys))
+    rel = release(plan, cross, accountant)
     table, order = _post(plan.query, rel.table)
     columns = [o.name for o in plan.query.outputs]
     ci95: dict[str, list[float | None]] = {}
@@ -279,7 +311,14 @@ def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
         ci95[o.name] = [float(max(v - lo, hi - v)) for v, (lo, hi) in zip(values, iv, strict=True)]
         intervals[o.name] = [[float(lo), float(hi)] for lo, hi in iv]
     return QueryResult(
-        columns, table, ci95, intervals, rel, spends, ledger, noise, query_record(plan, rel)
+        columns,
+        table,
+        ci95,
+        intervals,
+        rel,
+        accountant.mechanisms,
+        accountant.noise.describe(),
+        query_record(plan, rel),
     )
 
 

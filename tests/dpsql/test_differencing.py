@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.dpsql import release as release_module
+from core.dpsql import planning as planning_module
 from core.dpsql import service
 from core.dpsql.service import prepare
 from core.errors import InputError
@@ -109,17 +109,8 @@ def test_oracle_flags_a_broken_threshold(monkeypatch):
     """Positive control for (b): the victim's department 'Zeta' must stay hidden at δ = 1e-10;
     a threshold of T = 1 releases it in most runs and the oracle says so."""
     assert not difference(UNIQUE_DEPT, Victim.HEAVY).violations
-    real = release_module.threshold_info
-
-    def broken(plan):
-        info = real(plan)
-        return (
-            None
-            if info is None
-            else type(info)(info.tau, 1, info.epsilon, info.scale, info.delta, 0.0)
-        )
-
-    monkeypatch.setattr(release_module, "threshold_info", broken)
+    # the planner states T = 1 on the NoisyThreshold object that selects the partitions
+    monkeypatch.setattr(planning_module, "engine_threshold", lambda *args: 1)
     verdict = difference(UNIQUE_DEPT + " ", Victim.HEAVY)  # a different text: no cached D' run
     assert any(
         v.startswith("(b) partition ('Zeta',) exists only in D") for v in verdict.violations

@@ -10,6 +10,7 @@ import pytest
 
 from core.cli import main
 from core.dpsql.engine import Engine, sandbox
+from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.limits import (
     MAX_PAREN_DEPTH,
     MAX_QUERY_CHARS,
@@ -18,7 +19,7 @@ from core.dpsql.limits import (
     check_text,
     paren_depth,
 )
-from core.dpsql.service import prepare, run
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 
@@ -71,7 +72,7 @@ def test_timeout_interrupts_a_cross_join_and_keeps_the_charge(slow_catalog):
     prepared = prepare(COUNT_BY_X, slow_catalog, noise)
     ledger = BudgetLedger()
     with pytest.raises(ExecutionStopped) as err:
-        run(prepared, Engine(slow_catalog, timeout_s=0.5), noise, ledger)
+        legacy_run_charged(prepared, Engine(slow_catalog, timeout_s=0.5), noise, ledger)
     message = str(err.value)
     assert message.startswith("DPX-E003") and "time limit" in message
     assert "stands" in message and "epsilon = 1" in message
@@ -86,7 +87,7 @@ def test_out_of_memory_is_charged_with_a_generic_message(catalog_of):
     noise = Noise.seeded(0)
     ledger = BudgetLedger()
     with pytest.raises(ExecutionStopped) as err:
-        run(
+        legacy_run_charged(
             prepare(query, catalog, noise),
             Engine(catalog, threads=1, memory_limit="24MB", timeout_s=120),
             noise,

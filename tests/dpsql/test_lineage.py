@@ -15,8 +15,9 @@ from sqlglot import exp
 from core.dpsql.catalog import Catalog
 from core.dpsql.dialect import parse_statements
 from core.dpsql.engine import Engine
+from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.lineage import BaseColumn, Lineage, qualified_copy
-from core.dpsql.service import prepare, run
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 
@@ -156,7 +157,7 @@ def test_the_audit_example_released_the_heavy_unit_before_and_is_refused_now():
         prepared = prepare(
             _with_cte("", ATTACKS[next(iter(ATTACKS))][0]), with_heavy, Noise.seeded(0)
         )
-        run(prepared, Engine(with_heavy), Noise.seeded(0), ledger)
+        legacy_run_charged(prepared, Engine(with_heavy), Noise.seeded(0), ledger)
     assert ledger.epsilon_spent == 0
 
 

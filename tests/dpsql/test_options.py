@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 from core.dpsql import options as o
 from core.dpsql.engine import Engine
-from core.dpsql.service import explain, prepare, run
+from core.dpsql.service import explain, prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ def test_values_at_the_limits_run(catalog, opts, select):
     except InputError as err:  # only the pre-existing 'noise scale drowns the result' rule
         assert "too small" in str(err)
         return
-    result = run(prepared, Engine(catalog), noise, BudgetLedger())
+    result = release_of(prepared, Engine(catalog), noise)
     assert result.table.shape[1] == 2
     assert result.released.threshold is None or result.released.threshold.integer >= 1
 
@@ -160,6 +161,6 @@ def test_any_option_values_are_a_refusal_or_a_release(catalog, chosen, select):
     noise = Noise.seeded(0)
     try:
         prepared = prepare(query(text, select), catalog, noise)
-        run(prepared, Engine(catalog), noise, BudgetLedger()).to_dict()
+        release_of(prepared, Engine(catalog), noise).to_dict()
     except InputError as err:
         assert str(err).startswith("DPX-")

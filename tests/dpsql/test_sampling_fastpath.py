@@ -20,8 +20,9 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
 from core.dpsql.rewrite import assemble
 from core.dpsql.sampling_key import sampling_key
-from core.dpsql.service import prepare, run
-from core.privacy import BudgetLedger, Noise
+from core.dpsql.service import prepare
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 
 def tables() -> dict[str, pd.DataFrame]:
@@ -129,11 +130,11 @@ def test_released_rows_unchanged(setup, name):
     cat, engine = setup
     sql = QUERIES[name].format(opt=OPT.format(cu=2))
     noise = Noise.seeded(3)
-    fast = run(prepare(sql, cat, noise), engine, noise, BudgetLedger())
+    fast = release_of(prepare(sql, cat, noise), engine, noise)
     noise = Noise.seeded(3)
     prepared = prepare(sql, cat, noise)
     prepared.plan.stages = rank_every_unit(prepared.plan)
-    slow = run(prepared, engine, noise, BudgetLedger())
+    slow = release_of(prepared, engine, noise)
     pd.testing.assert_frame_equal(fast.table, slow.table)
     assert fast.released.partitions_released == slow.released.partitions_released > 0
 

@@ -200,8 +200,9 @@ def test_secure_mode_runs_every_aggregate_kind(t2):
     """Secure (OpenDP) noise end to end: values are finite and inside the public bounds."""
     from core.dpsql.catalog import Catalog
     from core.dpsql.engine import Engine
-    from core.dpsql.service import prepare, run
-    from core.privacy import BudgetLedger, Noise
+    from core.dpsql.service import prepare
+    from core.privacy import Noise
+    from tests.dpsql.helpers import release_of
 
     catalog = Catalog()
     catalog.add_private("t", t2, "uid")
@@ -212,7 +213,7 @@ def test_secure_mode_runs_every_aggregate_kind(t2):
         options="epsilon = 1e6, delta = 0.7, max_groups_contributed = 1",
     )
     noise = Noise.secure()
-    result = run(prepare(sql, catalog, noise), Engine(catalog), noise, BudgetLedger())
+    result = release_of(prepare(sql, catalog, noise), Engine(catalog), noise)
     row = result.table.iloc[0]
     assert 0 <= row["a"] <= 10
     assert 0 <= row["sd"] <= 0.5
@@ -238,7 +239,7 @@ def test_sql_sums_are_exact_integers_and_releases_sit_on_the_grid(catalog_of, t1
     from core.dpsql.engine import Engine
     from core.dpsql.release import release
     from core.dpsql.service import prepare
-    from core.privacy import Noise
+    from core.privacy import Accountant, Noise
 
     catalog = catalog_of({"t": t1})
     sql = dp("SUM(double_val, contribution_bounds_per_group => (0, 10)) AS s",
@@ -250,7 +251,7 @@ def test_sql_sums_are_exact_integers_and_releases_sit_on_the_grid(catalog_of, t1
     assert rows[0][names.index("s0")] == 13 * 2**j
     frame = pd.DataFrame(rows, columns=names)
     for seed in range(20):
-        v = release(prepared.plan, frame, Noise.seeded(seed)).table["v0"]
+        v = release(prepared.plan, frame, Accountant(Noise.seeded(seed))).table["v0"]
         assert all(float(x * 2**j).is_integer() for x in v)
 
 

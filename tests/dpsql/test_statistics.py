@@ -13,7 +13,7 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.release import release
 from core.dpsql.service import prepare
 from core.dpsql.threshold import delta_per_partition, single_unit_release_probability
-from core.privacy import Noise
+from core.privacy import Accountant, Noise
 
 
 def plan_for(sql: str):
@@ -39,7 +39,7 @@ def test_single_unit_partition_release_rate(cu):
         f"max_groups_contributed = {cu}) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
     )
     assert float(plan.threshold_epsilon) == 1.0  # COUNT(DISTINCT uid) is reused: eps/n
-    out = release(plan, cross_frame(trials, 1), Noise.seeded(100 + cu))
+    out = release(plan, cross_frame(trials, 1), Accountant(Noise.seeded(100 + cu)))
     p = single_unit_release_probability(out.threshold.integer, cu / 1.0)
     d_adj = delta_per_partition(delta, cu)
     assert p <= d_adj
@@ -61,7 +61,7 @@ def test_noise_scale_statistics(upper, scale):
     mech = plan.mechanisms[0]
     assert mech.scale == pytest.approx(scale)
     true = 10**6
-    out = release(plan, cross_frame(n, 10**6, s0=true), Noise.seeded(upper))
+    out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper)))
     z = out.table["v0"].to_numpy() - true
     q = math.exp(-1 / scale)
     var = 2 * q / (1 - q) ** 2
@@ -81,7 +81,7 @@ def test_count_interval_coverage(upper):
     )
     assert plan.mechanisms[0].scale == pytest.approx(2 * upper)
     true = 10**7
-    out = release(plan, cross_frame(n, 10**6, s0=true), Noise.seeded(upper + 1))
+    out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper + 1)))
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
     coverage = np.mean((lo <= true) & (true <= hi))
     assert 0.94 <= coverage <= 0.96
@@ -97,7 +97,7 @@ def test_average_interval_is_conservative():
     j = plan.mechanisms[1].exponent
     units, mean = 200, 3.0
     s = int(round(units * (mean - 5.0) * 2**j))
-    out = release(plan, cross_frame(n, 10**6, n0=units, s0=s), Noise.seeded(9))
+    out = release(plan, cross_frame(n, 10**6, n0=units, s0=s), Accountant(Noise.seeded(9)))
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
     assert np.mean((lo <= mean) & (mean <= hi)) >= 0.95
     assert np.all((out.table["v0"] >= 0) & (out.table["v0"] <= 10))
@@ -111,7 +111,7 @@ def test_pre_threshold_min_units():
         "min_privacy_units_per_group = 5) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
     )
     frame = pd.DataFrame({"k0": np.arange(8), "n_units": np.arange(1, 9, dtype=np.int64)})
-    out = release(plan, frame, Noise.seeded(1))
+    out = release(plan, frame, Accountant(Noise.seeded(1)))
     t = out.threshold.integer
     expected = [n for n in range(1, 9) if n >= 5 and n - 4 >= t]
     assert out.table["v0"].tolist() == expected

@@ -13,9 +13,10 @@ import pytest
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
-from core.dpsql.service import prepare, run
+from core.dpsql.service import prepare
 from core.dpsql.spark_engine import SparkEngine, to_spark_sql
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 from tests.engine_corpus import CORPUS, canonical, query
 from tests.engine_corpus import catalog as corpus_catalog
 
@@ -68,7 +69,7 @@ def test_zero_noise_releases_match(engines, catalog, name):
     for engine in engines:
         noise = Noise.seeded(9)
         prepared = prepare(query(name, eps=1e20), catalog, noise)
-        results.append(run(prepared, engine, noise, BudgetLedger()))
+        results.append(release_of(prepared, engine, noise))
     duck, sparky = (r.table for r in results)
     assert list(duck.columns) == list(sparky.columns) and len(duck) == len(sparky) > 0
     for column in duck.columns:

@@ -30,9 +30,10 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.engine import Engine
 from core.dpsql.ir import AggKind
 from core.dpsql.rewrite import StagedPlan
-from core.dpsql.service import prepare, run
+from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
+from tests.dpsql.helpers import release_of
 
 from .neighbours import Neighbours, Victim, neighbours
 
@@ -118,7 +119,7 @@ def run_once(sql: str, catalog: Catalog, engine: RecordingEngine, seed: int) -> 
     try:
         prepared = prepare(sql, catalog, noise)
         plan = prepared.plan
-        result = run(prepared, engine, noise, BudgetLedger())
+        result = release_of(prepared, engine, noise)
     except InputError as err:
         text = str(err)
         found = RULE.search(text.split(".")[0]) or RULE.search(text)
@@ -218,6 +219,15 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
         if m.max_groups != cu:
             out.append(
                 f"(a) mechanism {m.column} calibrated for C_u = {m.max_groups}, query says {cu}"
+            )
+        if (
+            m is not tm
+            and m.component != "quantile"
+            and m.mechanism.sensitivity < cu * m.sensitivity
+        ):
+            out.append(
+                f"(a) {m.mechanism.label}: noise calibrated to sensitivity "
+                f"{m.mechanism.sensitivity}, below C_u·Δ = {cu * m.sensitivity}"
             )
     rows_a = _by_key(a.cross, len(q.keys), tm is not None)
     rows_b = _by_key(b.cross, len(q.keys), tm is not None)
@@ -320,7 +330,7 @@ def _selection_rate(a: Outcome, b: Outcome, only: set[tuple]) -> list[str]:
         rows = rows.sort_values("n_units", ascending=False).head(MAX_PARTITIONS_CHECKED)
         for _, row in rows.iterrows():
             copies = pd.DataFrame([row.to_dict()] * COPIES)
-            rel = release_module.release(o.plan, copies, Noise.seeded(SELECTION_SEED))
+            rel = release_module.release(o.plan, copies, Accountant(Noise.seeded(SELECTION_SEED)))
             if rel.partitions_released > allowed:
                 key = tuple(_norm(row[f"k{i}"]) for i in range(n))
                 out.append(
