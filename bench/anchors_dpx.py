@@ -10,7 +10,7 @@ import time
 import pandas as pd
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare, run
 from core.privacy import Accountant, Noise
 

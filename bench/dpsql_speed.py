@@ -24,7 +24,7 @@ import duckdb
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.demos import synthetic_shop
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare, run
 from core.privacy import Accountant, Noise
 
@@ -112,7 +112,7 @@ def workload(
         noise = Noise.seeded(seed)
         release_of(prepare(DP_QUERY, catalog, noise), engine, noise)
 
-    floor_sql = prepare(DP_QUERY, catalog, Noise.seeded(seed)).plan.stage_sql("per_user")
+    floor_sql = prepare(DP_QUERY, catalog, Noise.seeded(seed)).staged.stage_sql("per_user")
     floor_sql = floor_sql.replace("SELECT * FROM per_user", "SELECT COUNT(*) FROM per_user")
 
     def per_user_floor():
@@ -122,7 +122,7 @@ def workload(
     floor_t = timed(per_user_floor, repeats)
     cpu = {k: statistics.median(CPU[id(f)]) for k, f in (("plain", plain), ("dp", dp))}
     cpu["per_user"] = statistics.median(CPU[id(per_user_floor)])
-    profile = stage_profile(engine, prepare(DP_QUERY, catalog, Noise.seeded(seed)).plan)
+    profile = stage_profile(engine, prepare(DP_QUERY, catalog, Noise.seeded(seed)).staged)
     noise = Noise.seeded(seed)
     result = release_of(prepare(DP_QUERY, catalog, noise), engine, noise)
     engine.close()

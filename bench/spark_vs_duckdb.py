@@ -19,7 +19,7 @@ import time
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.demos import synthetic_shop
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare, run
 from core.privacy import Accountant, Noise
 
@@ -64,7 +64,7 @@ def main() -> None:
     catalog.add_private("purchases", tables["purchases"], "uid")
     noise = Noise.seeded(1)
     prepared = prepare(QUERY, catalog, noise)
-    staged = prepared.plan.sql("duckdb", executable=True, pretty=False)
+    staged = prepared.staged.sql("duckdb", executable=True, pretty=False)
     out = {
         "rows": int(len(tables["purchases"])),
         "units": int(len(tables["users"])),
@@ -83,7 +83,7 @@ def main() -> None:
         ),
     }
 
-    from core.dpsql.spark_engine import SparkEngine
+    from core.dpsql.execute.spark_engine import SparkEngine
     from core.sparkutil import spark_session
 
     start = time.perf_counter()

@@ -31,12 +31,12 @@ from core.dpsql.catalog import (
     unit_column_concerns,
 )
 from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
-from core.dpsql.engine import Engine
-from core.dpsql.export import to_bigquery
+from core.dpsql.execute.engine import Engine
 from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.limits import ResourceLimits
-from core.dpsql.rewrite import DIALECTS
 from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, stage_tables
+from core.dpsql.sql.bigquery import to_bigquery
+from core.dpsql.sql.expressions import DIALECTS
 from core.errors import InputError
 from core.privacy import BudgetLedger
 from core.registry import Dataset, Registry
@@ -88,7 +88,7 @@ ENGINES = ("DuckDB", "Spark")  # Spark only when PySpark and Java 17 are availab
     show_spinner="Starting Spark (local[2]) and registering the tables…", max_entries=2
 )
 def _spark_engine(key: str, _catalog: Catalog):
-    from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
+    from core.dpsql.execute.spark_engine import SparkEngine  # optional extra: imported on demand
 
     return SparkEngine(_catalog, timeout_s=PAGE_LIMITS.timeout_s)
 

@@ -4,17 +4,22 @@
 
 Prints markdown: the rule codes (RULE_CODES below; a test checks that every code raised in
 `core/dpsql` is listed and every listed code is raised), the expression allowlist
-(`allowlist.ALLOWLIST`, the one table of what may be evaluated over the query's rows), the
-resource limits (`limits`), the option ranges (`options`) and the per-query caps (`caps`).
+(`check.allowlist.ALLOWLIST`, the one table of what may be evaluated over the query's rows),
+the check passes in order (`check.passes.CHECKS`), the resource limits (`limits`, and the size
+limits of `parse.text` and `check.size`) and the option ranges (`check.ranges`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from core.dpsql import limits, options
-from core.dpsql.allowlist import ALLOWLIST, Totality
-from core.dpsql.lineage import RULES as LINEAGE_RULES
+from core.dpsql import limits
+from core.dpsql.check import ranges as options
+from core.dpsql.check import size
+from core.dpsql.check.allowlist import ALLOWLIST, Totality
+from core.dpsql.check.lineage import RULES as LINEAGE_RULES
+from core.dpsql.check.passes import CHECKS
+from core.dpsql.parse import text
 
 RULE_CODES: dict[str, str] = {
     "DPX-P001": "syntax error (line, column, a hint for known patterns)",
@@ -110,10 +115,10 @@ def limits_table() -> str:
         ),
         ("DuckDB threads", f"{limits.DEFAULT_THREADS} on this machine (min(4, CPUs))"),
         ("DuckDB memory_limit", f"{limits.DEFAULT_MEMORY_LIMIT} on this machine (half of RAM)"),
-        ("Query text", f"{limits.MAX_QUERY_CHARS:,} characters"),
-        ("Parenthesis depth", f"{limits.MAX_PAREN_DEPTH}"),
-        ("Syntax tree", f"depth {limits.MAX_TREE_DEPTH}, {limits.MAX_TREE_NODES:,} nodes"),
-        ("Table references after CTE expansion", f"{limits.MAX_EXPANDED_TABLE_REFERENCES:,}"),
+        ("Query text", f"{text.MAX_QUERY_CHARS:,} characters"),
+        ("Parenthesis depth", f"{text.MAX_PAREN_DEPTH}"),
+        ("Syntax tree", f"depth {size.MAX_TREE_DEPTH}, {size.MAX_TREE_NODES:,} nodes"),
+        ("Table references after CTE expansion", f"{size.MAX_EXPANDED_TABLE_REFERENCES:,}"),
         ("DP aggregates per query", f"{options.MAX_AGGREGATES}"),
     ]
     return "\n".join(
@@ -143,10 +148,21 @@ def options_table() -> str:
     )
 
 
+def checks_table() -> str:
+    """The check passes in the order `prepare` runs them (`core/dpsql/check/passes.py`)."""
+    rows = ["| # | Pass | What it refuses |", "|---|---|---|"]
+    for i, check in enumerate(CHECKS, 1):
+        doc = " ".join((check.__doc__ or "").split())
+        rows.append(f"| {i} | `{check.__name__}` | {doc} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     print("### Rule codes\n")
     print(rule_table())
-    print("\n### Expression allowlist (`core/dpsql/allowlist.py`: `ALLOWLIST`)\n")
+    print("\n### Checks, in the order they run (`core/dpsql/check/passes.py`: `CHECKS`)\n")
+    print(checks_table())
+    print("\n### Expression allowlist (`core/dpsql/check/allowlist.py`: `ALLOWLIST`)\n")
     print(allowlist_table())
     print("\n### Resource limits\n")
     print(limits_table())

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.dpsql.engine import Engine
-from core.dpsql.mechanisms import PROTECTS
+from core.dpsql.execute.engine import Engine
+from core.dpsql.plan.statistics import PROTECTS
 from core.dpsql.service import Prepared, QueryResult, check_before_charge, run
 from core.errors import BudgetExceededError, InputError
 from core.privacy import Accountant, BudgetLedger, Noise, make_spend

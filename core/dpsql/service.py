@@ -17,45 +17,24 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
-from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import parse_statements
-from core.dpsql.engine import Engine, post_process
-from core.dpsql.ir import DPQuery
+from core.dpsql.check.passes import Checking, run_checks
+from core.dpsql.execute.engine import Engine
+from core.dpsql.execute.partition_order import in_key_order
 from core.dpsql.jsonsafe import jsonable
-from core.dpsql.limits import (
-    ROW_ID,
-    ExecutionStopped,
-    check_reserved_names,
-    check_text,
-    check_tree,
-)
-from core.dpsql.mechanisms import PROTECTS
-from core.dpsql.normalize import normalize
-from core.dpsql.options import check_ranges
-from core.dpsql.partition_order import in_key_order
-from core.dpsql.release import (
-    CONFIDENCE,
-    Released,
-    half_widths,
-    mechanism_rows,
-    release,
-    threshold_info,
-)
-from core.dpsql.rewrite import DIALECTS, STAGE_CAPTIONS, StagedPlan, rewrite
-from core.dpsql.threshold import keep_probability_continuous
-from core.dpsql.validate import (
-    RelationChecker,
-    check_expression_subqueries,
-    check_functions,
-    check_query,
-    ctes_of,
-    gate,
-    public_key_source,
-)
+from core.dpsql.limits import ExecutionStopped
+from core.dpsql.parse.dialect import parse_statements
+from core.dpsql.parse.ir import DPQuery
+from core.dpsql.parse.text import check_text
+from core.dpsql.plan.planner import Plan, plan_query
+from core.dpsql.plan.report import budget_rows, half_widths, survival
+from core.dpsql.plan.statistics import PROTECTS
+from core.dpsql.release.noise import Released, release
+from core.dpsql.release.post import post_process_query
+from core.dpsql.sql.stages import STAGE_CAPTIONS, StagedSQL, stage
 from core.errors import InputError
-from core.privacy import ZERO, Accountant, Cost, Mechanism, Noise
+from core.privacy import Accountant, Cost, Mechanism, Noise
 
 NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
 CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling bias"
@@ -63,10 +42,11 @@ CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling 
 
 @dataclass
 class Prepared:
-    """A checked, planned query; nothing has been read or charged."""
+    """A checked, planned, staged query; nothing has been read or charged."""
 
     query: DPQuery
-    plan: StagedPlan
+    plan: Plan
+    staged: StagedSQL
     catalog: Catalog
 
     @property
@@ -78,58 +58,35 @@ class Prepared:
     @property
     def cost(self) -> Cost:
         """(ε, δ) of the release: the composition (sum) of its mechanisms' costs."""
-        total = ZERO
-        for m in self.mechanisms:
-            total = total + m.cost
-        return total
+        return self.plan.cost
 
     @property
     def executed_sql(self) -> str:
-        return self.plan.sql("duckdb", executable=True, pretty=False)
+        return self.staged.sql("duckdb", executable=True, pretty=False)
 
 
 def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
-    """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`.
-
-    Size limits on the text and the tree, and the option ranges, are checked here too; a
-    query nested deeper than Python's stack allows is refused (DPX-S005), never a crash."""
+    """Parse, check (`core.dpsql.check.passes.CHECKS`, in order), plan and stage `sql`. Reads
+    no data; the sampling salt comes from `noise`. A query nested deeper than Python's stack
+    allows is refused (DPX-S005), never a crash."""
     check_text(sql)
     try:
-        return _prepare(sql, catalog, noise, defaults)
+        checked = run_checks(Checking(sql, catalog, defaults or {}, parse_statements(sql)))
     except RecursionError:
         raise InputError(
             "DPX-S005 the query is nested too deeply to analyse. Fix: flatten nested "
             "expressions or subqueries. Nothing was read or charged."
         ) from None
-
-
-def _prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None) -> Prepared:
-    select = gate(parse_statements(sql))
-    check_tree(select)
-    checker = RelationChecker(catalog, ctes_of(select, catalog))
-    sources = checker.sources(select)
-    check_functions(select)
-    if not any(s.private for s in sources):
-        raise InputError(
-            "DPX-V014 the query reads no private table, so there is no privacy unit to protect. "
-            "Fix: query a private table (public tables can be joined to it)."
-        )
-    check_expression_subqueries(select, checker)
-    check_query(select, catalog, sources)  # unit by identity, operand types (engineer 9a)
-    # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
-    uid_names = catalog.uid_names() | {s.uid for s in sources if s.private and s.uid}
-    query = normalize(select, uid_names, defaults or {}, sql)
-    check_ranges(query)
-    check_reserved_names([o.name for o in query.outputs])
-    public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
-    return Prepared(query, rewrite(query, sources, salt, public), catalog)
+    plan = plan_query(checked.query, checked.sources, salt, checked.public_source)
+    return Prepared(checked.query, plan, stage(plan), catalog)
 
 
 def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
-    """Everything about a query that follows from public parameters: SQL, split, tau, T, curve."""
+    """Everything about a query that follows from public parameters: SQL, split, tau, T, the
+    survival curve and the half-widths — read off the mechanism objects."""
     plan = prepared.plan
-    th = threshold_info(plan)
+    th = plan.threshold_info()
     if th is not None:
         span = max(3.0, 4 * th.scale)
         lo, hi = max(1, int(th.integer - span)), int(th.integer + span) + 1
@@ -144,45 +101,27 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
         "options": plan.query.options.__dict__,
         "stages": [
             {"name": n, "caption": STAGE_CAPTIONS[n], "sql": s.sql(dialect="duckdb", pretty=True)}
-            for n, s in plan.stages
+            for n, s in prepared.staged.stages
         ],
         "python_steps": [
             "noised: discrete Laplace (OpenDP in secure mode) on every cross_user statistic",
             selection,
             "post: HAVING / ORDER BY / LIMIT and select-list arithmetic on released rows only",
         ],
-        "rewritten_sql": plan.sql(dialect),
+        "rewritten_sql": prepared.staged.sql(dialect),
         "dialect": dialect,
-        "budget_split": mechanism_rows(plan),
+        "budget_split": budget_rows(plan),
+        "mechanisms": [jsonable(m.to_json()) for m in prepared.mechanisms],
+        "epsilon": prepared.cost.epsilon,
+        "delta": prepared.cost.delta,
         "threshold": _threshold_dict(th),
-        "survival_curve": _survival(plan, th, units),
+        "survival_curve": survival(plan, units),
         "half_widths_95": {
             o.name: widths.get(o.aggregate_index)
             for o in plan.query.outputs
             if o.aggregate_index is not None
         },
     }
-
-
-def _survival(plan: StagedPlan, th, units: list[int]) -> list[dict]:
-    """P(kept | n) from the `NoisyThreshold` object itself (its threshold is T + m - 1 with a
-    pre-threshold m; below m nothing is kept), with the continuous-Laplace teaching view."""
-    if th is None:
-        return []
-    selection = plan.threshold_mechanism.mechanism
-    m = plan.query.options.min_privacy_units_per_group or 0
-    return [
-        {
-            "units": int(n),
-            "keep_probability": selection.survival(n) if n >= m else 0.0,
-            "keep_probability_continuous": (
-                keep_probability_continuous(n, selection.threshold, selection.scale)
-                if n >= m
-                else 0.0
-            ),
-        }
-        for n in units
-    ]
 
 
 def _threshold_dict(th) -> dict:
@@ -215,7 +154,7 @@ class QueryResult:
 
     @property
     def cost(self) -> Cost:
-        total = ZERO
+        total = Cost()
         for m in self.mechanisms:
             total = total + m.cost
         return total
@@ -295,7 +234,7 @@ def _execute(prepared: Prepared, engine: Engine, accountant: Accountant) -> Quer
     plan = prepared.plan
     cross = in_key_order(engine.frame(prepared.executed_sql), len(plan.query.keys))
     rel = release(plan, cross, accountant)
-    table, order = _post(plan.query, rel.table)
+    table, order = post_process_query(plan.query, rel.table)
     columns = [o.name for o in plan.query.outputs]
     ci95: dict[str, list[float | None]] = {}
     intervals: dict[str, list[list[float | None]]] = {}
@@ -322,7 +261,7 @@ def _execute(prepared: Prepared, engine: Engine, accountant: Accountant) -> Quer
     )
 
 
-def query_record(plan: StagedPlan, rel: Released) -> dict:
+def query_record(plan: Plan, rel: Released) -> dict:
     """An audit record of one charged query (spec §2.10): what ran, at which parameters."""
     q = plan.query
     return {
@@ -341,37 +280,9 @@ def query_record(plan: StagedPlan, rel: Released) -> dict:
     }
 
 
-def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-    """Select-list arithmetic, HAVING, ORDER BY and LIMIT over the released rows only."""
-    items = [exp.alias_(o.expression.copy(), o.name, quoted=True) for o in query.outputs]
-    sel = exp.select(*items, exp.column(ROW_ID, quoted=True)).from_("released")
-    post = query.post
-    if post.having is not None:
-        sel = sel.where(post.having.copy())
-    if post.order is not None:
-        sel.set("order", post.order.copy())
-    else:  # default: by the keys, so repeated runs list partitions in the same order
-        sel = sel.order_by(
-            *[f"k{i}" for i in range(len(query.keys))], exp.column(ROW_ID, quoted=True)
-        )
-    if post.limit is not None:
-        sel.set("limit", post.limit.copy())
-    out = post_process(released, sel.sql(dialect="duckdb"))
-    order = out.pop(ROW_ID).to_numpy(dtype=int)
-    return out, order
-
-
 def stage_tables(prepared: Prepared, engine: Engine, limit: int = 50) -> dict[str, pd.DataFrame]:
     """Per-stage intermediate tables for teaching and the data owner — NOT private."""
     return {
-        name: engine.frame(prepared.plan.stage_sql(name, limit=limit), exact=False)
-        for name, _ in prepared.plan.stages
+        name: engine.frame(prepared.staged.stage_sql(name, limit=limit), exact=False)
+        for name, _ in prepared.staged.stages
     }
-
-
-def dialects() -> tuple[str, ...]:
-    return DIALECTS
-
-
-def confidence() -> float:
-    return CONFIDENCE

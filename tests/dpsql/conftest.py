@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.service import prepare
 from core.privacy import Noise

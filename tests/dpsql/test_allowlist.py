@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from core.dpsql.allowlist import ALLOWLIST, Totality, totalise
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import parse_statements
-from core.dpsql.engine import Engine
+from core.dpsql.check.allowlist import ALLOWLIST, Totality, totalise
+from core.dpsql.execute.engine import Engine
 from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.parse.dialect import parse_statements
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise

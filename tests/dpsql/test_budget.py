@@ -7,8 +7,8 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from core.dpsql.budget_split import split_epsilon
 from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.plan.budget_split import split_epsilon
 from core.dpsql.service import explain, prepare, run
 from core.errors import BudgetExceededError
 from core.privacy import DRAWING, BudgetLedger, Noise
@@ -63,8 +63,8 @@ def test_count_distinct_uid_is_reused_as_threshold(catalog):
         "FROM Employee JOIN Orders USING (uid) GROUP BY dept"
     )
     plan = prepare(sql, catalog, Noise.seeded(0)).plan
-    assert plan.threshold_mechanism.aggregate == 0
-    assert float(plan.threshold_epsilon) == 0.5
+    assert plan.selection.aggregate == 0
+    assert float(plan.selection_epsilon) == 0.5
 
 
 def test_ledger_records_every_spend_and_totals_equal_epsilon(catalog):
@@ -101,7 +101,7 @@ def test_the_cost_is_the_composition_of_the_mechanisms_and_equals_the_options(ca
 
 
 def _engine(catalog):
-    from core.dpsql.engine import Engine
+    from core.dpsql.execute.engine import Engine
 
     return Engine(catalog)
 
@@ -123,9 +123,9 @@ def test_full_join_propagates_the_unit_with_coalesce(catalog):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         "ANON_COUNT(*, 5) AS c FROM Employee E FULL JOIN Orders O ON E.uid = O.uid"
     )
-    plan = prepare(sql, catalog, Noise.seeded(0)).plan
-    assert "COALESCE(E.uid, O.uid) AS _uid" in plan.sql("duckdb", pretty=False)
-    inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).plan
+    staged = prepare(sql, catalog, Noise.seeded(0)).staged
+    assert "COALESCE(E.uid, O.uid) AS _uid" in staged.sql("duckdb", pretty=False)
+    inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).staged
     assert "E.uid AS _uid" in inner.sql("duckdb", pretty=False)
 
 
@@ -153,20 +153,20 @@ def test_legacy_ledger_rows_are_the_mechanisms_that_draw_the_noise(catalog_of, m
     assert all(scale == m.scale for m, scale in drawn)
     assert [s.mechanism for s in ledger.spends] == [m.label for m in prepared.mechanisms]
     assert [s.epsilon for s in ledger.spends] == [m.cost.epsilon for m in prepared.mechanisms]
-    for stat in prepared.plan.mechanisms:  # b = C_u * Δ / ε: the object's sensitivity is C_u·Δ
+    for stat in prepared.plan.statistics:  # b = C_u * Δ / ε: the object's sensitivity is C_u·Δ
         assert stat.mechanism.sensitivity == stat.max_groups * stat.sensitivity
         assert stat.scale == pytest.approx(stat.max_groups * stat.sensitivity / stat.epsilon)
 
 
 def test_kinds_are_enums(catalog):
-    from core.dpsql.ir import AggKind
-    from core.dpsql.mechanisms import Component
+    from core.dpsql.parse.ir import AggKind
+    from core.dpsql.plan.statistics import Component
     from core.privacy import MechanismKind
 
     prepared = prepare(ZETA, catalog, Noise.seeded(0))
     plan = prepared.plan
     assert [a.kind for a in plan.query.aggregates] == [AggKind.COUNT_ROWS, AggKind.SUM, AggKind.AVG]
-    assert all(isinstance(m.component, Component) for m in plan.mechanisms)
+    assert all(isinstance(m.component, Component) for m in plan.statistics)
     assert [m.kind for m in prepared.mechanisms] == [MechanismKind.THRESHOLD] + [
         MechanismKind.DISCRETE_LAPLACE
     ] * 4
@@ -182,13 +182,14 @@ def test_a_mechanism_costing_more_than_the_charge_is_never_run(catalog, monkeypa
     noise = Noise.seeded(0)
     prepared = prepare(ZETA, catalog, noise)
     accountant = Accountant(noise, budget=prepared.cost)  # what the caller charged
-    first = prepared.plan.mechanisms[0]
+    first = prepared.plan.statistics[0]
     dearer = DiscreteLaplace(
         first.mechanism.label,
         sensitivity=first.mechanism.sensitivity,
         epsilon=first.epsilon * 2,
     )
-    prepared.plan.mechanisms[0] = dataclasses.replace(first, mechanism=dearer)
+    count = prepared.plan.aggregates[0]
+    count.statistics = (dataclasses.replace(first, mechanism=dearer), *count.statistics[1:])
     engine = _engine(catalog)
     calls = []
     monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.service import prepare
 from core.errors import InputError

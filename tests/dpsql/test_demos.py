@@ -6,7 +6,7 @@ import pytest
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.demos import DEMOS, DEPARTMENT_SIZES, PUBLIC_TABLES, examples_for, group_units
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import explain, prepare
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of

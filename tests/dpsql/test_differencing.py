@@ -12,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.dpsql import planning as planning_module
 from core.dpsql import service
+from core.dpsql.plan import planner as planning_module
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise
@@ -140,7 +140,7 @@ def test_oracle_flags_a_crash(monkeypatch):
     def crash(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(service, "check_ranges", crash)
+    monkeypatch.setattr(service, "plan_query", crash)
     verdict = difference(COUNT_BY_ITEM + "  ", Victim.HUGE)
     assert any(v.startswith("(d) crash on D: ZeroDivisionError") for v in verdict.violations), (
         verdict.summary()
@@ -178,7 +178,7 @@ def test_planner_sensitivities_never_exceed_the_public_bounds():
     checked = 0
     for entry in (e for e in ENTRIES if e.klass == "benign"):
         plan = prepare(entry.sql, catalog, Noise.seeded(0)).plan
-        for m in plan.mechanisms:
+        for m in plan.statistics:
             assert m.sensitivity <= public_bound(plan.query, m), (entry.id, m)
             checked += 1
     assert checked >= len([e for e in ENTRIES if e.klass == "benign"])

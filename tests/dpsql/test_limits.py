@@ -9,16 +9,10 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.dpsql.engine import Engine, sandbox
+from core.dpsql.execute.engine import Engine, sandbox
 from core.dpsql.legacy import legacy_run_charged
-from core.dpsql.limits import (
-    MAX_PAREN_DEPTH,
-    MAX_QUERY_CHARS,
-    ExecutionStopped,
-    ResourceLimits,
-    check_text,
-    paren_depth,
-)
+from core.dpsql.limits import ExecutionStopped, ResourceLimits
+from core.dpsql.parse.text import MAX_PAREN_DEPTH, MAX_QUERY_CHARS, check_text, paren_depth
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
@@ -150,8 +144,8 @@ def _cte_chain(n: int) -> str:
 
 
 def test_expanded_table_references_count_cte_reuse():
-    from core.dpsql.dialect import parse_statements
-    from core.dpsql.limits import expanded_table_references
+    from core.dpsql.check.size import expanded_table_references
+    from core.dpsql.parse.dialect import parse_statements
 
     def count(sql):
         return expanded_table_references(parse_statements(sql)[0])
@@ -166,7 +160,7 @@ def test_expanded_table_references_count_cte_reuse():
 
 def test_a_cte_chain_that_doubles_is_refused_before_analysis(slow_catalog):
     """Without the limit, 20 doubling CTEs took minutes to analyse (a hang); now refused."""
-    from core.dpsql.limits import MAX_EXPANDED_TABLE_REFERENCES
+    from core.dpsql.check.size import MAX_EXPANDED_TABLE_REFERENCES
 
     with pytest.raises(InputError, match="DPX-S005") as err:
         prepare(_cte_chain(20), slow_catalog, Noise.seeded(0))

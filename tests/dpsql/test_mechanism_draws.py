@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.dpsql import quantile as quantile_module
+from core.dpsql.aggregates import quantile as quantile_module
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import check_before_charge, explain, prepare, run
 from core.privacy import (
     DRAWING,
@@ -199,7 +199,7 @@ def test_explain_reads_accuracy_off_the_mechanism_objects(catalog):
         mech = by_label[row["label"]]
         assert row["epsilon"] == mech.cost.epsilon and row["delta"] == mech.cost.delta
         if isinstance(mech, DiscreteLaplace):
-            stat = next(s for s in prepared.plan.mechanisms if s.mechanism is mech)
+            stat = next(s for s in prepared.plan.statistics if s.mechanism is mech)
             assert row["half_width_95"] == mech.half_width(0.95) / 2.0**stat.exponent
     selection = next(m for m in prepared.mechanisms if isinstance(m, NoisyThreshold))
     for point in info["survival_curve"]:

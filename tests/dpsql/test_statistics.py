@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.release import release
+from core.dpsql.plan.threshold import delta_per_partition, single_unit_release_probability
+from core.dpsql.release.noise import release
 from core.dpsql.service import prepare
-from core.dpsql.threshold import delta_per_partition, single_unit_release_probability
 from core.privacy import Accountant, Noise
 
 
@@ -38,7 +38,7 @@ def test_single_unit_partition_release_rate(cu):
         f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = {delta}, "
         f"max_groups_contributed = {cu}) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
     )
-    assert float(plan.threshold_epsilon) == 1.0  # COUNT(DISTINCT uid) is reused: eps/n
+    assert float(plan.selection_epsilon) == 1.0  # COUNT(DISTINCT uid) is reused: eps/n
     out = release(plan, cross_frame(trials, 1), Accountant(Noise.seeded(100 + cu)))
     p = single_unit_release_probability(out.threshold.integer, cu / 1.0)
     d_adj = delta_per_partition(delta, cu)
@@ -58,7 +58,7 @@ def test_noise_scale_statistics(upper, scale):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         f"g, ANON_COUNT(*, {upper}) AS c FROM t GROUP BY g"
     )
-    mech = plan.mechanisms[0]
+    mech = plan.statistics[0]
     assert mech.scale == pytest.approx(scale)
     true = 10**6
     out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper)))
@@ -79,7 +79,7 @@ def test_count_interval_coverage(upper):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 2, delta = 1e-5, max_groups_contributed = 2) "
         f"g, ANON_COUNT(*, {upper}) AS c FROM t GROUP BY g"
     )
-    assert plan.mechanisms[0].scale == pytest.approx(2 * upper)
+    assert plan.statistics[0].scale == pytest.approx(2 * upper)
     true = 10**7
     out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper + 1)))
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
@@ -94,7 +94,7 @@ def test_average_interval_is_conservative():
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         "g, ANON_AVG(x, 0, 10) AS a FROM t GROUP BY g"
     )
-    j = plan.mechanisms[1].exponent
+    j = plan.statistics[1].exponent
     units, mean = 200, 3.0
     s = int(round(units * (mean - 5.0) * 2**j))
     out = release(plan, cross_frame(n, 10**6, n0=units, s0=s), Accountant(Noise.seeded(9)))

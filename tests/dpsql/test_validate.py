@@ -34,7 +34,7 @@ ACCEPT = [
 def test_accepted(sql, catalog_of, shop_tables):
     private, public = shop_tables
     prepared = prepare(sql, catalog_of(private, public), Noise.seeded(0))
-    assert prepared.plan.stages[-1][0] == "cross_user"
+    assert prepared.staged.stages[-1][0] == "cross_user"
 
 
 REJECT = [

@@ -12,9 +12,9 @@ import math
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
+from core.dpsql.execute.spark_engine import SparkEngine, to_spark_sql
 from core.dpsql.service import prepare
-from core.dpsql.spark_engine import SparkEngine, to_spark_sql
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of
 from tests.engine_corpus import CORPUS, canonical, query
@@ -39,7 +39,7 @@ def test_cross_user_stage_equal_on_spark_and_duckdb(engines, catalog, name):
     """C_u = 2 while most units order from up to 8 categories: sampling is exercised."""
     duck, sparky = engines
     prepared = prepare(query(name, cu=2), catalog, Noise.seeded(5))
-    sql = prepared.plan.sql("duckdb", executable=True, pretty=False)
+    sql = prepared.staged.sql("duckdb", executable=True, pretty=False)
     expected, got = duck.frame(sql), sparky.frame(sql)
     assert list(got.columns) == list(expected.columns)
     assert len(expected) > 0
@@ -52,7 +52,7 @@ def test_sampling_really_drops_partitions(engines, catalog):
     duck, sparky = engines
     counts = {}
     for seed in (5, 6):
-        plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(seed)).plan
+        plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(seed)).staged
         sql = plan.sql("duckdb", executable=True, pretty=False)
         d, s = duck.frame(sql), sparky.frame(sql)
         assert canonical(d) == canonical(s)

@@ -25,11 +25,11 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from core.dpsql import release as release_module
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.ir import AggKind
-from core.dpsql.rewrite import StagedPlan
+from core.dpsql.execute.engine import Engine
+from core.dpsql.parse.ir import AggKind
+from core.dpsql.plan.planner import Plan
+from core.dpsql.release import noise as release_module
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Accountant, Noise
@@ -69,7 +69,7 @@ class Outcome:
     rule: str | None = None  # DPX code of a refusal; None when released
     message: str = ""
     crash: str | None = None  # type and text of a non-InputError exception
-    plan: StagedPlan | None = None
+    plan: Plan | None = None
     cross: pd.DataFrame | None = None
     released: pd.DataFrame | None = None
 
@@ -212,9 +212,9 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
     plan = a.plan
     q = plan.query
     cu = q.options.max_groups_contributed
-    tm = plan.threshold_mechanism
+    tm = plan.selection
     out: list[str] = []
-    mechs = list(plan.mechanisms) + ([tm] if tm is not None else [])
+    mechs = list(plan.statistics) + ([tm] if tm is not None else [])
     for m in mechs:
         if m.max_groups != cu:
             out.append(
@@ -292,7 +292,7 @@ def _released_values(a: Outcome, b: Outcome) -> list[str]:
         return []
     ra, rb = _by_key(a.released, n, False), _by_key(b.released, n, False)
     bounds = {}
-    for m in a.plan.mechanisms:
+    for m in a.plan.statistics:
         if q.aggregates[m.aggregate].kind in LINEAR_KINDS:
             bounds[m.aggregate] = max(bounds.get(m.aggregate, 0), m.sensitivity / 2.0**m.exponent)
     out = []
