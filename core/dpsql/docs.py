@@ -60,6 +60,9 @@ RULE_CODES: dict[str, str] = {
     "DPX-V032": "max_groups_contributed missing or outside its range",
     "DPX-V033": "an unknown, repeated or out-of-range option or weight; too many aggregates",
     "DPX-V034": "PUBLIC_GROUPS keys not from one public table; a reserved output name",
+    "DPX-V040": "one private row could produce more rows through the joins than the public bound "
+    "allows (ON TRUE / non-equi / OR joins, duplicated keys, private joins; CTEs and subqueries "
+    "included)",
     "DPX-B001": "the dataset's budget would be exceeded (nothing charged)",
     "DPX-B002": "the query's epsilon or delta is above a per-query cap (nothing charged)",
     "DPX-E001": "the engine (DuckDB or Spark) refused the generated query or a table before reading data (nothing charged)",

@@ -78,7 +78,8 @@ def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = No
             "expressions or subqueries. Nothing was read or charged."
         ) from None
     salt = int(noise.integers(2**62))
-    plan = plan_query(checked.query, checked.sources, salt, checked.public_source)
+    caps = checked.amplification.row_caps
+    plan = plan_query(checked.query, checked.sources, salt, checked.public_source, caps)
     return Prepared(checked.query, plan, stage(plan), catalog)
 
 

@@ -93,7 +93,7 @@ def sorted_rows(engine: Engine, sql: str) -> list[tuple]:
 def stage(plan, stages, name: str) -> str:
     names = [n for n, _ in stages]
     upto = stages[: names.index(name) + 1]
-    return assemble(plan.query, upto, exp.select("*").from_(name), total=True).sql("duckdb")
+    return assemble(plan.relation, upto, exp.select("*").from_(name), total=True).sql("duckdb")
 
 
 @pytest.fixture(scope="module")

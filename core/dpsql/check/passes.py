@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.check.allowlist import check_allowlist
+from core.dpsql.check.amplification import Amplification, check_amplification
 from core.dpsql.check.gate import gate
 from core.dpsql.check.lineage import Lineage, catalog_schema, check_lineage
 from core.dpsql.check.ranges import check_ranges
@@ -47,6 +48,7 @@ class Checking:
     relations: RelationChecker | None = None  # (relations)
     sources: list[Source] = field(default_factory=list)  # top-level FROM sources (relations)
     lineage: Lineage | None = None  # the qualified query's scopes (unit_lineage)
+    amplification: Amplification | None = None  # the public work bound (amplification)
     query: DPQuery | None = None  # the IR (query_form)
     public_source: Source | None = None  # PUBLIC_GROUPS' key table (public_groups)
 
@@ -104,6 +106,12 @@ def operand_types(c: Checking) -> None:
     check_types(c.lineage.root.expression, catalog_schema(c.catalog))
 
 
+def amplification(c: Checking) -> None:
+    """V040: from public facts only (public tables' sizes and key multiplicities, the join
+    shapes), at most MAX_AMPLIFICATION rows per private row through every join."""
+    c.amplification = check_amplification(c.lineage, c.catalog)
+
+
 def query_form(c: Checking) -> None:
     """V020-V029, V033: the DP clause, its options and its aggregate calls, read into the IR."""
     # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
@@ -136,6 +144,7 @@ CHECKS: tuple[Check, ...] = (
     expression_subqueries,
     unit_lineage,
     operand_types,
+    amplification,
     query_form,
     option_ranges,
     reserved_names,

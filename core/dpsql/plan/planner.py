@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from core.dpsql.aggregates.base import Aggregate
 from core.dpsql.aggregates.kinds import kind_class
+from core.dpsql.check.amplification import RowCap
 from core.dpsql.check.relations import Source
 from core.dpsql.parse.ir import AggKind, DPQuery
 from core.dpsql.plan.budget_split import split_epsilon
@@ -36,6 +37,7 @@ class Plan:
     selection: Statistic | None  # the noisy threshold; None with PUBLIC_GROUPS
     selection_epsilon: Fraction | None  # ε_τ (the reused count's when it is reused)
     public_source: Source | None = None  # PUBLIC_GROUPS: the table listing the groups
+    row_caps: tuple[RowCap, ...] = ()  # private tables capped in rows per unit (private joins)
 
     @property
     def statistics(self) -> list[Statistic]:
@@ -87,7 +89,11 @@ def aggregate_names(query: DPQuery) -> list[str]:
 
 
 def plan_query(
-    query: DPQuery, sources: list[Source], salt: int, public_source: Source | None = None
+    query: DPQuery,
+    sources: list[Source],
+    salt: int,
+    public_source: Source | None = None,
+    row_caps: tuple[RowCap, ...] = (),
 ) -> Plan:
     """The plan of `query`: aggregates with their mechanisms and partition selection."""
     shares, reuse = split_epsilon(query)
@@ -102,7 +108,7 @@ def plan_query(
     for stat in (s for a in aggregates for s in a.statistics):
         if stat.component != Component.QUANTILE and stat.scale > MAX_INT_SCALE:
             _too_small(query, stat.scale)
-    plan = Plan(query, sources, int(salt), aggregates, None, None, public_source)
+    plan = Plan(query, sources, int(salt), aggregates, None, None, public_source, row_caps)
     if query.options.public_groups:
         return plan
     own = next((s.epsilon for s in shares if s.aggregate is None), None)

@@ -24,6 +24,7 @@ from core.dpsql.parse.ir import DPQuery
 from core.dpsql.plan.planner import Plan
 from core.dpsql.sql.expressions import DIALECTS, SqlTarget, col
 from core.dpsql.sql.postgres import round_half_away
+from core.dpsql.sql.row_caps import cap_private_tables
 from core.dpsql.sql.sampling import sampling_stages
 from core.dpsql.sql.sampling_key import sampling_key
 
@@ -50,6 +51,7 @@ class StagedSQL:
 
     plan: Plan
     stages: list[tuple[str, exp.Select]]  # the executed DuckDB form (salted sampling key)
+    relation: exp.Select  # the executed FROM/JOINs/CTEs (private tables capped when joined)
 
     @property
     def query(self) -> DPQuery:
@@ -59,10 +61,13 @@ class StagedSQL:
         """The staged query in `dialect`. Exports use random(); execution uses the salted hash."""
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}")
-        stages = self.stages if executable else build_stages(self.plan, SqlTarget(
-            dialect, False, self.plan.query.options.max_rows_per_group
-        ))  # fmt: skip
-        tree = assemble(self.query, stages, total=executable)
+        if executable:
+            stages, relation = self.stages, self.relation
+        else:
+            target = SqlTarget(dialect, False, self.plan.query.options.max_rows_per_group)
+            relation = executed_relation(self.plan, target)
+            stages = build_stages(self.plan, target, relation)
+        tree = assemble(relation, stages, total=executable)
         if dialect == "postgres":  # PostgreSQL rounds halves to even: see postgres.py
             tree = round_half_away(tree)
         return tree.sql(dialect=dialect, pretty=pretty)
@@ -74,13 +79,20 @@ class StagedSQL:
         final = exp.select("*").from_(name)
         if limit is not None:
             final = final.limit(limit)
-        return assemble(self.query, upto, final, total=True).sql(dialect="duckdb")
+        return assemble(self.relation, upto, final, total=True).sql(dialect="duckdb")
 
 
 def stage(plan: Plan) -> StagedSQL:
     """The executed staged SQL of `plan` (DuckDB; Spark runs the same text, see to_spark_sql)."""
     target = SqlTarget("duckdb", True, plan.query.options.max_rows_per_group)
-    return StagedSQL(plan, build_stages(plan, target))
+    relation = executed_relation(plan, target)
+    return StagedSQL(plan, build_stages(plan, target, relation), relation)
+
+
+def executed_relation(plan: Plan, target: SqlTarget) -> exp.Select:
+    """The query's FROM, JOINs and CTEs as they run: private tables capped in rows per unit
+    when the query joins private relations (`core.dpsql.sql.row_caps`)."""
+    return cap_private_tables(plan.query.relation.copy(), plan.row_caps, target, plan.salt + 2)
 
 
 def _random_key(target: SqlTarget, parts: list[exp.Expression], salt: int) -> exp.Expression:
@@ -100,14 +112,16 @@ def _uid_expression(plan: Plan) -> exp.Expression:
     return exp.Coalesce(this=uid_cols[0], expressions=uid_cols[1:])
 
 
-def build_stages(plan: Plan, target: SqlTarget) -> list[tuple[str, exp.Select]]:
+def build_stages(
+    plan: Plan, target: SqlTarget, relation: exp.Select
+) -> list[tuple[str, exp.Select]]:
     q = plan.query
     nk = len(q.keys)
     keys = [col(f"k{i}") for i in range(nk)]
     stages: list[tuple[str, exp.Select]] = []
 
     # src: project _uid, keys and aggregate arguments from the validated relation
-    src = q.relation.copy()
+    src = relation.copy()
     src.set("with_", None)
     projections = [exp.alias_(_uid_expression(plan), "_uid")]
     projections += [exp.alias_(k.copy(), f"k{i}") for i, k in enumerate(q.keys)]
@@ -226,7 +240,7 @@ def _public_group_stages(plan: Plan, stat_names: list[str]) -> list[tuple[str, e
 
 
 def assemble(
-    query: DPQuery,
+    relation: exp.Select,
     stages: list[tuple[str, exp.Select]],
     final: exp.Select | None = None,
     total: bool = False,
@@ -235,7 +249,7 @@ def assemble(
     the user's CTEs totalised like `src` (DuckDB's TRY)."""
     last = stages[-1][0]
     out = (final or exp.select("*").from_(last)).copy()
-    user = query.relation.args.get("with_")
+    user = relation.args.get("with_")
     ctes = [totalise(c) if total else c.copy() for c in user.expressions] if user else []
     ctes += [
         exp.CTE(this=s.copy(), alias=exp.TableAlias(this=exp.to_identifier(n))) for n, s in stages
