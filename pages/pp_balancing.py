@@ -37,7 +37,7 @@ from core.balancing.publish import (
 )
 from core.balancing.records import encode_sa
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
-from core.data.loading import load_table
+from core.data.loading import MAX_UPLOAD_BYTES, load_table
 from core.errors import InputError
 from core.registry import Registry
 from core.viz.balancing import (
@@ -66,7 +66,7 @@ def _demo_table(name: str) -> pd.DataFrame:
     return next(d for d in DEMOS if d.name == name).load()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=max(2, (1 << 30) // MAX_UPLOAD_BYTES), ttl=3600)
 def _upload_table(data: bytes, name: str, digest: str) -> pd.DataFrame:
     return load_table(data, name=name)
 
