@@ -47,7 +47,8 @@ RULE_CODES: dict[str, str] = {
     "DPX-V016": "an operator not allowed over private rows (set operations, PIVOT, LIMIT, DISTINCT ON "
     "without the unit, UNNEST/LATERAL, expression subqueries, nested or recursive CTEs)",
     "DPX-V020": "a plain (non-DP) aggregate in the DP SELECT, or no DP aggregate",
-    "DPX-V021": "a DP aggregate without contribution bounds, or with extra positional arguments",
+    "DPX-V021": "a DP aggregate other than COUNT without contribution bounds, or with extra "
+    "positional arguments",
     "DPX-V022": "bounds not numeric literals, L > U, or abs(bound) > 1e15",
     "DPX-V023": "the wrong bounds kind (per row vs per group)",
     "DPX-V024": "COUNT(DISTINCT col) with col not the unit",
@@ -60,6 +61,8 @@ RULE_CODES: dict[str, str] = {
     "DPX-V032": "max_groups_contributed missing or outside its range",
     "DPX-V033": "an unknown, repeated or out-of-range option or weight; too many aggregates",
     "DPX-V034": "PUBLIC_GROUPS keys not from one public table; a reserved output name",
+    "DPX-V035": "a numeric DP aggregate (SUM, AVG, VAR, STDDEV, quantiles) over a text, boolean or "
+    "date value",
     "DPX-V040": "one private row could produce more rows through the joins than the public bound "
     "allows (ON TRUE / non-equi / OR joins, duplicated keys, private joins; CTEs and subqueries "
     "included)",

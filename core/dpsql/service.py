@@ -170,6 +170,7 @@ class QueryResult:
             "ci_note": CI_CAVEAT,
             "threshold": _threshold_dict(th),
             "partitions_released": self.released.partitions_released,
+            "notes": list(self.released.notes),
             "mechanisms": [jsonable(m.to_json()) for m in self.mechanisms],
             "ledger": [ledger_row(m) for m in self.mechanisms],
             "epsilon_spent": self.cost.epsilon,

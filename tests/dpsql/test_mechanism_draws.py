@@ -36,6 +36,7 @@ QUERIES = {
     "quantiles": "dept, ANON_MEDIAN(amount, 0, 100) AS m, ANON_NTILE(amount, 0.9, 0, 100) AS p",
     "reused unit count": "dept, COUNT(DISTINCT uid) AS n, ANON_SUM(amount, 0, 10) AS s",
     "no keys": "ANON_COUNT(*, 2) AS c, ANON_MEDIAN(amount, 0, 100) AS m",
+    "implicit counts (no bounds)": "dept, ANON_COUNT(*) AS n, ANON_COUNT(amount) AS m",
     "expression over aggregates": "dept, ANON_SUM(amount, 0, 100) / ANON_COUNT(*, 3) AS ratio",
 }
 PUBLIC_GROUPS = (

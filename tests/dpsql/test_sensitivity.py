@@ -41,7 +41,7 @@ def cross_user(frame: pd.DataFrame, cu: int) -> tuple[pd.DataFrame, object]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows, cu=st.integers(1, 3), victim=st.integers(1, 6))
 def test_removing_one_unit_has_bounded_effect(rows, cu, victim):
-    frame = pd.DataFrame(rows, columns=["uid", "g", "x"])
+    frame = pd.DataFrame(rows, columns=["uid", "g", "x"]).astype({"x": float})  # a numeric column
     full, plan = cross_user(frame, cu)
     rest = frame[frame["uid"] != victim]
     if rest.empty:

@@ -101,6 +101,10 @@ class Aggregate(ABC):
         """The public noise-only half-width of a released value (None: not one number)."""
         return None
 
+    def release_note(self) -> str | None:
+        """Something a release of this aggregate states besides its values (None: nothing)."""
+        return None
+
     # -- export ----------------------------------------------------------------------------
     @classmethod
     @abstractmethod

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
+from core.dpsql.check.aggregate_types import check_aggregate_types
 from core.dpsql.check.allowlist import check_allowlist
 from core.dpsql.check.amplification import Amplification, check_amplification
 from core.dpsql.check.gate import gate
@@ -124,6 +125,12 @@ def option_ranges(c: Checking) -> None:
     check_ranges(c.query)
 
 
+def aggregate_types(c: Checking) -> None:
+    """V035: every DP aggregate's argument has the type its kind needs (numbers for SUM, AVG,
+    VAR, STDDEV and quantiles), typed against the catalogue schema."""
+    check_aggregate_types(c.query, c.catalog)
+
+
 def reserved_names(c: Checking) -> None:
     """V034: output names may not use the engine's internal prefix."""
     check_reserved_names([o.name for o in c.query.outputs])
@@ -147,6 +154,7 @@ CHECKS: tuple[Check, ...] = (
     amplification,
     query_form,
     option_ranges,
+    aggregate_types,
     reserved_names,
     public_groups,
 )

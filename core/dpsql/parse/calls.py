@@ -80,11 +80,58 @@ def _bounds(low, high, call) -> tuple[float, float]:
     return lo, hi
 
 
+# How each aggregate writes its bounds, for fix hints that fit the aggregate (x: its argument).
+BOUNDS_EXAMPLE = {
+    "ANON_SUM": "ANON_SUM({x}, 0, 100)",
+    "ANON_AVG": "ANON_AVG({x}, 0, 100)",
+    "ANON_VAR": "ANON_VAR({x}, 0, 100)",
+    "ANON_VAR_POP": "ANON_VAR_POP({x}, 0, 100)",
+    "ANON_STDDEV": "ANON_STDDEV({x}, 0, 100)",
+    "ANON_STDDEV_POP": "ANON_STDDEV_POP({x}, 0, 100)",
+    "ANON_NTILE": "ANON_NTILE({x}, 0.5, 0, 100)",
+    "ANON_PERCENTILE_CONT": "ANON_PERCENTILE_CONT({x}, 0.5, 0, 100)",
+    "ANON_MIN": "ANON_MIN({x}, 0, 100)",
+    "ANON_MAX": "ANON_MAX({x}, 0, 100)",
+    "ANON_MEDIAN": "ANON_MEDIAN({x}, 0, 100)",
+    "SUM": "SUM({x}, contribution_bounds_per_group => (0, 100))",
+    "AVG": "AVG({x}, contribution_bounds_per_group => (0, 100))",
+    "VAR_POP": "VAR_POP({x}, contribution_bounds_per_row => (0, 100))",
+    "VARIANCEPOP": "VAR_POP({x}, contribution_bounds_per_row => (0, 100))",
+    "STDDEV_POP": "STDDEV_POP({x}, contribution_bounds_per_row => (0, 100))",
+    "STDDEVPOP": "STDDEV_POP({x}, contribution_bounds_per_row => (0, 100))",
+    "PERCENTILE_CONT": "PERCENTILE_CONT({x}, 0.5, contribution_bounds_per_row => (0, 100))",
+}
+# The paper form's DP spelling of a plain aggregate, for V020's fix.
+PAPER_SPELLING = {
+    "COUNT": "ANON_COUNT({x}, 5)",
+    "SUM": "ANON_SUM({x}, 0, 100)",
+    "AVG": "ANON_AVG({x}, 0, 100)",
+    "VARIANCEPOP": "ANON_VAR_POP({x}, 0, 100)",
+    "STDDEVPOP": "ANON_STDDEV_POP({x}, 0, 100)",
+    "MIN": "ANON_MIN({x}, 0, 100)",
+    "MAX": "ANON_MAX({x}, 0, 100)",
+    "MEDIAN": "ANON_MEDIAN({x}, 0, 100)",
+}
+
+
+def _argument_text(call: exp.Expression) -> str:
+    first = call.this if not isinstance(call, exp.Anonymous) else next(iter(call.expressions), None)
+    if isinstance(first, Clamped):
+        first = first.this
+    return "x" if first is None else first.sql(dialect=DPSQL)[:60]
+
+
+def _function_name(call: exp.Expression) -> str:
+    return call.name.upper() if isinstance(call, exp.Anonymous) else call.key.upper()
+
+
 def _missing_bounds(call) -> InputError:
+    """V021 with a fix in the call's own spelling (COUNT never needs bounds: see `_count`)."""
+    example = BOUNDS_EXAMPLE.get(_function_name(call), "{x} with contribution bounds")
     return InputError(
-        f"DPX-V021 `{call.sql(dialect=DPSQL)}`{where_text(call)} has no contribution bounds. Rule: give the smallest "
-        "and largest value one unit may add to a group; bounds are never inferred from data. "
-        "Fix: e.g. ANON_SUM(x, 0, 100) or SUM(x, contribution_bounds_per_group => (0, 100))."
+        f"DPX-V021 `{call.sql(dialect=DPSQL)}`{where_text(call)} has no contribution bounds. "
+        "Rule: give the smallest and largest value one unit may add (only COUNT infers its "
+        f"bounds, privately). Fix: e.g. {example.format(x=_argument_text(call))}."
     )
 
 
@@ -165,22 +212,36 @@ class AggregateReader:
             if self.form != "DIFFERENTIAL_PRIVACY":
                 raise self._form_mix(node, name, PAPER_EQUIVALENT.get(name, "the ANON_ form"))
             return self._zeta(node, name, alias, span)
-        if self.form == "DIFFERENTIAL_PRIVACY" and node.key.upper() in {
-            "COUNT",
+        name = node.key.upper()
+        if self.form == "DIFFERENTIAL_PRIVACY" and isinstance(node, exp.Count):
+            return self._implicit_count(node.this, 1.0, alias, span)
+        if self.form == "DIFFERENTIAL_PRIVACY" and name in {
             "SUM",
             "AVG",
             "VARIANCEPOP",
             "STDDEVPOP",
         }:
             raise _missing_bounds(node)
-        hint = (
-            "use ANON_SUM(x, L, U) / ANON_COUNT(*, U) / ANON_AVG(x, L, U)"
-            if self.form == "ANONYMIZATION"
-            else "add contribution_bounds_per_group => (L, U)"
-        )
+        x = _argument_text(node)
+        if self.form == "ANONYMIZATION" and name in PAPER_SPELLING:
+            hint = f"write {PAPER_SPELLING[name].format(x=x)}"
+        elif self.form == "ANONYMIZATION":
+            hint = "use a DP aggregate such as ANON_COUNT(*), ANON_SUM(x, 0, 100)"
+        else:
+            hint = "use COUNT, SUM, AVG, VAR_POP, STDDEV_POP or PERCENTILE_CONT"
         raise InputError(
             f"DPX-V020 `{node.sql(dialect=DPSQL)}`{where_text(node)} is not a differentially private aggregate. "
             f"Rule: a DP SELECT may only aggregate with DP functions. Fix: {hint}."
+        )
+
+    def _implicit_count(self, arg: exp.Expression, weight: float, alias, span) -> DPAggregate:
+        """COUNT(*) / COUNT(x) without contribution bounds (either form): bounds are inferred
+        from the data privately, as ZetaSQL and BigQuery document (see
+        `core.dpsql.aggregates.implicit_count`)."""
+        star = isinstance(arg, exp.Star)
+        kind = AggKind.IMPLICIT_COUNT_ROWS if star else AggKind.IMPLICIT_COUNT_VALUES
+        return DPAggregate(
+            kind, None if star else arg, None, None, "implicit", None, weight, alias, span
         )
 
     def _form_mix(self, node, name, equivalent) -> InputError:
@@ -222,6 +283,8 @@ class AggregateReader:
         if name == "ANON_COUNT" and len(args) == 1 and isinstance(args[0], exp.Distinct):
             return self._count_distinct(args[0], node, alias, span, weight)
         clamped = [a for a in args if isinstance(a, Clamped)]
+        if name == "ANON_COUNT" and len(args) == 1 and not clamped:
+            return self._implicit_count(args[0], weight, alias, span)
         _check_arity(node, name, args, bool(clamped))
         lo = hi = None
         if clamped:
@@ -308,6 +371,8 @@ class AggregateReader:
                 f"Fix: use {want} => (L, U)."
             )
         if want not in named:
+            if name == "COUNT":
+                return self._implicit_count(positional[0], weight, alias, span)
             raise _missing_bounds(node)
         pair = named[want]
         if not isinstance(pair, exp.Tuple) or len(pair.expressions) != 2:

@@ -30,6 +30,8 @@ class AggKind(StrEnum):
     VAR = "VAR"
     STDDEV = "STDDEV"
     QUANTILE = "QUANTILE"
+    IMPLICIT_COUNT_ROWS = "IMPLICIT_COUNT_ROWS"  # COUNT(*) without bounds (ZetaSQL: implicit)
+    IMPLICIT_COUNT_VALUES = "IMPLICIT_COUNT_VALUES"  # COUNT(x) without bounds
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ class DPAggregate:
     arg: exp.Expression | None
     lower: float | None
     upper: float | None
-    clamp: Literal["group", "row", "none"]
+    clamp: Literal["group", "row", "none", "implicit"]
     p: float | None
     weight: float
     alias: str

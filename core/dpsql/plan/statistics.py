@@ -26,6 +26,7 @@ class Component(StrEnum):
     SUM = "sum"
     SUMSQ = "sumsq"
     QUANTILE = "quantile"
+    BOUND = "bound"  # an implicit contribution bound chosen from the data (exponential mech.)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,15 @@ def quantile_statistic(
     2·Δu/(ε_i/C_u) is each partition's)."""
     mech = Exponential(label, sensitivity=max_groups * score_sensitivity, epsilon=float(epsilon))
     return Statistic(aggregate, Component.QUANTILE, f"l{aggregate}", rows, 0, max_groups, mech)
+
+
+def bound_statistic(
+    label: str, aggregate: int, epsilon: float, max_groups: int, score_sensitivity: float
+) -> Statistic:
+    """An implicit contribution bound chosen by the exponential mechanism over public
+    candidates; `score_sensitivity` is what one unit moves the score (C_u pairs included)."""
+    mech = Exponential(label, sensitivity=score_sensitivity, epsilon=float(epsilon))
+    return Statistic(aggregate, Component.BOUND, f"h{aggregate}", 0, 0, max_groups, mech)
 
 
 def threshold_statistic(

@@ -52,7 +52,8 @@ def release(plan: Plan, cross_user: pd.DataFrame, accountant: Accountant) -> Rel
         out[f"v{agg.index}"] = np.asarray(value, dtype=float) if rows else np.zeros(0)
         intervals[agg.index] = iv.reshape(rows, 2) if rows else np.zeros((0, 2))
     out[ROW_ID] = np.arange(rows)
-    return Released(out, intervals, plan.threshold_info(), rows)
+    notes = [n for n in (agg.release_note() for agg in plan.aggregates) if n]
+    return Released(out, intervals, plan.threshold_info(), rows, notes)
 
 
 def _is_reused(plan: Plan, agg) -> bool:
