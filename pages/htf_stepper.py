@@ -13,13 +13,14 @@ import streamlit as st
 from core.privacy import Accountant, Cost, Noise
 from core.spatial.htf import build_htf
 from core.spatial.htf_trace import HTFTrace
+from core.spatial.unit import POINT, Unit
 from core.viz.htf_steps import level_figure, level_summary
 
 TRACE_KEY = "lh_htf_trace"
 
 
 def show_htf_stepper(
-    F: np.ndarray, epsilon: float, htf_params: dict, noise: Noise, key: str
+    F: np.ndarray, epsilon: float, htf_params: dict, noise: Noise, key: str, unit: Unit = POINT
 ) -> None:
     """Build HTF with a trace (same code as the release) and show one level at a time.
 
@@ -45,7 +46,9 @@ def show_htf_stepper(
             return
         trace = HTFTrace()
         step_noise = Noise.seeded(noise.seed) if not noise.is_secure else Noise.secure()
-        build_htf(F, epsilon, Accountant(step_noise, Cost(epsilon)), trace=trace, **params)
+        build_htf(
+            F, epsilon, Accountant(step_noise, Cost(epsilon)), trace=trace, unit=unit, **params
+        )
         st.session_state[TRACE_KEY] = kept = (stamp, trace)
     trace = kept[1]
     n = len(trace.levels)

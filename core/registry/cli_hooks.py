@@ -85,6 +85,7 @@ def govern_htf(handler: Handler) -> Handler:
                 "no --bbox given. The bounding box is public and must not come from the private "
                 "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
             )
+        unit_text = _location_unit(args)
         registry = open_registry(args, registered)
         dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
         if dataset is not None:
@@ -103,7 +104,7 @@ def govern_htf(handler: Handler) -> Handler:
                 params_of(args),
                 [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
-                privacy={"unit": "one point (one row of the table)"},
+                privacy={"unit": unit_text},
             )
         if keeps_own_output(release, args):
             return run_unchanged(registry, release, handler, args)
@@ -116,6 +117,13 @@ def govern_htf(handler: Handler) -> Handler:
         return result if args.json else _htf_text(result, result.get("registry"))
 
     return run
+
+
+def _location_unit(args) -> str:
+    """Whom a location release protects: one point, or each person (--uid, at most K points)."""
+    from core.spatial.cli import unit_of  # a bad --uid/--max-points-per-person: refused uncharged
+
+    return unit_of(args).describe()
 
 
 def _location_rows(rows: list[dict] | None, charged: float, tool: str) -> list[Mechanism] | None:

@@ -55,16 +55,37 @@ class Binned:
     n_dropped: int
 
 
-def bin_points(lon: np.ndarray, lat: np.ndarray, grid: Grid) -> Binned:
-    """Count points per cell; a point on the max edge goes to the last cell, points outside are dropped."""
+def contains(grid: Grid, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Mask of the points inside the grid's bbox (edges included)."""
     x0, y0, x1, y1 = grid.bbox
     lon = np.asarray(lon, dtype=np.float64)
     lat = np.asarray(lat, dtype=np.float64)
-    inside = (lon >= x0) & (lon <= x1) & (lat >= y0) & (lat <= y1)
-    lon, lat = lon[inside], lat[inside]
+    return (lon >= x0) & (lon <= x1) & (lat >= y0) & (lat <= y1)
+
+
+def cells_of(grid: Grid, lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of points inside the bbox; a point on the max edge goes to the last cell."""
+    x0, y0, x1, y1 = grid.bbox
+    lon = np.asarray(lon, dtype=np.float64)
+    lat = np.asarray(lat, dtype=np.float64)
     c = np.floor((lon - x0) / (x1 - x0) * grid.nx).astype(np.int64)
     r = np.floor((lat - y0) / (y1 - y0) * grid.ny).astype(np.int64)
-    np.minimum(c, grid.nx - 1, out=c)
-    np.minimum(r, grid.ny - 1, out=r)
+    np.clip(c, 0, grid.nx - 1, out=c)
+    np.clip(r, 0, grid.ny - 1, out=r)
+    return r, c
+
+
+def bin_points(
+    lon: np.ndarray, lat: np.ndarray, grid: Grid, keep: np.ndarray | None = None
+) -> Binned:
+    """Count points per cell; points outside the bbox are dropped (`n_dropped`). `keep`, if
+    given, is a mask of the points to count at all (e.g. the per-person bound); the others are
+    neither used nor counted as dropped."""
+    lon = np.asarray(lon, dtype=np.float64)
+    lat = np.asarray(lat, dtype=np.float64)
+    if keep is not None:
+        lon, lat = lon[keep], lat[keep]
+    inside = contains(grid, lon, lat)
+    r, c = cells_of(grid, lon[inside], lat[inside])
     F = np.bincount(r * grid.nx + c, minlength=grid.ny * grid.nx).reshape(grid.ny, grid.nx)
     return Binned(F=F.astype(np.int64), n_used=int(inside.sum()), n_dropped=int((~inside).sum()))
