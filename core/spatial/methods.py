@@ -51,9 +51,7 @@ VARIANTS: dict[str, Callable] = {
     "quadtree-leaves": partial(build_quadtree, height_rule="leaf-count"),
     # Cormode et al.'s kd-hybrid with their pruning rule (docs/benchmarks/htf.md, "kd-tree"):
     # the faithful kd-trees above split empty space at random and never stop early
-    "kdtree-hybrid": partial(
-        build_kdtree, switch_level=3, early_stop=32.0, method="kdtree-hybrid"
-    ),
+    "kdtree-hybrid": partial(build_kdtree, switch_level=3, early_stop=32.0, method="kdtree-hybrid"),
     # a small share of eps buys noisy features, a rule picks the method (core/spatial/selection.py)
     "auto": build_auto,
 }
