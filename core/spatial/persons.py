@@ -10,11 +10,12 @@ every row gets a random key, rows are ordered by (person, key), and a person's f
 that order are kept. In secure mode the keys are fresh uniform 62-bit integers from the OS
 (`Noise.integers`): independent across rows, so each person's subset is uniform and independent
 of every other person. In seeded (demo) mode a row's key is a keyed hash (SipHash-2-4, pandas'
-`hash_pandas_object`) of (its person id, its position among that person's rows), under a
+`hash_array`) of (its person id, its position among that person's rows), under a
 16-character key drawn once from the seeded stream: a person's subset then depends only on the
 seed and that person's own rows, so two neighbouring tables (one person more or less) keep the
 same points for everyone else and consume the same draws of the stream — which is what makes
-same-seed differencing tests meaningful. Rows without a person id are dropped (a rule about the
+same-seed differencing tests meaningful. (The key of a row is the SipHash of its person id,
+XOR-ed with its position times a 64-bit odd constant and mixed by SplitMix64's finaliser.) Rows without a person id are dropped (a rule about the
 row alone; the owner sees how many).
 """
 
@@ -39,12 +40,12 @@ def bound_points_per_person(uid, k: int, noise: Noise) -> np.ndarray:
         raise InputError(f"the points-per-person bound must be a whole number >= 1, got {k!r}.")
     ids = pd.Series(np.asarray(uid, dtype=object)) if not isinstance(uid, pd.Series) else uid
     ids = ids.reset_index(drop=True)
-    codes, _ = pd.factorize(ids, use_na_sentinel=True)
+    codes, uniques = pd.factorize(ids, use_na_sentinel=True)
     n = len(codes)
     keep = np.zeros(n, dtype=bool)
     if n == 0:
         return keep
-    keys = _row_keys(ids, codes, noise)
+    keys = _row_keys(ids, codes, uniques, noise)
     order = np.lexsort((np.arange(n), keys, codes))  # by person, then key (row: tie-break)
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
@@ -53,14 +54,33 @@ def bound_points_per_person(uid, k: int, noise: Noise) -> np.ndarray:
     return keep
 
 
-def _row_keys(ids: pd.Series, codes: np.ndarray, noise: Noise) -> np.ndarray:
+def _row_keys(ids: pd.Series, codes: np.ndarray, uniques, noise: Noise) -> np.ndarray:
     n = len(codes)
     if noise.is_secure:
         return noise.integers(2**62, size=n).astype(np.uint64)
     key = "".join(chr(33 + int(v)) for v in noise.integers(_KEY_ALPHABET, size=16))
-    position = pd.Series(codes).groupby(codes).cumcount().to_numpy()
-    frame = pd.DataFrame({"person": ids.astype(str), "position": position})
-    return pd.util.hash_pandas_object(frame, index=False, hash_key=key).to_numpy(np.uint64)
+    person = pd.util.hash_array(np.asarray(uniques, dtype=object).astype(str), hash_key=key)
+    h = np.where(codes >= 0, person[np.maximum(codes, 0)], np.uint64(0)).astype(np.uint64)
+    return _mix(h ^ (_positions(codes).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+
+
+def _positions(codes: np.ndarray) -> np.ndarray:
+    """Each row's position among the rows of its person, in table order."""
+    n = len(codes)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    pos = np.empty(n, dtype=np.int64)
+    pos[order] = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    return pos
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: a bijection of 64-bit words that spreads every input bit."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
 
 
 def person_ids(df: pd.DataFrame, column: str) -> pd.Series:

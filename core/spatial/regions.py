@@ -13,6 +13,9 @@ from core.errors import InputError
 from core.spatial.synthetic import SYNTHETIC_BBOX
 
 BBox = tuple[float, float, float, float]
+# A box across the antimeridian wider than this is almost surely MINLON and MAXLON swapped
+# (e.g. -118,34,-119,35 would be 359° wide): refused with that hint.
+MAX_WRAP_WIDTH = 180.0
 
 
 @dataclass(frozen=True)
@@ -58,5 +61,11 @@ def check_bbox(bbox: BBox) -> BBox:
             f"bounding box {[x0, y0, x1, y1]} is not valid: need MINLAT < MAXLAT within "
             "[-90, 90] and two different longitudes within [-180, 180] (MINLON < MAXLON, or "
             "MINLON > MAXLON for a box across the antimeridian, e.g. 176.8,-19.3,-178.2,-15.6)."
+        )
+    if x0 > x1 and x1 + 360 - x0 > MAX_WRAP_WIDTH:
+        raise InputError(
+            f"bounding box {[x0, y0, x1, y1]} is not valid: MINLON > MAXLON means a box across "
+            f"the antimeridian, and this one would span {x1 + 360 - x0:g}° of longitude. Were "
+            "MINLON and MAXLON swapped? Give MINLON,MINLAT,MAXLON,MAXLAT."
         )
     return (x0, y0, x1, y1)

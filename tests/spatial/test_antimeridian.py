@@ -54,6 +54,8 @@ def test_bbox_checks_accept_a_wrap_and_refuse_nonsense():
     for bad in [(10, 0, 10, 1), (0, 1, 5, 0), (190, 0, 5, 1), (5, 0, -190, 1)]:
         with pytest.raises(InputError):
             check_bbox(bad)
+    with pytest.raises(InputError, match="swapped"):  # 359° wide: a typo, not a wrap
+        check_bbox((-118.0, 34.0, -119.0, 35.0))
     with pytest.raises(InputError):
         Grid(4, 4, (10.0, 0.0, 10.0, 1.0))
 
