@@ -27,7 +27,7 @@ LOG = logging.getLogger(__name__)
 
 def release_label(r: Release) -> str:
     """A release as listed in the report picker (public fields of the record only)."""
-    return f"#{r.id} · {r.tool} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
+    return f"#{r.id} · {r.title} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
 
 
 st.title("Releases")

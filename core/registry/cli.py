@@ -90,7 +90,7 @@ def dataset_json(registry: Registry, d: Dataset) -> dict:
         ],
         "releases": [
             {k: r.summary()[k] for k in ("id", "tool", "epsilon", "delta", "time", "mode")}
-            | {"status": r.status.value}
+            | {"status": r.status.value, "method": r.method}
             for r in runs
             if r.kind is RunKind.RELEASE
         ],

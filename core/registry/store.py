@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import InputError
@@ -19,6 +20,40 @@ from core.errors import InputError
 FILE_NAME = "registry.sqlite"
 ENV_VAR = "DPX_REGISTRY"
 BUSY_TIMEOUT_MS = 30_000  # a writer waits at most this long for another one's transaction
+
+
+class RegistryError(InputError):
+    """The registry database could not be read or written (damaged file, full disk, ...)."""
+
+
+@contextmanager
+def guarded(directory: Path) -> Iterator[None]:
+    """Turn any `sqlite3.Error` into one line that says what happened and what to do."""
+    try:
+        yield
+    except sqlite3.Error as err:
+        raise RegistryError(sqlite_message(err, directory)) from None
+
+
+def sqlite_message(err: sqlite3.Error, directory: Path) -> str:
+    text = str(err).lower()
+    where = directory / FILE_NAME
+    if "full" in text:
+        return (
+            f"the registry could not be written: the disk holding {where} is full. Fix: free "
+            "space there and run the command again (`dpx dataset reconcile NAME` completes "
+            "a release that was charged but not recorded)."
+        )
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return (
+            f"the registry database {where} is damaged ({err}). Fix: restore it from a backup "
+            "(`dpx dataset backup` makes one); nothing was charged by this command."
+        )
+    if "readonly" in text or "read-only" in text:
+        return f"the registry {where} is read-only. Fix: make it writable or use --registry DIR."
+    if "locked" in text or "busy" in text:
+        return f"the registry {where} is busy (another process holds it). Fix: try again."
+    return f"the registry {where} failed: {err}. Fix: check the file, or restore a backup."
 
 
 def default_directory() -> Path:
@@ -95,8 +130,26 @@ def _v1(con: sqlite3.Connection) -> None:
     )
 
 
+def _v2(con: sqlite3.Connection) -> None:
+    """Datasets state their unit (`row_is_unit`) and PP's publishable columns; a release
+    records the process that charged it (to list charges never delivered); location
+    histograms are one tool, "location", with the method as a parameter."""
+    _run_script(
+        con,
+        """
+        ALTER TABLE datasets ADD COLUMN row_is_unit INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE datasets ADD COLUMN publishable TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE releases ADD COLUMN worker TEXT NOT NULL DEFAULT '';
+        UPDATE releases SET params = json_set(params, '$.method', tool), tool = 'location'
+            WHERE tool NOT IN ('sql', 'pp', 'location');
+        UPDATE refusals SET params = json_set(params, '$.method', tool), tool = 'location'
+            WHERE tool NOT IN ('sql', 'pp', 'location')
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1,)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
 
 
 def schema_version(con: sqlite3.Connection) -> int:
