@@ -18,7 +18,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.registry import Registry, Release, RunKind
-from core.reports.cli import report_html
+from core.reports import report_html
 from pages.mode import is_analyst
 
 REPORT_KEY = "rel_report"

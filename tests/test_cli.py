@@ -116,7 +116,7 @@ def test_dataset_add_show_list_contract(capsys, registry_dir, points):
 
 def test_registry_flag_overrides_the_environment(capsys, registry_dir, points, tmp_path):
     other = tmp_path / "other-registry"
-    _json(capsys, ["dataset", "add", "x", "--table", f"t={points}", "--epsilon", "1",
+    _json(capsys, ["dataset", "add", "x", "--table", f"t={points}", "--uid", "uid", "--epsilon", "1",
                    "--registry", str(other)])  # fmt: skip
     assert [
         d["name"] for d in _json(capsys, ["dataset", "list", "--registry", str(other)])["datasets"]

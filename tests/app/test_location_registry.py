@@ -12,7 +12,7 @@ import json
 import pytest
 
 from core.registry import Policy, Registry, RunKind, Status
-from core.reports.cli import report_html
+from core.reports import report_html
 from pages.common import MODE_KEY, SEED_KEY
 from tests.registry.helpers import write_points
 
