@@ -6,10 +6,15 @@ dpx dataset add NAME --table T=FILE [--table T2=FILE2 ...] [--public P=FILE ...]
 dpx dataset show NAME [--registry DIR] --json
 dpx dataset list [--registry DIR] [--json]
 dpx dataset budget NAME --epsilon E [--delta D] [--registry DIR] [--json]
+dpx dataset backup --out FILE [--registry DIR]      (SQLite online backup: safe while others run)
+dpx dataset restore FILE [--force] [--registry DIR] (stop every dpx first; see the README)
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from core import cliargs
 from core.errors import InputError
 from core.registry.models import Dataset, Policy, RunKind
 from core.registry.registry import Registry
@@ -26,14 +31,20 @@ def register(sub, common) -> None:
     actions.required = True
 
     add = actions.add_parser("add", parents=[common], help="register a dataset")
-    add.add_argument("name", metavar="NAME")
-    add.add_argument("--table", action="append", default=[], metavar="T=FILE", required=True)
-    add.add_argument("--public", action="append", default=[], metavar="P=FILE")
-    add.add_argument("--uid", default=None, help="the privacy-unit column, where there is one")
-    add.add_argument("--epsilon", type=float, required=True, help="total epsilon budget")
-    add.add_argument("--delta", type=float, default=0.0, help="total delta budget (default 0)")
-    add.add_argument("--max-epsilon-per-query", type=float, default=None)
-    add.add_argument("--max-delta-per-query", type=float, default=None)
+    add.add_argument("name", type=cliargs.NAME, metavar="NAME")
+    add.add_argument(
+        "--table", type=cliargs.TABLE, action="append", default=[], metavar="T=FILE", required=True
+    )
+    add.add_argument("--public", type=cliargs.TABLE, action="append", default=[], metavar="P=FILE")
+    add.add_argument(
+        "--uid", type=cliargs.NAME, default=None, help="the privacy-unit column, where there is one"
+    )
+    add.add_argument("--epsilon", type=cliargs.EPSILON, required=True, help="total epsilon budget")
+    add.add_argument(
+        "--delta", type=cliargs.DELTA, default=0.0, help="total delta budget (default 0)"
+    )
+    add.add_argument("--max-epsilon-per-query", type=cliargs.caps()[0], default=None)
+    add.add_argument("--max-delta-per-query", type=cliargs.caps()[1], default=None)
     add.add_argument(
         "--teaching",
         action="store_true",
@@ -42,7 +53,7 @@ def register(sub, common) -> None:
     add.set_defaults(handler=run_add)
 
     show = actions.add_parser("show", parents=[common], help="a dataset's budget and releases")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", type=cliargs.NAME, metavar="NAME")
     show.set_defaults(handler=run_show)
 
     lst = actions.add_parser("list", parents=[common], help="every registered dataset")
@@ -51,10 +62,38 @@ def register(sub, common) -> None:
     budget = actions.add_parser(
         "budget", parents=[common], help="set (raise) a dataset's total budget; recorded"
     )
-    budget.add_argument("name", metavar="NAME")
-    budget.add_argument("--epsilon", type=float, default=None, help="new total epsilon")
-    budget.add_argument("--delta", type=float, default=None, help="new total delta")
+    budget.add_argument("name", type=cliargs.NAME, metavar="NAME")
+    budget.add_argument("--epsilon", type=cliargs.EPSILON, default=None, help="new total epsilon")
+    budget.add_argument("--delta", type=cliargs.DELTA, default=None, help="new total delta")
     budget.set_defaults(handler=run_budget)
+
+    saved = actions.add_parser(
+        "backup", parents=[common], help="copy the registry to a file (consistent while in use)"
+    )
+    saved.add_argument(
+        "--out",
+        type=cliargs.OUTPUT_FILE,
+        required=True,
+        metavar="FILE",
+        help="the backup file to write",
+    )
+    saved.set_defaults(handler=run_backup)
+
+    back = actions.add_parser(
+        "restore", parents=[common], help="replace the registry by a backup (stop dpx first)"
+    )
+    back.add_argument(
+        "backup",
+        type=cliargs.BACKUP_FILE,
+        metavar="FILE",
+        help="a file written by `dpx dataset backup`",
+    )
+    back.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a registry that holds datasets or releases, or is damaged (moved aside)",
+    )
+    back.set_defaults(handler=run_restore)
 
 
 def pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -166,3 +205,23 @@ def run_budget(args) -> dict | str:
         f"{args.name}: total epsilon {change.epsilon_before:g} -> {change.epsilon_after:g}, "
         f"delta {change.delta_before:g} -> {change.delta_after:g} (recorded)\n" + _text(info)
     )
+
+
+def run_backup(args) -> dict | str:
+    from core.registry.store import backup, default_directory
+
+    directory = Path(args.registry).expanduser() if args.registry else default_directory()
+    path = backup(directory, args.out)
+    if args.json:
+        return {"registry": str(directory), "backup": str(path)}
+    return f"registry {directory} backed up to {path}"
+
+
+def run_restore(args) -> dict | str:
+    from core.registry.store import default_directory, restore
+
+    directory = Path(args.registry).expanduser() if args.registry else default_directory()
+    path = restore(args.backup, directory, force=args.force)
+    if args.json:
+        return {"registry": str(path), "restored_from": str(args.backup)}
+    return f"registry {path} restored from {args.backup}"
