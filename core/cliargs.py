@@ -285,7 +285,9 @@ class Directory(Validator):
         except FileNotFoundError:
             return raw
         except OSError as err:
-            raise self.refuse(f"cannot use {_show(raw)}: {err.strerror}.") from None
+            raise self.refuse(
+                f"cannot use {_show(raw)}: {err.strerror}. Fix: name a directory you can use."
+            ) from None
         if not stat.S_ISDIR(mode):
             raise self.refuse(f"{_show(raw)} is {_kind(mode)}. Fix: name a directory.")
         return raw
@@ -304,7 +306,8 @@ class Text(Validator):
         raw = str(text)
         if len(raw) > self.limit:
             raise self.refuse(
-                f"the value is {len(raw)} characters long, above the limit of {self.limit}."
+                f"the value is {len(raw)} characters long, above the limit of {self.limit}. "
+                "Fix: shorten it."
             )
         if self.name and any(ord(c) < 32 or ord(c) == 127 for c in raw):
             raise self.refuse(f"{_show(raw)} contains control characters. Fix: type the name.")
@@ -354,10 +357,12 @@ class Freqs(Validator):
     def __call__(self, text: str) -> str:
         raw = str(text)
         if len(raw) > QUERY_MAX:
-            raise self.refuse(f"the list is {len(raw)} characters long, above {QUERY_MAX}.")
+            raise self.refuse(
+                f"the list is {len(raw)} characters long, above {QUERY_MAX}. Fix: pass a table."
+            )
         items = [p for p in raw.split(",") if p.strip()]
         if len(items) > 100_000:
-            raise self.refuse(f"{len(items)} values, above the limit of 100000.")
+            raise self.refuse(f"{len(items)} values, above the limit of 100000. Fix: pass a table.")
         for item in items:
             _, sep, count = item.rpartition("=")
             if sep and not re.fullmatch(r"\s*[-+]?\d{1,15}\s*", count):

@@ -172,6 +172,7 @@ def run(args) -> dict | str:
         else:
             df = load_table(args.input)
             require_column(df, args.sa, "sensitive attribute column")
+            cliargs.refuse_nested_columns(df, [args.sa])
             counts = encode_sa(df[args.sa], missing=args.missing).counts()
         plan = plan_partition(
             counts, rho1, rho2, tie_policy=args.tie_policy, merge_policy=args.merge

@@ -24,6 +24,7 @@ import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from core.errors import InputError
 from core.files import atomic_outputs, clean_stale, temp_prefix
@@ -248,15 +249,26 @@ def connect(directory: Path) -> sqlite3.Connection:
     if problem is not None:
         raise _refuse_file(path, problem)
     with registry_errors(path):
+        _check_read_only(path)  # a damaged file is refused before anything could write to it
         con = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             _configure(con)
-            check_registry(con, path)
             migrate(con)
         except BaseException:
             con.close()
             raise
     return con
+
+
+def _check_read_only(path: Path) -> None:
+    """`check_registry` through a read-only connection (closing it never checkpoints)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        check_registry(con, path)
+    finally:
+        con.close()
 
 
 def backup(directory: Path, dest: str | Path) -> Path:
@@ -300,7 +312,7 @@ def restore(backup_file: str | Path, directory: Path, force: bool = False) -> Pa
         raise InputError(f"the backup {src_path} is not a file. Fix: name a backup file.")
     path = directory / FILE_NAME
     with registry_errors(src_path):
-        src = sqlite3.connect(f"file:{src_path.resolve()}?mode=ro", uri=True)
+        src = sqlite3.connect(f"file:{quote(str(src_path.resolve()))}?mode=ro", uri=True)
         try:
             check_registry(src, src_path)
             try:
