@@ -9,6 +9,8 @@ dpx dataset list [--json]
 dpx dataset budget NAME --epsilon E [--delta D]      (owner) raise a total; recorded
 dpx dataset policy NAME --pp-columns C1,C2           (owner) what PP may publish unchanged
 dpx dataset reconcile [NAME]                         (owner) close charges never delivered
+dpx dataset backup --out FILE     (SQLite online backup: consistent while others run)
+dpx dataset restore FILE [--force]                   (owner; stop every dpx first)
 
 Every dataset states its privacy unit at registration: `--uid COL` (the column saying whose
 rows or points they are) or `--row-is-unit` (each row is one person; a row id is added when it
@@ -18,6 +20,9 @@ or hashes of the raw bytes.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from core import cliargs
 from core.data.schema import columns_of
 from core.errors import InputError
 from core.governance import Role, current_role, require_owner
@@ -35,22 +40,32 @@ def register(sub, common) -> None:
     actions.required = True
 
     add = actions.add_parser("add", parents=[common], help="register a dataset (owner)")
-    add.add_argument("name", metavar="NAME")
-    add.add_argument("--table", action="append", default=[], metavar="T=FILE", required=True)
-    add.add_argument("--public", action="append", default=[], metavar="P=FILE")
+    add.add_argument("name", type=cliargs.NAME, metavar="NAME")
+    add.add_argument(
+        "--table", type=cliargs.TABLE, action="append", default=[], metavar="T=FILE", required=True
+    )
+    add.add_argument("--public", type=cliargs.TABLE, action="append", default=[], metavar="P=FILE")
     unit = add.add_mutually_exclusive_group(required=True)
-    unit.add_argument("--uid", default=None, help="the privacy-unit column: whose rows these are")
+    unit.add_argument(
+        "--uid",
+        type=cliargs.NAME,
+        default=None,
+        help="the privacy-unit column: whose rows these are",
+    )
     unit.add_argument(
         "--row-is-unit",
         action="store_true",
         help="each row is one person (a row id is added when the table is read)",
     )
-    add.add_argument("--epsilon", type=float, required=True, help="total epsilon budget")
-    add.add_argument("--delta", type=float, default=0.0, help="total delta budget (default 0)")
-    add.add_argument("--max-epsilon-per-query", type=float, default=None)
-    add.add_argument("--max-delta-per-query", type=float, default=None)
+    add.add_argument("--epsilon", type=cliargs.EPSILON, required=True, help="total epsilon budget")
+    add.add_argument(
+        "--delta", type=cliargs.DELTA, default=0.0, help="total delta budget (default 0)"
+    )
+    add.add_argument("--max-epsilon-per-query", type=cliargs.caps()[0], default=None)
+    add.add_argument("--max-delta-per-query", type=cliargs.caps()[1], default=None)
     add.add_argument(
         "--pp-columns",
+        type=cliargs.TEXT,
         default="",
         metavar="C1,C2",
         help="columns PP may publish unchanged beside the perturbed attribute (default: none)",
@@ -63,7 +78,7 @@ def register(sub, common) -> None:
     add.set_defaults(handler=run_add)
 
     show = actions.add_parser("show", parents=[common], help="a dataset's budget and releases")
-    show.add_argument("name", metavar="NAME")
+    show.add_argument("name", type=cliargs.NAME, metavar="NAME")
     show.set_defaults(handler=run_show)
 
     lst = actions.add_parser("list", parents=[common], help="every registered dataset")
@@ -72,17 +87,18 @@ def register(sub, common) -> None:
     budget = actions.add_parser(
         "budget", parents=[common], help="set (raise) a dataset's total budget (owner)"
     )
-    budget.add_argument("name", metavar="NAME")
-    budget.add_argument("--epsilon", type=float, default=None, help="new total epsilon")
-    budget.add_argument("--delta", type=float, default=None, help="new total delta")
+    budget.add_argument("name", type=cliargs.NAME, metavar="NAME")
+    budget.add_argument("--epsilon", type=cliargs.EPSILON, default=None, help="new total epsilon")
+    budget.add_argument("--delta", type=cliargs.DELTA, default=None, help="new total delta")
     budget.set_defaults(handler=run_budget)
 
     policy = actions.add_parser(
         "policy", parents=[common], help="what PP may publish beside the perturbed SA (owner)"
     )
-    policy.add_argument("name", metavar="NAME")
+    policy.add_argument("name", type=cliargs.NAME, metavar="NAME")
     policy.add_argument(
         "--pp-columns",
+        type=cliargs.TEXT,
         required=True,
         metavar="C1,C2",
         help="the complete list of publishable columns (empty string: none)",
@@ -94,8 +110,29 @@ def register(sub, common) -> None:
         parents=[common],
         help="close releases charged but never delivered (owner; the charges stay)",
     )
-    rec.add_argument("name", metavar="NAME", nargs="?", default=None)
+    rec.add_argument("name", type=cliargs.NAME, metavar="NAME", nargs="?", default=None)
     rec.set_defaults(handler=run_reconcile)
+
+    saved = actions.add_parser(
+        "backup", parents=[common], help="copy the registry to a file (consistent while in use)"
+    )
+    saved.add_argument(
+        "--out", type=cliargs.OUTPUT_FILE, required=True, metavar="FILE", help="the backup file"
+    )
+    saved.set_defaults(handler=run_backup)
+
+    back = actions.add_parser(
+        "restore", parents=[common], help="replace the registry by a backup (owner; stop dpx first)"
+    )
+    back.add_argument(
+        "backup", type=cliargs.BACKUP_FILE, metavar="FILE", help="a file from `dpx dataset backup`"
+    )
+    back.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a registry that holds datasets or releases, or is damaged (moved aside)",
+    )
+    back.set_defaults(handler=run_restore)
 
 
 def pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -300,3 +337,25 @@ def run_reconcile(args) -> dict | str:
         f"charge of epsilon {r['epsilon']:g} kept"
         for r in out
     )
+
+
+def run_backup(args) -> dict | str:
+    from core.registry.store import backup, default_directory
+
+    require_owner(current_role(), "backing up the registry")
+    directory = Path(args.registry).expanduser() if args.registry else default_directory()
+    path = backup(directory, args.out)
+    if args.json:
+        return {"registry": str(directory), "backup": str(path)}
+    return f"registry {directory} backed up to {path}"
+
+
+def run_restore(args) -> dict | str:
+    from core.registry.store import default_directory, restore
+
+    require_owner(current_role(), "restoring the registry")
+    directory = Path(args.registry).expanduser() if args.registry else default_directory()
+    path = restore(args.backup, directory, force=args.force)
+    if args.json:
+        return {"registry": str(path), "restored_from": str(args.backup)}
+    return f"registry {path} restored from {args.backup}"

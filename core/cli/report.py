@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from core import cliargs
 from core.errors import InputError
 from core.registry.registry import Registry
 from core.reports import report_html, write_report
@@ -14,9 +15,18 @@ def register(sub, common) -> None:
         help="write a self-contained HTML report of a recorded release",
     )
     p.add_argument(
-        "release_id", metavar="RELEASE_ID", help="the release id (see `dpx dataset show`)"
+        "release_id",
+        type=cliargs.RELEASE_ID,
+        metavar="RELEASE_ID",
+        help="the release id (see `dpx dataset show`)",
     )
-    p.add_argument("--out", required=True, metavar="FILE.html", help="the HTML file to write")
+    p.add_argument(
+        "--out",
+        type=cliargs.OUTPUT_FILE,
+        required=True,
+        metavar="FILE.html",
+        help="the HTML file to write",
+    )
     p.set_defaults(handler=run)
 
 

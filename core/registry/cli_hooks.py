@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from core import cliargs
 from core.errors import InputError
 from core.privacy import BudgetLedger, make_spend
 from core.registry.governed import (
@@ -55,6 +56,7 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
                 action.default = None
     p.add_argument(
         "--dataset",
+        type=cliargs.NAME,
         metavar="NAME",
         default=None,
         help="a registered dataset (see `dpx dataset`): its files are read and its budget charged",

@@ -31,7 +31,7 @@ from core.registry.models import (
     Status,
     TableFile,
 )
-from core.registry.store import connect, default_directory, guarded
+from core.registry.store import FILE_NAME, connect, default_directory, registry_errors
 
 _TOLERANCE = 1e-9  # float slack when comparing sums of ε to a total (0.1 + 0.2 vs 0.3)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -67,7 +67,7 @@ class Registry:
         self._con.close()
 
     def _guard(self):
-        return guarded(self.directory)
+        return registry_errors(self.directory / FILE_NAME)
 
     @contextmanager
     def _write(self):
