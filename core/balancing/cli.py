@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core import cliargs
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.plan import plan_partition
 from core.balancing.publish import publish, published_name
@@ -17,6 +18,7 @@ from core.balancing.report import MERGE_LABEL, plan_json, plan_text
 from core.data.loading import load_table
 from core.data.validation import require_column
 from core.errors import InputError
+from core.files import atomic_outputs
 from core.privacy import Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_balance
 
@@ -32,11 +34,21 @@ def register(sub, common) -> None:
             "accept decimals (0.3) or fractions (1/3)."
         ),
     )
-    p.add_argument("input", nargs="?", help="CSV or Parquet table (with --sa)")
-    p.add_argument("--sa", help="the sensitive attribute column of INPUT")
-    p.add_argument("--freqs", help='per-value counts instead of a table, e.g. "x1=12,x2=8"')
-    p.add_argument("--rho1", required=True, help="prior bound rho1 (e.g. 1/3 or 0.3)")
-    p.add_argument("--rho2", required=True, help="posterior bound rho2 > rho1 (e.g. 2/3)")
+    p.add_argument(
+        "input", nargs="?", type=cliargs.INPUT_FILE, help="CSV or Parquet table (with --sa)"
+    )
+    p.add_argument("--sa", type=cliargs.NAME, help="the sensitive attribute column of INPUT")
+    p.add_argument(
+        "--freqs",
+        type=cliargs.FREQS,
+        help='per-value counts instead of a table, e.g. "x1=12,x2=8"',
+    )
+    p.add_argument(
+        "--rho1", type=cliargs.RHO, required=True, help="prior bound rho1 (e.g. 1/3 or 0.3)"
+    )
+    p.add_argument(
+        "--rho2", type=cliargs.RHO, required=True, help="posterior bound rho2 > rho1 (e.g. 2/3)"
+    )
     p.add_argument(
         "--merge",
         choices=("none", "utility"),
@@ -49,6 +61,7 @@ def register(sub, common) -> None:
     p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
     p.add_argument(
         "--out",
+        type=cliargs.OUTPUT_FILE_IN_NEW_DIR,
         help="published CSV path; metadata is written next to it. With --seed the name gets "
         "a '.SEEDED-demo-not-private' marker before the suffix",
     )
@@ -70,7 +83,10 @@ def register(sub, common) -> None:
         help="which records of a value go to which group: original row order or a random permutation",
     )
     p.add_argument(
-        "--drop-columns", default="", help="comma-separated direct identifiers to remove"
+        "--drop-columns",
+        type=cliargs.TEXT,
+        default="",
+        help="comma-separated direct identifiers to remove",
     )
     p.add_argument(
         "--engine",
@@ -80,7 +96,9 @@ def register(sub, common) -> None:
         "than memory (pip install -e '.[spark]', Java 17); with --perturb, records are also "
         "assigned and perturbed on Spark",
     )
-    p.add_argument("--spark-master", metavar="URL", help="Spark master (default local[2])")
+    p.add_argument(
+        "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
+    )
     add_dataset_argument(p)  # registry (issue 12)
     p.set_defaults(handler=govern_balance(run))
 
@@ -154,6 +172,7 @@ def run(args) -> dict | str:
         else:
             df = load_table(args.input)
             require_column(df, args.sa, "sensitive attribute column")
+            cliargs.refuse_nested_columns(df, [args.sa])
             counts = encode_sa(df[args.sa], missing=args.missing).counts()
         plan = plan_partition(
             counts, rho1, rho2, tie_policy=args.tie_policy, merge_policy=args.merge
@@ -165,10 +184,9 @@ def run(args) -> dict | str:
         noise = Noise.from_seed(args.seed)
         drop = [c.strip() for c in args.drop_columns.split(",") if c.strip()]
         out = published_name(args.out, noise)  # a seeded publication says so in its name
-        if spark_frame is not None:
-            metadata = _spark_publish(args, spark_frame, plan, noise, drop, out)
-            rows = sum(plan.counts.values())
-        else:
+        meta_path = metadata_path(out)
+        pub = None
+        if spark_frame is None:
             for col in drop:
                 require_column(df, col, "column to drop")
             pub = publish(
@@ -181,11 +199,16 @@ def run(args) -> dict | str:
                 drop_columns=drop,
                 record_order=args.record_order,
             )
-            out.parent.mkdir(parents=True, exist_ok=True)
-            pub.table.to_csv(out, index=False)
-            metadata, rows = pub.metadata, len(pub.table)
-        meta_path = metadata_path(out)
-        meta_path.write_text(json.dumps(metadata, indent=2))
+        # the CSV and its metadata appear together or not at all (core.files)
+        with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
+            if pub is None:
+                metadata = _spark_publish(args, spark_frame, plan, noise, drop, table_file.temp)
+                rows = sum(plan.counts.values())
+            else:
+                with table_file.open(newline="") as fh:  # streamed in chunks by pandas
+                    pub.table.to_csv(fh, index=False)
+                metadata, rows = pub.metadata, len(pub.table)
+            meta_file.write_text(json.dumps(metadata, indent=2))
         result["published"] = {
             "out": str(out),
             "metadata": str(meta_path),
