@@ -63,7 +63,7 @@ def test_text_output_names_the_unit(people_csv, capsys):
         (["--uid", "person"], "needs a bound"),
         (["--max-points-per-person", "3"], "needs the person column"),
         (["--uid", "nobody", "--max-points-per-person", "3"], "person column 'nobody'"),
-        (["--uid", "person", "--max-points-per-person", "0"], ">= 1"),
+        (["--uid", "person", "--max-points-per-person", "0"], "whole number in [1,"),
     ],
 )
 def test_bad_person_arguments_exit_2_with_one_line(people_csv, capsys, extra, message):
