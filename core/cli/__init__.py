@@ -37,9 +37,9 @@ SUBCOMMANDS: dict[str, str] = {
     "datasets": "core.cli.demos",  # deprecated alias of `demos`
     "dataset": "core.cli.dataset",
     "report": "core.cli.report",
-    "htf": "core.spatial.cli",
-    "compare": "core.spatial.cli",
-    "release": "core.spatial.release_cli",
+    "htf": "core.cli.location",
+    "compare": "core.cli.location",
+    "release": "core.cli.location",
     "balance": "core.balancing.cli",
     "sql": "core.dpsql.cli",
 }

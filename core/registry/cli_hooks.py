@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core import cliargs
 from core.errors import InputError
-from core.privacy import BudgetLedger, from_json, make_spend
+from core.privacy import BudgetLedger, make_spend
 from core.registry.governed import (
     Handler,
     Tool,
@@ -40,7 +40,7 @@ from core.registry.governed import (
     single_table,
 )
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Claim, Dataset, Mechanism, RunKind
+from core.registry.models import Dataset, RunKind
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -61,97 +61,6 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
         default=None,
         help="a registered dataset (see `dpx dataset`): its files are read and its budget charged",
     )
-
-
-# -- htf -------------------------------------------------------------------------------------
-def govern_htf(handler: Handler) -> Handler:
-    """Wrap `dpx htf` (and `dpx release --method M`): charges the full --epsilon before the
-    points are read. The recorded tool is "htf", or the requested method of `dpx release`."""
-
-    def run(args):
-        tool_name = str(getattr(args, "method", None) or Tool.HTF.value).lower()
-        registered = args.dataset is not None
-        if registered and args.input:
-            raise InputError("give INPUT or --dataset NAME, not both.")
-        if not registered and not args.input:
-            raise InputError(
-                f"dpx {getattr(args, 'command', None) or 'htf'} needs INPUT (a CSV/Parquet "
-                "file) or --dataset NAME."
-            )
-        if not args.epsilon > 0:
-            raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
-        from core.spatial.cli import bbox_from_args  # a bad --bbox/--region: refused uncharged
-
-        if bbox_from_args(args) is None and args.seed is None:
-            raise InputError(
-                "no --bbox given. The bounding box is public and must not come from the private "
-                "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
-            )
-        unit_claim = _location_unit(args)
-        registry = open_registry(args, registered)
-        dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
-        if dataset is not None:
-            args.input = single_table(dataset, Tool.HTF)
-            refused_if_bad(
-                registry,
-                Tool.HTF,
-                args,
-                lambda: check_columns(args.input, {"latitude": args.lat, "longitude": args.lon}),
-            )
-        release = None
-        if registry is not None:
-            release = registry.charge(
-                "location",
-                None if dataset is None else dataset.name,
-                {**params_of(args), "method": tool_name},
-                [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
-                noise_mode(args),
-                privacy=unit_claim,
-            )
-        if keeps_own_output(release, args):
-            return run_unchanged(registry, release, handler, args)
-        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
-        artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
-        rows = _location_rows(result.get("mechanisms"))
-        registry.attach(release.id, artefact, rows)
-        if release.kind is RunKind.RELEASE:
-            result["registry"] = registry_info(registry, release)
-        return result if args.json else _htf_text(result, result.get("registry"))
-
-    return run
-
-
-def _location_unit(args) -> Claim:
-    """Whom a location release protects: one point, or each person (--uid, at most K points)."""
-    from core.spatial.cli import unit_of  # a bad --uid/--max-points-per-person: refused uncharged
-
-    unit = unit_of(args)
-    return Claim(unit=unit.describe(), unit_column=unit.column)
-
-
-def _location_rows(rows: list[dict] | None) -> list | None:
-    """The mechanisms that drew a location release, read back typed from its JSON rows
-    (`core.spatial.release.charge_rows`: each row is `Mechanism.to_json()` plus its share of
-    the cost); None (keep the planned row) when the release states none."""
-    if not rows:
-        return None
-    return [from_json(r) for r in rows]
-
-
-def _htf_text(result: dict, info: dict | None) -> str:
-    height = "" if result.get("height") is None else f", height {result['height']}"
-    lines = [
-        f"{result.get('label') or 'HTF'} release: {result['n_leaves']} leaves{height}, "
-        f"mode {result['mode']}",
-        "epsilon: " + ", ".join(f"{k} {v:g}" for k, v in result["epsilon"].items()),
-    ]
-    if "warning" in result:
-        lines.append(result["warning"])
-    if "out" in result:
-        lines.append(f"written to {result['out']}")
-    if info is not None:
-        lines.append(registry_line(info))
-    return "\n".join(lines)
 
 
 # -- sql -------------------------------------------------------------------------------------

@@ -28,7 +28,9 @@ def test_report_opens_offline_with_its_figures(browser, capsys, registry_dir, tm
         capsys,
         ["dataset", "add", "pts", "--table", f"t={points}", "--uid", "uid", "--epsilon", "2"],
     )
-    htf = _run(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    htf = _run(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     report = tmp_path / "report.html"
     _run(capsys, ["report", str(htf["registry"]["release_id"]), "--out", str(report)])
 
@@ -57,7 +59,9 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     _run(
         capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid", "--epsilon", "4"]
     )
-    out = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])
+    out = _run(
+        capsys, ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     release_id = out["registry"]["release_id"]
 
     page.goto(f"{app_url}/releases")
@@ -250,7 +254,10 @@ def test_analyst_mode_never_shows_a_raw_value(
     _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid",
                   "--epsilon", f"{BUDGET:g}", "--delta", "1e-5"])  # fmt: skip
     ids = [
-        _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"]["release_id"],
+        _run(
+            capsys,
+            ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"],
+        )["registry"]["release_id"],
         _run(capsys, ["sql", "--dataset", name, "--query", QUERY.format(eps=1)])["registry"][
             "release_id"
         ],
