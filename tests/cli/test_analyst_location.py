@@ -57,7 +57,8 @@ def test_analyst_release_is_rendered_from_the_record(dataset, capsys, monkeypatc
     assert view["unit"].startswith("each person (at most 4 points")
     written = out_file.read_text()
     for text in (out, err, written):
-        assert SENTINEL_LAT not in text and '"n_points' not in text and "537" not in text
+        assert SENTINEL_LAT not in text and "537" not in text
+        assert '"n_points_used"' not in text and '"n_points_dropped":' not in text
     # the file holds exactly the recorded leaves
     features = json.loads(written)["features"]
     assert len(features) == len(record.artefact["leaves"])
