@@ -84,8 +84,11 @@ def test_publish_in_demo_mode(app_test):
     assert any("evaluation only — uses the raw data" in c.value for c in at.caption)
     assert any("reproducible demo mode" in c.value for c in at.caption)
     published = at.dataframe[-1].value
-    assert len(published) == 42 and "subtable" in published.columns
-    assert "record" not in published.columns  # the id-like column is dropped by default
+    # the SA alone by default (issue 16): no other column, rows = the noisy plan's slots
+    assert list(published.columns) == ["SA", "subtable"]
+    assert any("Exact plan" in i.value for i in at.info)  # the stepper's plan, labelled
+    (plan_table,) = [d.value for d in at.dataframe if "planned size (noisy)" in d.value.columns]
+    assert len(published) == plan_table["planned size (noisy)"].sum()
 
 
 def test_refused_partition_blocks_publish(app_test):
@@ -172,7 +175,7 @@ def test_inputs_and_publication_survive_navigating_home_and_back(shell):
 def test_publication_with_other_settings_is_labelled_and_a_new_plan_clears_it(shell):
     at = shell
     at.button(key="pp_publish").click().run()
-    at.multiselect(key="pp_drop_pp-figure9").set_value([]).run()  # keep the record column
+    at.multiselect(key="pp_columns_pp-figure9").set_value(["record"]).run()  # publish it too
     assert any("Earlier publication" in w.value for w in at.warning)
     at.button(key="pp_publish").click().run()
     assert not any("Earlier publication" in w.value for w in at.warning)

@@ -42,13 +42,20 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     (release,) = registry.releases("patients")
     assert release.tool == "pp" and release.kind is RunKind.RELEASE
     assert release.status is Status.RELEASED
-    assert (release.epsilon, release.delta) == (0.0, 0.0)  # PP is not ε-DP: nothing charged
+    # the partition plan's ε is charged (issue 16), from the mechanism that drew its noise
+    assert (release.epsilon, release.delta) == (1.0, 0.0)
+    (row,) = release.mechanisms
+    assert "discrete Laplace" in row.kind and (row.sensitivity, row.scale) == (2, 2.0)
     assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
+    assert release.privacy["plan_epsilon"] == 1.0
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
+    assert release.params["columns"] == ["Disease"]  # the SA alone by default
     meta = release.artefact["published_metadata"]
-    assert sum(s["size"] for s in meta["subtables"]) == release.artefact["rows"]
+    drew = meta["privacy"]["mechanisms"]
+    assert drew[0]["epsilon"] == row.epsilon and drew[0]["scale"] == row.scale
+    assert {m["kind"] for m in drew[1:]} == {"PP randomization"}
     assert any(f"release #{release.id} of dataset 'patients'" in i.value for i in at.info)
-    assert registry.spent("patients") == (0.0, 0.0)
+    assert registry.spent("patients") == (1.0, 0.0)
 
 
 def test_demo_publication_recorded_as_unregistered(app_test, registry):
