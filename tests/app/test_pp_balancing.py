@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from core.balancing.demos import FIGURE9_COUNTS
 from core.balancing.plan import plan_partition
-from core.balancing.publish import SEEDED_MARKER
+from core.balancing.names import SEEDED_MARKER
 from core.balancing.report import INTERNAL_LABEL
 
 PAGE = "pages/pp_balancing.py"
@@ -193,3 +195,26 @@ def test_downloads_label_the_release_the_seed_and_the_internal_report(shell):
     assert any(SEEDED_MARKER in c for c in captions)
     assert INTERNAL_LABEL in captions
     assert any("seeded noise" in w.value for w in at.warning)
+
+
+def test_a_continuous_sensitive_attribute_is_refused_before_anything(app_test):
+    """Issue 18: a table with only latitude/longitude made PP balance 200,000 raw longitudes
+    (4.6 MB of page text). The column is refused in one line, and no raw value is listed."""
+    rng = np.random.default_rng(3)
+    points = pd.DataFrame(
+        {
+            "latitude": rng.uniform(44.9, 45.05, 20_000),
+            "longitude": rng.uniform(-93.33, -93.2, 20_000),
+        }
+    )
+    at = app_test(PAGE)
+    at.session_state["pp_upload::file"] = ("points.csv", points.to_csv(index=False).encode())
+    at.run()
+    at.radio(key="pp_source").set_value("Upload a table").run()
+    assert not at.exception
+    (error,) = at.error
+    assert "'longitude' looks continuous" in error.value and "\n" not in error.value
+    assert not at.get("plotly_chart") and not at.dataframe and not at.metric
+    texts = "".join(str(e.proto) for e in at.main if getattr(e, "proto", None) is not None)
+    assert "looks continuous" in texts  # the check reads the page
+    assert f"{points.longitude[0]:.4f}"[:8] not in texts and len(texts) < 20_000
