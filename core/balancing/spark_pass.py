@@ -70,7 +70,10 @@ def count_values(frame, sa: str, missing: MissingPolicy = "error") -> dict[str, 
             f"the sensitive attribute '{sa}' has missing values. Choose to drop those records or "
             "to count 'missing' as a category of its own (CLI: --missing drop|category)."
         )
-    counts = {str(r["v"]): int(r["n"]) for r in rows if r["v"] is not None}
-    if n_missing and missing == "category":
-        counts[MISSING_LABEL] = counts.get(MISSING_LABEL, 0) + n_missing
+    counts: dict[str, int] = {}
+    for r in rows:  # first appearance, missing as the category MISSING_LABEL where chosen
+        if r["v"] is None and missing != "category":
+            continue
+        label = MISSING_LABEL if r["v"] is None else str(r["v"])
+        counts[label] = counts.get(label, 0) + int(r["n"])
     return counts
