@@ -37,10 +37,13 @@ def analyst_view(
     dataset: Dataset,
     settings: dict,
     declared: Sequence[str] = (),
+    categories: Sequence[str] | None = None,
 ) -> None:
     """Publish (recorded as a release of `dataset`) and show the release; secure noise only.
 
-    `declared`: the columns the owner declared publishable (the governance supplies them).
+    `declared`: the columns the owner declared publishable, `categories` the SA's categories the
+    owner declared public (None: read from the data above a noisy threshold); the governance
+    supplies both.
     Privacy claim: ((ρ1, ρ2) per record) + (ε for the partition plan, unit: one record's SA
     value), ε charged to the dataset before the table is read."""
     st.info(
@@ -74,7 +77,14 @@ def analyst_view(
     )
     noise = Noise.secure()
     key = (settings["data"], sa, settings["rho1"], settings["rho2"], epsilon, accept_fallback)
-    st.caption(f"Publishing charges ε = {epsilon:g} to dataset '{dataset.name}'.")
+    charge = ReleaseSettings(
+        settings["rho1_value"], settings["rho2_value"], plan_epsilon=float(epsilon),
+        categories=None if categories is None else tuple(categories),
+    ).cost  # fmt: skip
+    st.caption(
+        f"Publishing charges ε = {charge.epsilon:g}, δ = {charge.delta:.2g} to dataset "
+        f"'{dataset.name}' (δ: the SA values are listed only above a noisy threshold)."
+    )
     if st.button("Publish (perturb)", key="pp_publish", type="primary"):
         st.session_state.pop(PUBLICATION, None)
         with user_errors():
@@ -82,6 +92,7 @@ def analyst_view(
                 settings["rho1_value"], settings["rho2_value"], plan_epsilon=float(epsilon),
                 tie_policy=settings["tie"], merge_policy=settings["merge"],
                 missing=settings["missing"], accept_fallback=accept_fallback,
+                categories=None if categories is None else tuple(categories),
             )  # fmt: skip
             accountant = Accountant(noise, release_settings.cost, release_settings.claim)
             params = {

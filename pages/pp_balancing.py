@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.balancing.columns import published_columns
+from core.balancing.columns import parse_columns, published_columns
 from core.balancing.demos import DEMO_SETTINGS, DEMOS
 from core.balancing.estimate import estimate_distribution, random_count_queries
 from core.balancing.explain import balance_text, markers_text, phi_text
@@ -468,16 +468,38 @@ plan_epsilon = st.number_input(
     help="The published sub-tables are planned from value counts with discrete Laplace noise of "
     "scale 2/ε (sensitivity 2: one record's value changes two counts by one).",
 )
-st.caption(
-    f"Publishing charges ε = {plan_epsilon:g}"
-    + (f" to dataset '{dataset.name}'." if dataset is not None else " (recorded, not limited).")
+categories_text = st.text_input(
+    "Categories of the SA, declared public (comma-separated; empty: read from the data, each "
+    "listed only above a noisy threshold)",
+    persist_state="session",
+    key=persist(f"pp_categories_{demo_name}_{sa}", ", ".join(plan.canonical) if demo_name else ""),
+    help="Declared categories are public, so listing them costs nothing (δ = 0). Read from the "
+    "data, a value is listed only when its noisy count reaches a threshold, so a value held by "
+    "a few records is not revealed (δ ≤ 1e-6).",
 )
+if demo_name:
+    st.caption("Demo table: its categories are public and prefilled from the table.")
 if not plan.refused:
     accept_fallback = st.checkbox(
         "If the noisy plan is refused, publish the whole table as one sub-table",
         key="pp_accept_fallback_release",
     )
-settings = (signature, sa, missing, tuple(declared), plan_epsilon, accept_fallback, noise.label)
+with user_errors():
+    categories = parse_columns(categories_text)
+    release_settings = ReleaseSettings(
+        rho1_value, rho2_value, plan_epsilon=float(plan_epsilon), tie_policy=tie,
+        merge_policy=merge, missing=missing, accept_fallback=accept_fallback,
+        categories=tuple(categories) if categories else None,
+    )  # fmt: skip
+cost = release_settings.cost
+st.caption(
+    f"Publishing charges ε = {cost.epsilon:g}, δ = {cost.delta:.2g}"
+    + (f" to dataset '{dataset.name}'." if dataset is not None else " (recorded, not limited).")
+)
+settings = (
+    signature, sa, missing, tuple(declared), plan_epsilon, tuple(categories), accept_fallback,
+    noise.label,
+)  # fmt: skip
 if st.button("Publish (perturb)", key="pp_publish", type="primary"):
     st.session_state.pop(PUBLICATION, None)  # a refused publish leaves no earlier table on screen
     with user_errors():
@@ -487,10 +509,6 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
             except InputError as err:
                 st.warning(f"This publication is not recorded: {err}")
         published_cols = published_columns(columns, sa, unit, declared)
-        release_settings = ReleaseSettings(
-            rho1_value, rho2_value, plan_epsilon=float(plan_epsilon), tie_policy=tie,
-            merge_policy=merge, missing=missing, accept_fallback=accept_fallback,
-        )  # fmt: skip
         accountant = Accountant(noise, release_settings.cost, release_settings.claim)
         release, pub = publish_recorded(
             registry,
@@ -499,7 +517,8 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
             {
                 "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
                 "merge": merge, "missing": missing, "columns": published_cols,
-                "plan_epsilon": float(plan_epsilon), "accept_fallback": accept_fallback,
+                "plan_epsilon": float(plan_epsilon), "categories": categories,
+                "accept_fallback": accept_fallback,
                 "noise": noise.mode, "via": "app",
             },
             lambda: publish(df, sa, published_cols, release_settings, accountant),

@@ -17,11 +17,13 @@ PP_TOOL = "pp"
 
 
 def charged_rows(settings: ReleaseSettings) -> list[Mechanism]:
-    """The registry rows of what a PP release charges: the plan's mechanism (the same object
-    that draws the plan's noise in `core.balancing.release.release_plan`)."""
-    m = settings.plan_mechanism
-    return [Mechanism(f"{m.kind.value}: {m.label}", m.cost.epsilon, m.cost.delta,
-                      m.sensitivity, m.scale)]  # fmt: skip
+    """The registry rows of what a PP release charges: the plan's mechanisms (the same objects
+    that draw the plan's noise in `core.balancing.release.release_plan`)."""
+    return [
+        Mechanism(f"{m.kind.value}: {m.label}", m.cost.epsilon, m.cost.delta,
+                  m.sensitivity, m.scale)
+        for m in settings.charged_mechanisms
+    ]  # fmt: skip
 
 
 def publish_recorded(
@@ -55,6 +57,7 @@ def publish_recorded(
             "rho1": str(settings.rho1),
             "rho2": str(settings.rho2),
             "plan_epsilon": settings.plan_epsilon,
+            "plan_delta": settings.cost.delta,
             "unit": "one record",
         },
     )

@@ -88,8 +88,8 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--categories",
-        help="comma-separated list of the SA's possible values (public); default: read from "
-        "the data, which discloses which values occur",
+        help="comma-separated list of the SA's possible values, declared public (delta 0); "
+        "default: read from the data and listed only above a noisy threshold (delta <= 1e-6)",
     )
     p.add_argument("--drop-columns", help=argparse.SUPPRESS)  # replaced by --columns
     p.add_argument(
@@ -161,11 +161,12 @@ def release_settings(args, rho1, rho2) -> ReleaseSettings:
 
 def charged_mechanisms(args) -> list:
     """What `dpx balance` charges before reading data: with --perturb, the plan's discrete
-    Laplace (ε = --plan-epsilon); the exact plan without --perturb charges nothing."""
+    Laplace (ε = --plan-epsilon) and, without --categories, the value threshold's δ; the exact
+    plan without --perturb charges nothing."""
     if not args.perturb:
         return []
     settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
-    return [settings.plan_mechanism]
+    return settings.charged_mechanisms
 
 
 def _publish(args, rho1, rho2) -> dict:

@@ -156,19 +156,27 @@ def subtable_metadata(plan: ReleasePlan) -> list[dict]:
 def privacy_statement(settings: ReleaseSettings, rows_from: str) -> list[str]:
     """The release's claim in sentences (metadata, CLI, pages, reports)."""
     eps = settings.plan_epsilon
+    delta = settings.cost.delta
     at_rho1 = posterior_after_plan(settings.rho1, eps)
+    select = settings.selection_mechanism
     lines = [
         f"(rho1, rho2) = ({settings.rho1}, {settings.rho2}) per record: a belief of at most "
         "rho1 in a protected value (the plan's frequency in the record's sub-table) rises to at "
         "most rho2 from the record's published value.",
-        f"epsilon = {eps:g} for the partition plan (discrete Laplace on the value counts, "
-        f"sensitivity 2, unit: {PLAN_UNIT}): sub-table sizes, domains, canonical order and "
-        "retention probabilities are computed from noisy counts only.",
+        f"epsilon = {eps:g}, delta = {delta:.2g} for the partition plan (discrete Laplace on "
+        f"the value counts, sensitivity 2, unit: {PLAN_UNIT}): sub-table sizes, domains, "
+        "canonical order and retention probabilities are computed from noisy counts only.",
+        "The SA values were declared by the data owner (delta = 0)."
+        if select is None
+        else f"The SA values are read from the data and listed only when their noisy count "
+        f"reaches {select.threshold} (a value held by one record is listed with probability at "
+        f"most delta = {select.delta:.2g}).",
     ]
     if rows_from == ROWS_FROM_SLOTS:
         lines.append(
             "Only the sensitive attribute is published: the rows are the plan's slots, so the "
-            f"whole publication is epsilon-DP; a prior of rho1 rises to at most {at_rho1:.3f} "
+            "whole publication is (epsilon, delta)-DP; a prior of rho1 rises to at most "
+            f"{at_rho1:.3f} "
             f"(at most rho2 while epsilon <= ln gamma = "
             f"{plan_epsilon_within_claim(settings.rho1, settings.rho2):.3f})."
         )
@@ -195,6 +203,7 @@ def publication_metadata(
     that drew, the published plan (noisy), the noise mode without its seed."""
     p = plan.plan
     noise: Noise = accountant.noise
+    select = settings.selection_mechanism
     return {
         "software": f"dp-explorer {__version__}",
         "sa_column": sa,
@@ -205,13 +214,18 @@ def publication_metadata(
             "rho1": frac(settings.rho1),
             "rho2": frac(settings.rho2),
             "plan_epsilon": settings.plan_epsilon,
+            "plan_delta": settings.cost.delta,
             "plan_unit": PLAN_UNIT,
             "statement": privacy_statement(settings, rows_from),
             "mechanisms": [m.to_json() for m in accountant.mechanisms],
         },
         "rho1": frac(settings.rho1),
         "rho2": frac(settings.rho2),
-        "categories": {"source": plan.categories_source, "values": list(plan.noisy_counts)},
+        "categories": {
+            "source": plan.categories_source,
+            "values": list(plan.noisy_counts),
+            "threshold": None if select is None else select.threshold,
+        },
         "plan_counts": dict(plan.noisy_counts),  # noisy (ε-DP), what the plan was made from
         "sa_prime": list(p.sa_prime),
         "canonical_order": list(p.canonical),
@@ -223,15 +237,6 @@ def publication_metadata(
         # the seed is never released: it would undo the randomization (spec 6.2)
         "noise": {k: v for k, v in noise.describe().items() if k != "seed"},
         "phase3": "project design: uniform perturbation per sub-table (SDR-style)",
-        "stated_limits": [
-            *STATED_LIMITS,
-            *(
-                [
-                    "The list of SA values is read from the data (declare the categories to cover it)."
-                ]
-                if plan.categories_source == "data"
-                else []
-            ),
-        ],
+        "stated_limits": list(STATED_LIMITS),
         "subtables": subtable_metadata(plan),
     }

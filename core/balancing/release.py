@@ -8,20 +8,24 @@ canonical order exact functions of the counts, so changing one record's value ca
 deterministically and an attacker who knows the other records reads the value off the sizes
 (issue 16: sizes [150, 100, 50] vs [134, 67, 63, 30, 6], posterior 1 against rho2 = 0.5).
 
-1. The plan is epsilon-DP. The candidate values are public: declared by the owner, or else read
-   from the data (then the list itself is disclosed, a stated limit). Their count vector moves by
-   at most 2 in L1 between neighbours (one count -1, another +1), so adding i.i.d. discrete
-   Laplace noise of scale 2/epsilon to each count (`DiscreteLaplace`, sensitivity 2) is
-   epsilon-DP. Everything the plan holds is computed from those noisy counts and public
-   parameters only: clipping at 0, SA', beta, Phase 1, the T'' distribution, merging, sub-table
-   sizes, domains D_i, canonical order, rho1_i, gamma_i, p_i, q_i and the refusal/fallback
-   decision. Post-processing keeps epsilon-DP.
+1. The plan is (epsilon, delta)-DP. The count vector of the candidate values moves by at most 2
+   in L1 between neighbours (one count -1, another +1), so adding i.i.d. discrete Laplace noise
+   of scale 2/epsilon to each count (`DiscreteLaplace`, sensitivity 2) is epsilon-DP when the
+   candidates are public: the owner's declared categories (delta = 0). Without them the
+   candidates are the values that occur, which no pure-epsilon mechanism may list (a value held
+   by one record alone would appear only when that record holds it), so a value is kept only
+   when its noisy count reaches a threshold tau (`NoisyThreshold` reusing the same noisy counts,
+   no new epsilon): a value held by one record survives with probability at most
+   delta = P(1 + Z >= tau) (default <= 1e-6), the delta of the release. Everything the plan
+   holds is computed from the kept noisy counts and public parameters only: clipping at 0, SA',
+   beta, Phase 1, the T'' distribution, merging, sub-table sizes, domains D_i, canonical order,
+   rho1_i, gamma_i, p_i, q_i and the refusal/fallback decision. Post-processing keeps it.
 2. The rows depend on the plan and per-record randomness only (`core.balancing.assign`):
    - SA alone published: the table is built from the plan's slots (s_i(x) rows of value x in
      sub-table i), each perturbed within its sub-table. It holds no record, so the WHOLE
-     publication is epsilon-DP: any attacker's odds on a record's value move by at most
-     e^epsilon, and a prior <= rho1 stays <= rho2 whenever e^epsilon <= gamma =
-     rho2(1 - rho1) / (rho1(1 - rho2)) (`posterior_after_plan`).
+     publication is (epsilon, delta)-DP: any attacker's odds on a record's value move by at
+     most e^epsilon (but for probability delta), and a prior <= rho1 stays <= rho2 whenever
+     e^epsilon <= gamma = rho2(1 - rho1) / (rho1(1 - rho2)) (`posterior_after_plan`).
    - SA plus owner-declared columns: every record's row is published (linkable through those
      columns). Each record draws its sub-table on its own, P(i | x) = s_i(x) / c~(x), then keeps
      its value with p_i or takes a uniform value of D_i. Given the plan the rows are
@@ -33,8 +37,8 @@ deterministically and an attacker who knows the other records reads the value of
      and at most gamma_i rho1_i / (gamma_i rho1_i + 1 - rho1_i) = rho2 after the value (PP's
      stated limits apply: D_i reveals "SA in D_i").
 
-The release's claim is therefore ((rho1, rho2) per record) + (epsilon for the plan, unit: one
-record's SA value). The faithful exact plan (`core.balancing.plan.plan_partition` on exact
+The release's claim is therefore ((rho1, rho2) per record) + ((epsilon, delta) for the plan,
+unit: one record's SA value; delta = 0 with declared categories). The faithful exact plan (`core.balancing.plan.plan_partition` on exact
 counts) remains for the owner's teaching and evaluation views; it is never published.
 """
 
@@ -54,10 +58,21 @@ from core.balancing.plan import STATUS_NOTHING, STATUS_OK, PartitionPlan, plan_p
 from core.balancing.records import MISSING_POLICIES, MissingPolicy
 from core.balancing.subtables import SubTable, gamma_for
 from core.errors import InputError
-from core.privacy import Accountant, Cost, DiscreteLaplace, PPRandomization, RhoClaim
+from core.privacy import (
+    ZERO,
+    Accountant,
+    Cost,
+    DiscreteLaplace,
+    Mechanism,
+    NoisyThreshold,
+    PPRandomization,
+    RhoClaim,
+)
 
 DEFAULT_PLAN_EPSILON = 1.0
+DEFAULT_SELECTION_DELTA = 1e-6
 PLAN_LABEL = "pp: SA value counts for the partition plan"
+SELECT_LABEL = "pp: SA values kept in the plan (noisy count >= threshold)"
 COUNT_SENSITIVITY = 2  # one record's SA value changes: one count -1, another +1
 PLAN_UNIT = "one record's SA value (neighbouring tables differ in one record's sensitive value)"
 
@@ -74,6 +89,7 @@ class ReleaseSettings:
     missing: MissingPolicy = "error"
     accept_fallback: bool = False
     categories: tuple[str, ...] | None = None  # the SA's public value list, when declared
+    selection_delta: float = DEFAULT_SELECTION_DELTA  # without categories: values kept by threshold
 
     def __post_init__(self):
         validate_rhos(Fraction(self.rho1), Fraction(self.rho2))
@@ -100,6 +116,9 @@ class ReleaseSettings:
                     "the declared SA categories must list at least two distinct values, each once."
                 )
             object.__setattr__(self, "categories", cats)
+        d = self.selection_delta
+        if not (isinstance(d, (int, float)) and 0 < d < 0.5):
+            raise InputError(f"the value-selection delta must be in (0, 0.5), got {d!r}.")
         object.__setattr__(self, "rho1", Fraction(self.rho1))
         object.__setattr__(self, "rho2", Fraction(self.rho2))
         object.__setattr__(self, "plan_epsilon", float(eps))
@@ -114,9 +133,41 @@ class ReleaseSettings:
         return DiscreteLaplace(PLAN_LABEL, sensitivity=COUNT_SENSITIVITY, epsilon=self.plan_epsilon)
 
     @property
+    def selection_mechanism(self) -> NoisyThreshold | None:
+        """Without declared categories: keep a value only when its noisy count reaches τ, the
+        smallest threshold with P(1 + Z >= τ) <= `selection_delta` (reuses the plan's noise)."""
+        if self.categories is not None:
+            return None
+        scale = COUNT_SENSITIVITY / self.plan_epsilon
+        q = math.exp(-1.0 / scale)
+        t = max(1, math.ceil(-scale * math.log(self.selection_delta * (1 + q))))  # τ - 1
+        while math.exp(-t / scale) / (1 + q) > self.selection_delta:  # float guard
+            t += 1
+        return NoisyThreshold(
+            SELECT_LABEL,
+            sensitivity=COUNT_SENSITIVITY,
+            epsilon=0.0,
+            delta=math.exp(-t / scale) / (1 + q),
+            threshold=t + 1,
+            reuses=PLAN_LABEL,
+            noise_scale=scale,
+        )
+
+    @property
+    def charged_mechanisms(self) -> list[Mechanism]:
+        """The mechanisms a PP release charges before reading data (the randomization of the
+        rows costs no ε): the plan's noisy counts and, without declared categories, the
+        threshold that selects which values are listed."""
+        select = self.selection_mechanism
+        return [self.plan_mechanism] + ([select] if select is not None else [])
+
+    @property
     def cost(self) -> Cost:
-        """What a PP release charges: the plan's ε (the randomization itself costs no ε)."""
-        return self.plan_mechanism.cost
+        """What a PP release charges: (ε, δ) of `charged_mechanisms`."""
+        total = ZERO
+        for m in self.charged_mechanisms:
+            total = total + m.cost
+        return total
 
 
 def posterior_after_plan(prior: Fraction | float, epsilon: float) -> float:
@@ -153,9 +204,10 @@ def release_plan(
 ) -> ReleasePlan:
     """Draw the noisy counts through `settings.plan_mechanism` and plan the partition on them.
 
-    Privacy claim: ε-DP (ε = settings.plan_epsilon, discrete Laplace of scale 2/ε on each
-    candidate value's count, sensitivity 2 for one record's SA value); everything returned is
-    post-processing of the noisy counts and public settings. `counts` are the exact private
+    Privacy claim: (ε, δ)-DP (ε = settings.plan_epsilon, discrete Laplace of scale 2/ε on each
+    candidate value's count, sensitivity 2 for one record's SA value; δ = 0 with declared
+    categories, else the threshold's δ); everything returned is post-processing of the kept noisy
+    counts and public settings. `counts` are the exact private
     counts (value label -> count); with declared categories a value outside them gets no slot.
     Raises InputError (after the draw: the charge stands) when the noisy plan cannot be used."""
     if settings.categories is not None:
@@ -165,8 +217,14 @@ def release_plan(
         candidates = sorted((str(v) for v in counts), key=natural_key)
         source = "data"
     true = np.array([int(counts.get(v, 0)) for v in candidates], dtype=np.int64)
-    noisy = np.maximum(settings.plan_mechanism.draw(accountant, true), 0)
-    noisy_counts = {v: int(c) for v, c in zip(candidates, noisy.tolist(), strict=True)}
+    noisy = settings.plan_mechanism.draw(accountant, true)
+    select = settings.selection_mechanism
+    kept = noisy > 0 if select is None else select.select(accountant, noisy)
+    noisy_counts = {  # declared categories are public: listed even at 0; else the kept values
+        v: max(0, int(c))
+        for v, c, keep in zip(candidates, noisy.tolist(), kept.tolist(), strict=True)
+        if keep or select is None
+    }
     positive = {v: c for v, c in noisy_counts.items() if c > 0}
     if len(positive) < 2:
         raise InputError(

@@ -22,7 +22,7 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     path = tmp_path / "patients.csv"
     df.to_csv(path, index=False)
     reg = Registry(registry_dir)
-    reg.add_dataset("patients", [("patients", path)], Policy(1.0))
+    reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5))
     return reg
 
 

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from core.balancing.demos import FIGURE9_COUNTS
-from core.balancing.plan import plan_partition
 from core.balancing.names import SEEDED_MARKER
+from core.balancing.plan import plan_partition
 from core.balancing.report import INTERNAL_LABEL
 
 PAGE = "pages/pp_balancing.py"

@@ -21,7 +21,7 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     path = tmp_path / "patients.csv"
     next(d for d in DEMOS if d.name == PATIENTS_NAME).load().to_csv(path, index=False)
     reg = Registry(registry_dir)
-    reg.add_dataset("patients", [("patients", path)], Policy(1.0))
+    reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5))
     return reg
 
 
@@ -43,9 +43,11 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     assert release.tool == "pp" and release.kind is RunKind.RELEASE
     assert release.status is Status.RELEASED
     # the partition plan's ε is charged (issue 16), from the mechanism that drew its noise
-    assert (release.epsilon, release.delta) == (1.0, 0.0)
-    (row,) = release.mechanisms
+    # (and the δ of listing the values that occur above a noisy threshold)
+    row, threshold = release.mechanisms
     assert "discrete Laplace" in row.kind and (row.sensitivity, row.scale) == (2, 2.0)
+    assert "threshold" in threshold.kind and 0 < threshold.delta <= 1e-6
+    assert (release.epsilon, release.delta) == (1.0, threshold.delta)
     assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
     assert release.privacy["plan_epsilon"] == 1.0
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
@@ -53,9 +55,10 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     meta = release.artefact["published_metadata"]
     drew = meta["privacy"]["mechanisms"]
     assert drew[0]["epsilon"] == row.epsilon and drew[0]["scale"] == row.scale
-    assert {m["kind"] for m in drew[1:]} == {"PP randomization"}
+    assert drew[1]["kind"] == "noisy-threshold partition selection"
+    assert {m["kind"] for m in drew[2:]} == {"PP randomization"}
     assert any(f"release #{release.id} of dataset 'patients'" in i.value for i in at.info)
-    assert registry.spent("patients") == (1.0, 0.0)
+    assert registry.spent("patients") == (1.0, threshold.delta)
 
 
 def test_demo_publication_recorded_as_unregistered(app_test, registry):

@@ -108,6 +108,7 @@ def test_table_input_and_perturb(capsys, table, tmp_path):
     out = run_json(
         capsys, str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
         "--perturb", "--out", str(out_csv), "--seed", "7", "--columns", "zip",
+        "--categories", ",".join(f"x{i}" for i in range(1, 11)),
     )  # fmt: skip
     # a release prints its plan from noisy counts, labelled, with its claim
     assert out["plan"].startswith("release plan") and out["privacy"]["plan_epsilon"] == 1.0
@@ -122,16 +123,17 @@ def test_table_input_and_perturb(capsys, table, tmp_path):
     assert meta["noise"]["mode"] == "seeded"
     assert out["published"]["noise"]["mode"] == "seeded"
     assert out["published"]["columns"] == ["zip", "disease", "subtable"]
-    kinds = [m["kind"] for m in meta["privacy"]["mechanisms"]]
+    kinds = [m["kind"] for m in meta["privacy"]["mechanisms"]]  # declared categories: no δ
     assert kinds[0] == "discrete Laplace" and set(kinds[1:]) == {"PP randomization"}
-    assert len(kinds) == 1 + len(meta["subtables"])
+    assert len(kinds) == 1 + len(meta["subtables"]) and meta["privacy"]["plan_delta"] == 0
     assert [m["size"] for m in meta["subtables"]] == [s["size"] for s in out["subtables"]]
 
 
 def test_perturb_publishes_the_sa_alone_unless_columns_are_given(capsys, table, tmp_path):
     out = run_json(
         capsys, str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
-        "--perturb", "--out", str(tmp_path / "pub.csv"),
+        "--perturb", "--out", str(tmp_path / "pub.csv"), "--categories",
+        ",".join(f"x{i}" for i in range(1, 11)),
     )  # fmt: skip
     pub = pd.read_csv(out["published"]["out"])
     assert list(pub.columns) == ["disease", "subtable"]  # no "drop these": the SA only

@@ -25,7 +25,9 @@ from core.errors import InputError
 from core.privacy import Accountant, Noise, PPRandomization, same_mechanism
 from tests.balancing.pp_helpers import FIG9, counts
 
-SETTINGS = ReleaseSettings(F(1, 5), F(1, 2))
+DISEASES = tuple(sorted(patient_table(n=3000, seed=5)["Disease"].unique()))
+SETTINGS = ReleaseSettings(F(1, 5), F(1, 2), categories=DISEASES)  # declared: delta 0
+FROM_DATA = ReleaseSettings(F(1, 5), F(1, 2))  # values read from the data, kept by threshold
 
 
 def patients(n: int = 3000) -> pd.DataFrame:
@@ -60,17 +62,22 @@ def test_records_publication_structure_and_metadata():
         assert true in domains[g]
 
 
-def test_the_charge_equals_what_drew_the_noise():
+@pytest.mark.parametrize("settings", [SETTINGS, FROM_DATA], ids=["declared", "from data"])
+def test_the_charge_equals_what_drew_the_noise(settings):
     """Issue 16: the metadata lists exactly the accountant's mechanisms; the plan's discrete
-    Laplace is the only ε; one PP randomization per sub-table with its retention and posterior."""
-    a = acc(Noise.seeded(2))
-    pub = publish(patients(), "Disease", ["Disease"], SETTINGS, a)
+    Laplace is the only ε (and, for values read from the data, the threshold that lists them the
+    only δ); one PP randomization per sub-table with its retention and posterior."""
+    a = acc(Noise.seeded(2), settings)
+    pub = publish(patients(), "Disease", ["Disease"], settings, a)
     rows = pub.metadata["privacy"]["mechanisms"]
     assert rows == [m.to_json() for m in a.mechanisms]
-    plan_mech, *pp = a.mechanisms
-    assert same_mechanism(plan_mech, SETTINGS.plan_mechanism)
+    charged = settings.charged_mechanisms
+    assert all(same_mechanism(m, c) for m, c in zip(a.mechanisms, charged, strict=False))
+    plan_mech, *rest = a.mechanisms
+    pp = rest[len(charged) - 1 :]
     assert plan_mech.sensitivity == 2 and plan_mech.scale == 2.0
-    assert a.spent == SETTINGS.cost and SETTINGS.cost.epsilon == 1.0
+    assert a.spent == settings.cost and settings.cost.epsilon == 1.0
+    assert (settings.cost.delta == 0) == (settings.categories is not None)
     assert all(isinstance(m, PPRandomization) for m in pp)
     assert len(pp) == len(pub.release.subtables) == len(pub.metadata["subtables"])
     for m, s in zip(pp, pub.release.subtables, strict=True):
@@ -151,12 +158,28 @@ def test_declared_categories_cover_the_value_list():
     cats = tuple(v for v in df["Disease"].unique() if v != "Lupus")
     s = ReleaseSettings(F(1, 5), F(1, 2), categories=cats)
     pub = publish(df, "Disease", ["sex", "Disease"], s, acc(Noise.seeded(5), s))
-    assert pub.metadata["categories"] == {"source": "declared", "values": list(cats)}
+    assert pub.metadata["categories"] == {"source": "declared", "values": list(cats),
+                                          "threshold": None}  # fmt: skip
     assert "Lupus" not in pub.metadata["plan_counts"] and len(pub.table) == len(df)
     assert "Lupus" not in set(pub.table["Disease"])
-    data = publish(df, "Disease", ["Disease"], SETTINGS, acc(Noise.seeded(5)))
-    assert data.metadata["categories"]["source"] == "data"
-    assert any("read from the data" in lim for lim in data.metadata["stated_limits"])
+
+
+def test_values_read_from_the_data_are_listed_only_above_the_threshold():
+    """Without declared categories a value is listed only when its noisy count reaches tau:
+    a value held by a few records is not revealed (its records take random slots)."""
+    df = patients()
+    df.loc[:2, "Disease"] = "SENTINEL-VALUE"  # three records hold a unique value
+    tau = FROM_DATA.selection_mechanism.threshold
+    assert tau == 28 and FROM_DATA.selection_mechanism.delta <= 1e-6
+    for seed in range(30):
+        pub = publish(
+            df, "Disease", ["sex", "Disease"], FROM_DATA, acc(Noise.seeded(seed), FROM_DATA)
+        )
+        assert pub.metadata["categories"]["source"] == "data"
+        assert pub.metadata["categories"]["threshold"] == tau
+        assert all(c >= tau for c in pub.metadata["plan_counts"].values())
+        assert "SENTINEL-VALUE" not in pub.csv() and "SENTINEL-VALUE" not in str(pub.metadata)
+        assert len(pub.table) == len(df)  # its records are published, with a plan value
 
 
 def test_estimator_formula_on_a_known_case():
@@ -173,6 +196,7 @@ def test_estimator_unbiased_on_published_records_monte_carlo():
     TRUE counts (within 4.5 standard errors over seeded repetitions), though the plan is noisy."""
     df = patients(2000)
     true = df["Disease"].value_counts().to_dict()
+    assert set(true) <= set(DISEASES)  # every value declared: each has its slots
     noise = Noise.seeded(2024)
     reps = 200
     samples = {v: [] for v in true}
