@@ -9,21 +9,11 @@ runs), exactly as `dpx balance --perturb` does.
 from __future__ import annotations
 
 from core.balancing.release import ReleaseSettings
+from core.privacy import from_json
 from core.registry import Registry, Release
-from core.registry.models import Mechanism
-from core.registry.release_flow import charged_release
+from core.registry.governed import compute_after_charge
 
 PP_TOOL = "pp"
-
-
-def charged_rows(settings: ReleaseSettings) -> list[Mechanism]:
-    """The registry rows of what a PP release charges: the plan's mechanisms (the same objects
-    that draw the plan's noise in `core.balancing.release.release_plan`)."""
-    return [
-        Mechanism(f"{m.kind.value}: {m.label}", m.cost.epsilon, m.cost.delta,
-                  m.sensitivity, m.scale)
-        for m in settings.charged_mechanisms
-    ]  # fmt: skip
 
 
 def publish_recorded(
@@ -40,20 +30,15 @@ def publish_recorded(
     unrecorded, as `dpx balance` does."""
     if registry is None:
         return None, run()
-    return charged_release(
-        registry,
+    release = registry.charge(
         PP_TOOL,
         dataset_name,
-        charged_rows(settings),
-        params["noise"],
         params,
-        compute=run,
-        artefact_of=lambda pub: {
-            "published_metadata": pub.metadata,
-            "columns": [str(c) for c in pub.table.columns],
-        },
-        privacy={
-            "model": "(rho1, rho2)-privacy per record (PP balancing) + epsilon-DP partition plan",
+        settings.charged_mechanisms,  # the objects that draw the plan's noise
+        params["noise"],
+        {
+            "model": "(rho1, rho2)-privacy per record (PP balancing) + (epsilon, delta)-DP "
+            "partition plan",
             "rho1": str(settings.rho1),
             "rho2": str(settings.rho2),
             "plan_epsilon": settings.plan_epsilon,
@@ -61,6 +46,13 @@ def publish_recorded(
             "unit": "one record",
         },
     )
+    pub = compute_after_charge(registry, release, run)
+    drew = [from_json(row) for row in pub.metadata["privacy"]["mechanisms"]]
+    artefact = {
+        "published_metadata": pub.metadata,
+        "columns": [str(c) for c in pub.table.columns],
+    }
+    return registry.attach(release.id, artefact, drew), pub
 
 
 def recorded_text(release: Release | None) -> str:

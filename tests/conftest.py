@@ -18,6 +18,7 @@ if str(ROOT) not in sys.path:
 # `dpx` / streamlit subprocess the tests start.
 _SESSION_REGISTRY = tempfile.mkdtemp(prefix="dpx-test-registry-")
 os.environ["DPX_REGISTRY"] = _SESSION_REGISTRY
+os.environ.pop("DPX_MODE", None)  # owner unless a test sets the analyst role itself
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -16,6 +16,7 @@ import argparse
 import json
 from pathlib import Path
 
+from core import cliargs
 from core.balancing.columns import parse_columns, published_columns
 from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
@@ -27,6 +28,7 @@ from core.balancing.report import MERGE_LABEL, plan_json, plan_text
 from core.data.loading import load_table
 from core.data.validation import require_column
 from core.errors import InputError
+from core.files import atomic_outputs
 from core.privacy import Accountant, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_balance
 
@@ -42,11 +44,21 @@ def register(sub, common) -> None:
             "accept decimals (0.3) or fractions (1/3)."
         ),
     )
-    p.add_argument("input", nargs="?", help="CSV or Parquet table (with --sa)")
-    p.add_argument("--sa", help="the sensitive attribute column of INPUT")
-    p.add_argument("--freqs", help='per-value counts instead of a table, e.g. "x1=12,x2=8"')
-    p.add_argument("--rho1", required=True, help="prior bound rho1 (e.g. 1/3 or 0.3)")
-    p.add_argument("--rho2", required=True, help="posterior bound rho2 > rho1 (e.g. 2/3)")
+    p.add_argument(
+        "input", nargs="?", type=cliargs.INPUT_FILE, help="CSV or Parquet table (with --sa)"
+    )
+    p.add_argument("--sa", type=cliargs.NAME, help="the sensitive attribute column of INPUT")
+    p.add_argument(
+        "--freqs",
+        type=cliargs.FREQS,
+        help='per-value counts instead of a table, e.g. "x1=12,x2=8"',
+    )
+    p.add_argument(
+        "--rho1", type=cliargs.RHO, required=True, help="prior bound rho1 (e.g. 1/3 or 0.3)"
+    )
+    p.add_argument(
+        "--rho2", type=cliargs.RHO, required=True, help="posterior bound rho2 > rho1 (e.g. 2/3)"
+    )
     p.add_argument(
         "--merge",
         choices=("none", "utility"),
@@ -59,6 +71,7 @@ def register(sub, common) -> None:
     p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
     p.add_argument(
         "--out",
+        type=cliargs.OUTPUT_FILE_IN_NEW_DIR,
         help="published CSV path; metadata is written next to it. With --seed the name gets "
         "a '.SEEDED-demo-not-private' marker before the suffix",
     )
@@ -75,23 +88,27 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--columns",
+        type=cliargs.TEXT,
         default="",
         help="comma-separated columns published (unchanged) next to the perturbed SA; default: "
         "the SA only. The privacy-unit column is never published",
     )
     p.add_argument(
         "--plan-epsilon",
-        type=float,
+        type=cliargs.EPSILON,
         default=DEFAULT_PLAN_EPSILON,
         help="epsilon charged for the partition plan, made from discrete-Laplace-noised value "
         f"counts (default {DEFAULT_PLAN_EPSILON:g}; unit: one record's SA value)",
     )
     p.add_argument(
         "--categories",
+        type=cliargs.TEXT,
         help="comma-separated list of the SA's possible values, declared public (delta 0); "
         "default: read from the data and listed only above a noisy threshold (delta <= 1e-6)",
     )
-    p.add_argument("--drop-columns", help=argparse.SUPPRESS)  # replaced by --columns
+    p.add_argument(  # replaced by --columns: refused with a pointer
+        "--drop-columns", type=cliargs.TEXT, help=argparse.SUPPRESS
+    )
     p.add_argument(
         "--engine",
         choices=("pandas", "spark"),
@@ -100,7 +117,9 @@ def register(sub, common) -> None:
         "than memory (pip install -e '.[spark]', Java 17); with --perturb, records are also "
         "assigned and perturbed on Spark",
     )
-    p.add_argument("--spark-master", metavar="URL", help="Spark master (default local[2])")
+    p.add_argument(
+        "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
+    )
     add_dataset_argument(p)  # registry (issue 12)
     p.set_defaults(handler=govern_balance(run, charged=charged_mechanisms))
 
@@ -169,6 +188,18 @@ def charged_mechanisms(args) -> list:
     return settings.charged_mechanisms
 
 
+def _columns(args, table_columns) -> list[str]:
+    """The published columns: the SA plus --columns. For a registered dataset --columns must be
+    among the columns its owner declared publishable (`Dataset.publishable`, set on `args` by
+    the governance); the unit column never."""
+    asked = parse_columns(args.columns)
+    unit = getattr(args, "unit_column", None)
+    publishable = getattr(args, "publishable", None)
+    if publishable is None:  # files given directly: the owner declares with --columns
+        return published_columns(table_columns, args.sa, unit, asked)
+    return published_columns(table_columns, args.sa, unit, publishable, [args.sa, *asked])
+
+
 def _publish(args, rho1, rho2) -> dict:
     """`--perturb`: a PP release (noisy plan, declared columns only); the JSON of the release."""
     if not args.out:
@@ -177,24 +208,28 @@ def _publish(args, rho1, rho2) -> dict:
     noise = Noise.from_seed(args.seed)
     accountant = Accountant(noise, budget=settings.cost, rho=settings.claim)
     out = published_name(args.out, noise)  # a seeded publication says so in its name
-    declared = parse_columns(args.columns)
-    unit = getattr(args, "unit_column", None)  # set for a registered dataset (its uid)
+    meta_path = metadata_path(out)
+    pub = frame = None
     if getattr(args, "engine", "pandas") == "spark":
         counts, frame = _spark_counts(args)
-        columns = published_columns(frame.columns, args.sa, unit, declared)
-        metadata, release_plan = _spark_publish(
-            args, frame, counts, columns, settings, accountant, out
-        )
+        columns = _columns(args, frame.columns)
     else:
         df = load_table(args.input)
         require_column(df, args.sa, "sensitive attribute column")
-        columns = published_columns(df.columns, args.sa, unit, declared)
+        cliargs.refuse_nested_columns(df, [args.sa])
+        columns = _columns(args, df.columns)
         pub = publish(df, args.sa, columns, settings, accountant)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(pub.csv())
-        metadata, release_plan = pub.metadata, pub.release
-    meta_path = metadata_path(out)
-    meta_path.write_text(json.dumps(metadata, indent=2))
+    # the CSV and its metadata appear together or not at all (core.files)
+    with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
+        if pub is None:
+            metadata, release_plan = _spark_publish(
+                args, frame, counts, columns, settings, accountant, table_file.temp
+            )
+        else:
+            with table_file.open(newline="") as fh:
+                fh.write(pub.csv())
+            metadata, release_plan = pub.metadata, pub.release
+        meta_file.write_text(json.dumps(metadata, indent=2))
     result = plan_json(release_plan.plan)
     result["plan"] = RELEASE_PLAN_LABEL
     result["privacy"] = metadata["privacy"]
@@ -256,6 +291,7 @@ def run(args) -> dict | str:
         else:
             df = load_table(args.input)
             require_column(df, args.sa, "sensitive attribute column")
+            cliargs.refuse_nested_columns(df, [args.sa])
             counts = encode_sa(df[args.sa], missing=args.missing).counts()
     plan = plan_partition(
         counts, rho1, rho2, canonical=given_order, tie_policy=args.tie_policy,

@@ -18,8 +18,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from core import cliargs
 from core.errors import InputError
-from core.privacy import BudgetLedger, make_spend
+from core.privacy import BudgetLedger, from_json, make_spend
 from core.registry.governed import (
     Handler,
     Tool,
@@ -55,6 +56,7 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
                 action.default = None
     p.add_argument(
         "--dataset",
+        type=cliargs.NAME,
         metavar="NAME",
         default=None,
         help="a registered dataset (see `dpx dataset`): its files are read and its budget charged",
@@ -98,9 +100,9 @@ def govern_htf(handler: Handler) -> Handler:
         release = None
         if registry is not None:
             release = registry.charge(
-                tool_name,
+                "location",
                 None if dataset is None else dataset.name,
-                params_of(args),
+                {**params_of(args), "method": tool_name},
                 [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
                 privacy={"unit": "one point (one row of the table)"},
@@ -113,7 +115,7 @@ def govern_htf(handler: Handler) -> Handler:
         rows = mechanisms_from_spends(spends) if spends else None
         if rows is not None and tool_name == Tool.HTF.value:
             rows = [_htf_row(m) for m in rows]
-        if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
+        if rows is not None and abs(sum(m.cost.epsilon for m in rows) - release.epsilon) > 1e-6:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
@@ -125,8 +127,8 @@ def govern_htf(handler: Handler) -> Handler:
 
 def _htf_row(m: Mechanism) -> Mechanism:
     """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
-    if "counts" in m.kind and m.epsilon > 0:
-        return Mechanism(m.kind, m.epsilon, m.delta, 1.0, 1.0 / m.epsilon)
+    if "counts" in m.label and m.cost.epsilon > 0:
+        return Mechanism(m.label, m.cost.epsilon, m.cost.delta, 1.0, 1.0 / m.cost.epsilon)
     return m
 
 
@@ -256,6 +258,7 @@ def govern_balance(handler: Handler, charged: Callable | None = None) -> Handler
         if dataset is not None:
             args.input = single_table(dataset, Tool.PP)
             args.unit_column = dataset.uid  # never published (core.balancing.columns)
+            args.publishable = dataset.publishable  # the owner's declared columns
             refused_if_bad(
                 registry,
                 Tool.PP,
@@ -263,21 +266,16 @@ def govern_balance(handler: Handler, charged: Callable | None = None) -> Handler
                 lambda: check_columns(args.input, {"sensitive attribute": args.sa}),
             )
         mechanisms = charged(args) if charged is not None else []
-        plan_rows = [
-            Mechanism(f"{m.kind.value}: {m.label}", m.cost.epsilon, m.cost.delta,
-                      m.sensitivity, m.scale)
-            for m in mechanisms
-        ]  # fmt: skip
         release = None
         if registry is not None:
             release = registry.charge(
                 Tool.PP.value,
                 None if dataset is None else dataset.name,
                 params_of(args),
-                plan_rows,
+                mechanisms,
                 noise_mode(args),
                 privacy={
-                    "model": "(rho1, rho2)-privacy per record (PP balancing) + epsilon-DP "
+                    "model": "(rho1, rho2)-privacy per record (PP balancing) + (epsilon, delta)-DP "
                     "partition plan",
                     "rho1": args.rho1,
                     "rho2": args.rho2,
@@ -290,11 +288,14 @@ def govern_balance(handler: Handler, charged: Callable | None = None) -> Handler
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = dict(result)
         published = result.get("published")
+        drew = None
         if published:
             meta = Path(published["metadata"])
             if meta.is_file():
                 artefact["published_metadata"] = json.loads(meta.read_text())
-        registry.attach(release.id, artefact)
+            # the mechanisms that drew, read back typed from the published metadata
+            drew = [from_json(row) for row in result["privacy"]["mechanisms"]]
+        registry.attach(release.id, artefact, drew)
         if release.kind is RunKind.RELEASE:
             result["registry"] = registry_info(registry, release)
         if args.json:

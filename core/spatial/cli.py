@@ -8,13 +8,12 @@ all (temporary file, then rename).
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import re
-import tempfile
 import textwrap
 
+from core import cliargs
 from core.errors import InputError
+from core.files import write_text, write_texts
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
 from core.spatial.evaluate import EVALUATION_LABEL, compare
@@ -40,16 +39,6 @@ GRID_HELP = (
 )
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise InputError(f"expected a number, got '{text}'.") from None
-    if not math.isfinite(v):
-        raise InputError(f"expected a finite number, got '{text}'.")
-    return v
-
-
 # "--bbox -118.6,33.7,-117.9,34.4": argparse would read a value starting with "-" as an option;
 # values that start like a negative number (also comma lists of them) are values here.
 _NEGATIVE_VALUE = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d*(e-?\d+)?,[-\d.,e]*$")
@@ -57,23 +46,34 @@ _NEGATIVE_VALUE = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d*(e-?\d+)?,[-\d.,e]*
 
 def _add_data_args(p) -> None:
     p._negative_number_matcher = _NEGATIVE_VALUE
-    p.add_argument("input", metavar="INPUT", help="CSV or Parquet file with one point per row")
-    p.add_argument("--lat", default=None, help="latitude column (auto-detected if omitted)")
-    p.add_argument("--lon", default=None, help="longitude column (auto-detected if omitted)")
+    p.add_argument(
+        "input",
+        type=cliargs.INPUT_FILE,
+        metavar="INPUT",
+        help="CSV or Parquet file with one point per row",
+    )
+    p.add_argument(
+        "--lat", type=cliargs.NAME, default=None, help="latitude column (auto-detected if omitted)"
+    )
+    p.add_argument(
+        "--lon", type=cliargs.NAME, default=None, help="longitude column (auto-detected if omitted)"
+    )
     p.add_argument(
         "--bbox",
+        type=cliargs.BBOX,
         default=None,
         help="public bounding box MINLON,MINLAT,MAXLON,MAXLAT (this or --region is required "
         "unless --seed: a demo run then derives it from the data and says so)",
     )
     p.add_argument(
         "--region",
+        type=cliargs.NAME,
         default=None,
         help="a named public region instead of --bbox: " + ", ".join(REGION_BY_NAME),
     )
-    p.add_argument("--grid", type=int, default=DEFAULT_GRID, help=GRID_HELP)
-    p.add_argument("--grid-cols", type=int, default=None, help="grid columns M")
-    p.add_argument("--epsilon", type=_positive_float, required=True, help="total privacy budget")
+    p.add_argument("--grid", type=cliargs.GRID, default=DEFAULT_GRID, help=GRID_HELP)
+    p.add_argument("--grid-cols", type=cliargs.GRID, default=None, help="grid columns M")
+    p.add_argument("--epsilon", type=cliargs.EPSILON, required=True, help="total privacy budget")
     p.add_argument(
         "--engine",
         choices=("numpy", "spark"),
@@ -81,7 +81,9 @@ def _add_data_args(p) -> None:
         help="where the data pass (binning into the grid) runs: in memory, or on Apache Spark "
         "for inputs larger than memory (pip install -e '.[spark]', Java 17; needs --lat/--lon)",
     )
-    p.add_argument("--spark-master", metavar="URL", help="Spark master (default local[2])")
+    p.add_argument(
+        "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
+    )
 
 
 def register(sub, common) -> None:
@@ -93,20 +95,27 @@ def register(sub, common) -> None:
     )
     _add_data_args(p)
     p.add_argument(
-        "--eps-height", type=_positive_float, default=1e-4, help="budget for the noisy N"
+        "--eps-height", type=cliargs.EPSILON, default=1e-4, help="budget for the noisy N"
     )
     p.add_argument(
-        "--eps-prt-level", type=_positive_float, default=1e-3, help="partition budget per level"
+        "--eps-prt-level", type=cliargs.EPSILON, default=1e-3, help="partition budget per level"
     )
-    p.add_argument("--T", type=int, default=3, help="split-search iterations")
+    p.add_argument("--T", type=cliargs.SPLIT_ITERATIONS, default=3, help="split-search iterations")
     p.add_argument(
-        "--stop-count", type=float, default=100, help="prune when the noisy count is <= this"
+        "--stop-count",
+        type=cliargs.STOP_COUNT,
+        default=100,
+        help="prune when the noisy count is <= this",
     )
     p.add_argument(
-        "--stop-cells", type=int, default=5, help="prune nodes with fewer cells than this"
+        "--stop-cells",
+        type=cliargs.STOP_CELLS,
+        default=5,
+        help="prune nodes with fewer cells than this",
     )
     p.add_argument(
         "--out",
+        type=cliargs.OUTPUT_FILE,
         default=None,
         help="write the release to FILE.geojson (metadata inline) or FILE.csv (plain CSV; "
         f"metadata in the JSON sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
@@ -124,15 +133,19 @@ def register(sub, common) -> None:
     _add_data_args(c)
     c.add_argument(
         "--methods",
+        type=cliargs.TEXT,
         default=",".join(DEFAULT_COMPARE),
         help="comma-separated method names (listed above); default: %(default)s",
     )
-    c.add_argument("--queries", type=int, default=2000, help="random queries per size")
+    c.add_argument("--queries", type=cliargs.QUERIES, default=2000, help="random queries per size")
     c.add_argument(
-        "--query-sizes", default="0.02,0.06,0.10", help="area fractions, comma-separated"
+        "--query-sizes",
+        type=cliargs.QUERY_SIZES,
+        default="0.02,0.06,0.10",
+        help="area fractions, comma-separated",
     )
-    c.add_argument("--reps", type=int, default=3, help="repetitions")
-    c.add_argument("--smoothing", type=_positive_float, default=20.0, help="RE smoothing s")
+    c.add_argument("--reps", type=cliargs.REPS, default=3, help="repetitions")
+    c.add_argument("--smoothing", type=cliargs.SMOOTHING, default=20.0, help="RE smoothing s")
     c.set_defaults(handler=run_compare)
 
 
@@ -220,10 +233,10 @@ def release_json(rel, data: Prepared, noise: Noise, ledger: BudgetLedger, out, m
     adds noise: it reports the release `rel` (its ε parts, ledger and noisy leaves) and, for the
     data owner, the point counts inside and outside the bbox (never written into `out`)."""
     info = noise.describe()
-    if out and out.lower().endswith(".csv"):
-        write_whole(out, to_csv_text(rel, data.grid, info, data.bbox_from_data))
-        write_whole(
-            out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)
+    if out and out.lower().endswith(".csv"):  # the CSV and its sidecar appear together or not
+        write_texts(
+            (out, to_csv_text(rel, data.grid, info, data.bbox_from_data)),
+            (out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)),
         )
     elif out:
         write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
@@ -294,19 +307,8 @@ def run_htf(args) -> dict | str:
 
 
 def write_whole(path: str, text: str) -> None:
-    """Write `text` to `path` completely or not at all; an unwritable path is an InputError."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".dpx-", suffix=".part")
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}.") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        os.unlink(tmp)
-        raise InputError(f"cannot write {path}: {exc.strerror}.") from None
+    """Write `text` to `path` completely or not at all (core.files); failures: InputError."""
+    write_text(path, text)
 
 
 def _parse_sizes(text: str) -> list[float]:

@@ -13,6 +13,7 @@ rule that fired). Reading, binning and the export formats are `dpx htf`'s (core/
 
 from __future__ import annotations
 
+from core import cliargs
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
@@ -48,6 +49,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--out",
+        type=cliargs.OUTPUT_FILE,
         default=None,
         help="write the release to FILE.geojson or FILE.csv (plain CSV; metadata in the JSON "
         f"sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",

@@ -7,27 +7,36 @@ being run is imported, so `dpx --version` and `import core.cli` stay light (no d
 opendp or pandas).
 
 Every subcommand accepts `--json`, `--seed` and `--registry`; a handler returns a JSON-able
-dict (printed as JSON with `--json`) or text. `InputError` becomes a one-line message on stderr
-and exit code 2.
+dict (printed as JSON with `--json`) or text. Every option value is checked while parsing by a
+validator of `core.cliargs` (tests/faults/test_parser_validators.py walks every subcommand).
+
+Error boundary (`main`, issue 17): never a traceback. `InputError` becomes one line on stderr and
+exit code 2; so do an `sqlite3.Error` (the registry: damaged, full, read-only, locked) and an
+`OSError` (ENOSPC, EACCES, ENAMETOOLONG, EISDIR, ...) that escaped a tool. Anything else is a
+fault in DP Explorer: one generic line, exit 2 — unless `DPX_DEBUG=1`, which re-raises it so that
+tests and developers see the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
-from core import __version__
+from core import __version__, cliargs
 from core.errors import InputError
 
 # subcommand name -> module with `register(subparsers, common)`. One line per subcommand.
 SUBCOMMANDS: dict[str, str] = {
-    "demos": "core.data.cli",
-    "datasets": "core.data.cli",  # deprecated alias of `demos`
-    "dataset": "core.registry.cli",
-    "report": "core.reports.cli",
+    "demos": "core.cli.demos",
+    "datasets": "core.cli.demos",  # deprecated alias of `demos`
+    "dataset": "core.cli.dataset",
+    "report": "core.cli.report",
     "htf": "core.spatial.cli",
     "compare": "core.spatial.cli",
     "release": "core.spatial.release_cli",
@@ -51,12 +60,13 @@ def common_options() -> argparse.ArgumentParser:
     )
     common.add_argument(
         "--seed",
-        type=int,
+        type=cliargs.SEED,
         default=None,
         help="use seeded (reproducible demo) noise instead of the secure sampler — not for real releases",
     )
     common.add_argument(
         "--registry",
+        type=cliargs.DIRECTORY,
         metavar="DIR",
         default=None,
         help="registry directory (default: $DPX_REGISTRY, else ~/.dpx)",
@@ -95,17 +105,36 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def emit(result: dict | str, as_json: bool) -> None:
+    """Print the result whole: the text is built first, so a failure prints nothing."""
     if as_json:
         if isinstance(result, str):
             result = {"message": result}
-        json.dump(result, sys.stdout, indent=2, default=_json_default, allow_nan=False)
-        sys.stdout.write("\n")
+        text = json.dumps(result, indent=2, default=_json_default, allow_nan=False)
     else:
-        print(
+        text = (
             result
             if isinstance(result, str)
             else json.dumps(result, indent=2, default=_json_default)
         )
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except OSError as exc:  # stdout is a full disk, a closed pipe, ...
+        _silence_stdout()
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise OSError(exc.errno, exc.strerror) from None
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null so that Python's final flush of the unwritten buffer cannot fail
+    again (which would print 'Exception ignored' and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass  # not a real file descriptor (tests capture stdout): nothing to flush later
 
 
 def _json_default(obj):
@@ -132,13 +161,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         emit(handler(args), getattr(args, "json", False))
         return 0
     except InputError as exc:
-        print(f"dpx: error: {exc}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as exc:
-        print(f"dpx: error: file not found: {exc.filename}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except FileNotFoundError as exc:
+        return _fail(f"file not found: {_short(exc.filename)}")
+    except sqlite3.Error as exc:
+        from core.registry.dberrors import registry_error
+
+        return _fail(str(registry_error(exc)))
+    except OSError as exc:
+        return _fail(_os_error_line(exc))
+    except KeyboardInterrupt:
+        return _fail("interrupted.", code=130)
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV) == "1":
+            raise
+        return _fail(
+            f"internal error ({type(exc).__name__}): a fault in DP Explorer, not in your input. "
+            f"Fix: report it with the command line (run with {DEBUG_ENV}=1 for the details)."
+        )
+
+
+DEBUG_ENV = "DPX_DEBUG"
+
+
+def _short(value, limit: int = 160) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[: limit // 2] + "..." + text[-limit // 2 :]
+
+
+def _one_line(text: str) -> str:
+    """Messages quote user input (paths, column names): never let it break the one line."""
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _fail(message: str, code: int = 2) -> int:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    print(f"dpx: error: {_one_line(message)}", file=sys.stderr)
+    return code
+
+
+def _os_error_line(exc: OSError) -> str:
+    from core.files import ERRNO_FIXES
+
+    where = _short(exc.filename) if exc.filename else "the output"
+    fix = ERRNO_FIXES.get(exc.errno, "check the path and its permissions")
+    return f"cannot use {where}: {exc.strerror or type(exc).__name__}. Fix: {fix}."
 
 
 if __name__ == "__main__":  # pragma: no cover
