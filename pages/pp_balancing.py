@@ -233,8 +233,8 @@ if analyst:  # releases and public parameters only (pages/pp_analyst.py); no exa
         "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
         "merge": merge, "missing": missing, "rho1_value": rho1_value, "rho2_value": rho2_value,
     }  # fmt: skip
-    # the owner's declared publishable columns are supplied by the governance (issue 16)
-    analyst_view(df, sa, registry, dataset, settings, declared=())
+    # the columns the owner declared publishable on the dataset (dpx dataset policy)
+    analyst_view(df, sa, registry, dataset, settings, declared=dataset.publishable)
     st.stop()
 
 with user_errors():
@@ -451,6 +451,8 @@ noise = current_noise()
 st.caption(f"Noise: {noise.label}")
 unit = None if dataset is None else dataset.uid
 choices = [c for c in columns if c not in (sa, unit)]
+if dataset is not None:  # a registered dataset: the columns its owner declared publishable
+    choices = [c for c in choices if c in dataset.publishable]
 declared = st.multiselect(
     "Columns published unchanged next to the SA (none by default: each one makes a record's row "
     "linkable to the person)",
@@ -508,7 +510,10 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
                 registry = Registry()
             except InputError as err:
                 st.warning(f"This publication is not recorded: {err}")
-        published_cols = published_columns(columns, sa, unit, declared)
+        published_cols = published_columns(
+            columns, sa, unit, declared if dataset is None else dataset.publishable,
+            None if dataset is None else [sa, *declared],
+        )  # fmt: skip
         accountant = Accountant(noise, release_settings.cost, release_settings.claim)
         release, pub = publish_recorded(
             registry,

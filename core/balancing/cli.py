@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from core import cliargs
-from core.balancing.columns import parse_columns, published_columns
+from core.balancing.columns import check_requested, parse_columns, published_columns
 from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.plan import plan_partition
@@ -185,6 +185,9 @@ def charged_mechanisms(args) -> list:
     if not args.perturb:
         return []
     settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
+    publishable = getattr(args, "publishable", None)
+    if publishable is not None:  # a registered dataset: refused before anything is charged
+        check_requested(args.sa, publishable, parse_columns(args.columns))
     return settings.charged_mechanisms
 
 

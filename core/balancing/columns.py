@@ -41,16 +41,22 @@ def published_columns(
         _check_one(col, columns, unit_column, "declared publishable")
     wanted = list(declared)
     if requested is not None:
-        allowed = set(declared) | {sa}
-        for col in requested:
-            if col not in allowed:
-                raise InputError(
-                    f"column '{col}' may not be published: the data owner has not declared it "
-                    "publishable. Publish the sensitive attribute and declared columns only."
-                )
+        check_requested(sa, declared, requested)
         wanted = list(requested)
     chosen = {sa, *wanted}
     return [c for c in columns if c in chosen]
+
+
+def check_requested(sa: str, declared: Sequence[str], requested: Sequence[str]) -> None:
+    """Every requested column is the SA or one the owner declared publishable (no data read:
+    a policy check made before anything is charged)."""
+    allowed = set(declared) | {sa}
+    for col in requested:
+        if col not in allowed:
+            raise InputError(
+                f"column '{col}' may not be published: the data owner has not declared it "
+                "publishable. Publish the sensitive attribute and declared columns only."
+            )
 
 
 def _check_one(col: str, columns: list[str], unit_column: str | None, role: str) -> None:

@@ -92,3 +92,23 @@ def test_analyst_cannot_add_a_column_and_a_stale_publication_is_not_shown(app_te
     at.selectbox(key="pp_sa_None").set_value("insurance").run()
     assert not at.exception, at.exception
     assert not at.get("download_button")  # the Disease publication is not shown under insurance
+
+
+def test_analyst_publishes_the_owner_declared_columns_only(app_test, registry_dir, tmp_path,
+                                                          monkeypatch):  # fmt: skip
+    """Issue 16: the owner declares publishable columns on the dataset; the analyst publication
+    holds the SA and exactly those (never the unit column, nothing the analyst adds)."""
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    df = next(d for d in DEMOS if d.name == PATIENTS_NAME).load()
+    path = tmp_path / "patients.csv"
+    df.to_csv(path, index=False)
+    reg = Registry(registry_dir)
+    reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5), uid="patient_id",
+                    publishable=("sex", "age"))  # fmt: skip
+    at = _ready(app_test(PAGE))
+    at.button(key="pp_publish").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (release,) = reg.releases("patients")
+    assert release.params["columns"] == ["age", "sex", "Disease"]  # table order
+    published = release.artefact["columns"]
+    assert published == ["age", "sex", "Disease", "subtable"] and "patient_id" not in published

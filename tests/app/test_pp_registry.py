@@ -43,22 +43,21 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     assert release.tool == "pp" and release.kind is RunKind.RELEASE
     assert release.status is Status.RELEASED
     # the partition plan's ε is charged (issue 16), from the mechanism that drew its noise
-    # (and the δ of listing the values that occur above a noisy threshold)
-    row, threshold = release.mechanisms
-    assert "discrete Laplace" in row.kind and (row.sensitivity, row.scale) == (2, 2.0)
-    assert "threshold" in threshold.kind and 0 < threshold.delta <= 1e-6
-    assert (release.epsilon, release.delta) == (1.0, threshold.delta)
+    # (and the δ of listing the values that occur above a noisy threshold); the registry keeps
+    # the very objects that drew, one PP randomization per published sub-table
+    row, threshold, *pp = release.mechanisms
+    assert row.kind.value == "discrete Laplace" and (row.sensitivity, row.scale) == (2, 2.0)
+    assert "threshold" in threshold.kind.value and 0 < threshold.delta <= 1e-6
+    assert (release.epsilon, release.delta) == (1.0, threshold.cost.delta)
+    meta = release.artefact["published_metadata"]
+    assert [m.to_json() for m in release.mechanisms] == meta["privacy"]["mechanisms"]
+    assert len(pp) == len(meta["subtables"]) and {m.kind.value for m in pp} == {"PP randomization"}
     assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
     assert release.privacy["plan_epsilon"] == 1.0
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
     assert release.params["columns"] == ["Disease"]  # the SA alone by default
-    meta = release.artefact["published_metadata"]
-    drew = meta["privacy"]["mechanisms"]
-    assert drew[0]["epsilon"] == row.epsilon and drew[0]["scale"] == row.scale
-    assert drew[1]["kind"] == "noisy-threshold partition selection"
-    assert {m["kind"] for m in drew[2:]} == {"PP randomization"}
     assert any(f"release #{release.id} of dataset 'patients'" in i.value for i in at.info)
-    assert registry.spent("patients") == (1.0, threshold.delta)
+    assert registry.spent("patients") == (1.0, threshold.cost.delta)
 
 
 def test_demo_publication_recorded_as_unregistered(app_test, registry):

@@ -227,3 +227,30 @@ def test_published_name_marks_seeded_files_only():
     marked = Path(f"pub.{SEEDED_MARKER}.csv")
     assert published_name(marked, Noise.seeded(1)) == marked  # never marked twice
     assert published_name("a/pub.csv", Noise.secure()) == Path("a/pub.csv")
+
+
+def test_registered_dataset_publishes_only_declared_columns(capsys, registry_dir, tmp_path):
+    """The owner's declaration on the dataset (--pp-columns) bounds --columns; the unit column is
+    never published; the release charges the plan's mechanisms and records those that drew."""
+    from core.registry import Registry
+
+    rng = np.random.default_rng(2)
+    n = 3000
+    df = pd.DataFrame({
+        "pid": [f"p{i}" for i in range(n)], "zip": rng.integers(100, 105, n),
+        "age": rng.integers(20, 80, n), "sa": rng.choice(list("abcdefgh"), n),
+    })  # fmt: skip
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    assert main(["dataset", "add", "t", "--table", f"t={path}", "--uid", "pid",
+                 "--epsilon", "3", "--delta", "1e-5", "--pp-columns", "zip"]) == 0  # fmt: skip
+    capsys.readouterr()
+    base = ["balance", "--dataset", "t", "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2",
+            "--perturb", "--out"]  # fmt: skip
+    assert main([*base, str(tmp_path / "a.csv"), "--columns", "age"]) == 2
+    assert "'age' may not be published" in capsys.readouterr().err
+    out = run_json(capsys, *base[1:], str(tmp_path / "b.csv"), "--columns", "zip")
+    assert pd.read_csv(out["published"]["out"]).columns.tolist() == ["zip", "sa", "subtable"]
+    (release,) = Registry(registry_dir).releases("t")
+    assert release.epsilon == 1.0 and 0 < release.delta <= 1e-6
+    assert [m.to_json() for m in release.mechanisms] == out["privacy"]["mechanisms"]
