@@ -1,25 +1,35 @@
 """`dpx balance`: PP balancing from a table or from per-value counts (the issue's CLI contract).
 
 dpx balance (INPUT --sa COL | --freqs "x1=12,x2=8,...") --rho1 R --rho2 R
-            [--merge none|utility] [--perturb --out FILE] [--seed S] [--json]
+            [--merge none|utility] [--perturb --out FILE [--columns A,B] [--plan-epsilon E]
+             [--categories X,Y,...]] [--seed S] [--json]
+
+Without --perturb the command prints the EXACT plan (thesis Phase 1 on the exact counts): the
+owner's teaching and evaluation view, not a release. With --perturb it publishes a PP release:
+the plan is made from DP-noised counts (`core.balancing.release`, ε = --plan-epsilon charged)
+and only the SA plus the columns given with --columns are published.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 from core import cliargs
+from core.balancing.columns import check_requested, parse_columns, published_columns
+from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.plan import plan_partition
-from core.balancing.publish import publish, published_name
+from core.balancing.publish import publish
 from core.balancing.records import encode_sa
+from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
 from core.balancing.report import MERGE_LABEL, plan_json, plan_text
 from core.data.loading import load_table
 from core.data.validation import require_column
 from core.errors import InputError
 from core.files import atomic_outputs
-from core.privacy import Noise
+from core.privacy import Accountant, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_balance
 
 
@@ -77,16 +87,27 @@ def register(sub, common) -> None:
         help="what to do with missing SA values (default: stop and ask)",
     )
     p.add_argument(
-        "--record-order",
-        choices=("original", "seeded"),
-        default="original",
-        help="which records of a value go to which group: original row order or a random permutation",
-    )
-    p.add_argument(
-        "--drop-columns",
+        "--columns",
         type=cliargs.TEXT,
         default="",
-        help="comma-separated direct identifiers to remove",
+        help="comma-separated columns published (unchanged) next to the perturbed SA; default: "
+        "the SA only. The privacy-unit column is never published",
+    )
+    p.add_argument(
+        "--plan-epsilon",
+        type=cliargs.EPSILON,
+        default=DEFAULT_PLAN_EPSILON,
+        help="epsilon charged for the partition plan, made from discrete-Laplace-noised value "
+        f"counts (default {DEFAULT_PLAN_EPSILON:g}; unit: one record's SA value)",
+    )
+    p.add_argument(
+        "--categories",
+        type=cliargs.TEXT,
+        help="comma-separated list of the SA's possible values, declared public (delta 0); "
+        "default: read from the data and listed only above a noisy threshold (delta <= 1e-6)",
+    )
+    p.add_argument(  # replaced by --columns: refused with a pointer
+        "--drop-columns", type=cliargs.TEXT, help=argparse.SUPPRESS
     )
     p.add_argument(
         "--engine",
@@ -100,7 +121,7 @@ def register(sub, common) -> None:
         "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
     )
     add_dataset_argument(p)  # registry (issue 12)
-    p.set_defaults(handler=govern_balance(run))
+    p.set_defaults(handler=govern_balance(run, charged=charged_mechanisms))
 
 
 def metadata_path(out: Path) -> Path:
@@ -125,18 +146,16 @@ def _spark_counts(args):
         raise spark_failure(f"count the values of {args.input}", err) from None
 
 
-def _spark_publish(args, frame, plan, noise, drop, out: Path) -> dict:
+def _spark_publish(args, frame, counts, columns, settings, accountant, out: Path):
     """--perturb on Spark: records assigned and perturbed on the executors with draws derived
-    from a secret key drawn here from `noise` (core.balancing.spark_publish); one CSV."""
+    from a secret key drawn here under the release's mechanisms (core.balancing.spark_publish)."""
     from core.balancing.spark_publish import publish_spark
     from core.sparkutil import spark_failure
 
     try:
         return publish_spark(
-            frame.sparkSession, frame, args.sa, plan, noise, out,
-            accept_fallback=args.accept_fallback, missing=args.missing, drop_columns=drop,
-            record_order=args.record_order,
-        )  # fmt: skip
+            frame.sparkSession, frame, args.sa, counts, columns, settings, accountant, out
+        )
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001 - a Spark failure: one line, no partial file
@@ -144,84 +163,145 @@ def _spark_publish(args, frame, plan, noise, drop, out: Path) -> dict:
         raise spark_failure(f"publish the perturbed table to {out}", err) from None
 
 
+def release_settings(args, rho1, rho2) -> ReleaseSettings:
+    """The public parameters of `dpx balance --perturb` (what the registry charges: `.cost`)."""
+    categories = parse_columns(getattr(args, "categories", None)) or None
+    return ReleaseSettings(
+        rho1,
+        rho2,
+        plan_epsilon=args.plan_epsilon,
+        tie_policy=args.tie_policy,
+        merge_policy=args.merge,
+        missing=args.missing,
+        accept_fallback=args.accept_fallback,
+        categories=None if categories is None else tuple(categories),
+    )
+
+
+def charged_mechanisms(args) -> list:
+    """What `dpx balance` charges before reading data: with --perturb, the plan's discrete
+    Laplace (ε = --plan-epsilon) and, without --categories, the value threshold's δ; the exact
+    plan without --perturb charges nothing."""
+    if not args.perturb:
+        return []
+    settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
+    publishable = getattr(args, "publishable", None)
+    if publishable is not None:  # a registered dataset: refused before anything is charged
+        check_requested(args.sa, publishable, parse_columns(args.columns))
+    return settings.charged_mechanisms
+
+
+def _columns(args, table_columns) -> list[str]:
+    """The published columns: the SA plus --columns. For a registered dataset --columns must be
+    among the columns its owner declared publishable (`Dataset.publishable`, set on `args` by
+    the governance); the unit column never."""
+    asked = parse_columns(args.columns)
+    unit = getattr(args, "unit_column", None)
+    publishable = getattr(args, "publishable", None)
+    if publishable is None:  # files given directly: the owner declares with --columns
+        return published_columns(table_columns, args.sa, unit, asked)
+    return published_columns(table_columns, args.sa, unit, publishable, [args.sa, *asked])
+
+
+def _publish(args, rho1, rho2) -> dict:
+    """`--perturb`: a PP release (noisy plan, declared columns only); the JSON of the release."""
+    if not args.out:
+        raise InputError("--perturb needs --out FILE for the published CSV.")
+    settings = release_settings(args, rho1, rho2)
+    noise = Noise.from_seed(args.seed)
+    accountant = Accountant(noise, budget=settings.cost, rho=settings.claim)
+    out = published_name(args.out, noise)  # a seeded publication says so in its name
+    meta_path = metadata_path(out)
+    pub = frame = None
+    if getattr(args, "engine", "pandas") == "spark":
+        counts, frame = _spark_counts(args)
+        columns = _columns(args, frame.columns)
+    else:
+        df = load_table(args.input)
+        require_column(df, args.sa, "sensitive attribute column")
+        cliargs.refuse_nested_columns(df, [args.sa])
+        columns = _columns(args, df.columns)
+        pub = publish(df, args.sa, columns, settings, accountant)
+    # the CSV and its metadata appear together or not at all (core.files)
+    with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
+        if pub is None:
+            metadata, release_plan = _spark_publish(
+                args, frame, counts, columns, settings, accountant, table_file.temp
+            )
+        else:
+            with table_file.open(newline="") as fh:
+                fh.write(pub.csv())
+            metadata, release_plan = pub.metadata, pub.release
+        meta_file.write_text(json.dumps(metadata, indent=2))
+    result = plan_json(release_plan.plan)
+    result["plan"] = RELEASE_PLAN_LABEL
+    result["privacy"] = metadata["privacy"]
+    result["published"] = {
+        "out": str(out),
+        "metadata": str(meta_path),
+        "columns": metadata["published_columns"],
+        "single_table_fallback": metadata["single_table_fallback"],
+        "noise": noise.describe(),
+    }
+    return result
+
+
+RELEASE_PLAN_LABEL = (
+    "release plan: Phase 1 on DP-noised counts (epsilon-DP); the published sub-tables"
+)
+EXACT_PLAN_LABEL = (
+    "exact plan: Phase 1 on the exact counts - the owner's teaching/evaluation view, not a release"
+)
+
+
 def run(args) -> dict | str:
     if (args.input is None) == (args.freqs is None):
         raise InputError('give either a table INPUT with --sa COL, or --freqs "x1=12,x2=8,...".')
+    if getattr(args, "drop_columns", None) is not None:
+        raise InputError(
+            "--drop-columns was replaced by --columns: name the columns to publish next to the "
+            "SA (by default only the SA is published)."
+        )
     rho1 = parse_rho(args.rho1, "rho1")
     rho2 = parse_rho(args.rho2, "rho2")
-    df = spark_frame = None
-    if args.freqs is not None:
-        if args.perturb:
+    if args.perturb:
+        if args.freqs is not None:
             raise InputError(
                 "--perturb needs a table of records: give INPUT --sa COL, not --freqs."
             )
+        if not args.sa:
+            raise InputError("name the sensitive attribute column with --sa COL.")
+        result = _publish(args, rho1, rho2)
+        if args.json:
+            return result
+        pubd = result["published"]
+        lines = [
+            f"published {pubd['out']} (metadata {pubd['metadata']}); columns "
+            f"{', '.join(pubd['columns'])}",
+            *result["privacy"]["statement"],
+        ]
+        if args.seed is not None:
+            lines.append(f"mode: {Noise.from_seed(args.seed).label}")
+        return "\n".join(lines)
+    if args.freqs is not None:
         counts, given_order = parse_freqs(args.freqs)
-        plan = plan_partition(
-            counts,
-            rho1,
-            rho2,
-            canonical=given_order,
-            tie_policy=args.tie_policy,
-            merge_policy=args.merge,
-        )
     else:
         if not args.sa:
             raise InputError("name the sensitive attribute column with --sa COL.")
+        given_order = None
         if getattr(args, "engine", "pandas") == "spark":
-            counts, spark_frame = _spark_counts(args)
+            counts, _ = _spark_counts(args)
         else:
             df = load_table(args.input)
             require_column(df, args.sa, "sensitive attribute column")
             cliargs.refuse_nested_columns(df, [args.sa])
             counts = encode_sa(df[args.sa], missing=args.missing).counts()
-        plan = plan_partition(
-            counts, rho1, rho2, tie_policy=args.tie_policy, merge_policy=args.merge
-        )
+    plan = plan_partition(
+        counts, rho1, rho2, canonical=given_order, tie_policy=args.tie_policy,
+        merge_policy=args.merge,
+    )  # fmt: skip
     result = plan_json(plan)
-    if args.perturb:
-        if not args.out:
-            raise InputError("--perturb needs --out FILE for the published CSV.")
-        noise = Noise.from_seed(args.seed)
-        drop = [c.strip() for c in args.drop_columns.split(",") if c.strip()]
-        out = published_name(args.out, noise)  # a seeded publication says so in its name
-        meta_path = metadata_path(out)
-        pub = None
-        if spark_frame is None:
-            for col in drop:
-                require_column(df, col, "column to drop")
-            pub = publish(
-                df,
-                args.sa,
-                plan,
-                noise,
-                accept_fallback=args.accept_fallback,
-                missing=args.missing,
-                drop_columns=drop,
-                record_order=args.record_order,
-            )
-        # the CSV and its metadata appear together or not at all (core.files)
-        with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
-            if pub is None:
-                metadata = _spark_publish(args, spark_frame, plan, noise, drop, table_file.temp)
-                rows = sum(plan.counts.values())
-            else:
-                with table_file.open(newline="") as fh:  # streamed in chunks by pandas
-                    pub.table.to_csv(fh, index=False)
-                metadata, rows = pub.metadata, len(pub.table)
-            meta_file.write_text(json.dumps(metadata, indent=2))
-        result["published"] = {
-            "out": str(out),
-            "metadata": str(meta_path),
-            "rows": rows,
-            "single_table_fallback": metadata["single_table_fallback"],
-            "noise": noise.describe(),
-        }
+    result["plan"] = EXACT_PLAN_LABEL
     if args.json:
         return result
-    text = plan_text(plan)
-    if args.perturb:
-        pubd = result["published"]
-        text += f"\n\npublished {pubd['rows']} rows to {pubd['out']} (metadata {pubd['metadata']})"
-        if args.seed is not None:
-            text += f"\nmode: {Noise.from_seed(args.seed).label}"
-    return text
+    return f"{EXACT_PLAN_LABEL}\n\n{plan_text(plan)}"

@@ -158,9 +158,11 @@ def _use_dataset_tables(args, dataset: Dataset) -> None:
 
 
 # -- balance ---------------------------------------------------------------------------------
-def govern_balance(handler: Handler) -> Handler:
-    """Wrap `dpx balance`: PP is not ε-DP; a run is recorded as a (ρ1, ρ2) publication that
-    charges no ε, before the table is read."""
+def govern_balance(handler: Handler, charged: Callable | None = None) -> Handler:
+    """Wrap `dpx balance`: with --perturb a PP release charges the ε of its partition plan (made
+    from noisy counts, `core.balancing.release`) and claims (ρ1, ρ2) per record; without it the
+    exact plan is printed (the owner's teaching view) and nothing is charged. `charged(args)`
+    returns the release's ε-charged mechanism objects (given by the tool: no upward import)."""
 
     def run(args):
         registered = args.dataset is not None
@@ -170,24 +172,29 @@ def govern_balance(handler: Handler) -> Handler:
         dataset = resolve_dataset(registry, Tool.PP, args) if registered else None
         if dataset is not None:
             args.input = single_table(dataset, Tool.PP)
+            args.unit_column = dataset.uid  # never published (core.balancing.columns)
+            args.publishable = dataset.publishable  # the owner's declared columns
             refused_if_bad(
                 registry,
                 Tool.PP,
                 args,
                 lambda: check_columns(args.input, {"sensitive attribute": args.sa}),
             )
+        mechanisms = charged(args) if charged is not None else []
         release = None
         if registry is not None:
             release = registry.charge(
                 Tool.PP.value,
                 None if dataset is None else dataset.name,
                 params_of(args),
-                [],
+                mechanisms,
                 noise_mode(args),
                 privacy={
-                    "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
+                    "model": "(rho1, rho2)-privacy per record (PP balancing) + (epsilon, delta)-DP "
+                    "partition plan",
                     "rho1": args.rho1,
                     "rho2": args.rho2,
+                    "plan_epsilon": sum(m.cost.epsilon for m in mechanisms),
                     "unit": "one record",
                 },
             )
@@ -196,24 +203,26 @@ def govern_balance(handler: Handler) -> Handler:
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = dict(result)
         published = result.get("published")
+        drew = None
         if published:
             meta = Path(published["metadata"])
             if meta.is_file():
                 artefact["published_metadata"] = json.loads(meta.read_text())
-        registry.attach(release.id, artefact)
+            # the mechanisms that drew, read back typed from the published metadata
+            drew = [from_json(row) for row in result["privacy"]["mechanisms"]]
+        registry.attach(release.id, artefact, drew)
         if release.kind is RunKind.RELEASE:
             result["registry"] = registry_info(registry, release)
         if args.json:
             return result
         lines = [
             f"PP partition: status {result['status']}, {len(result['groups'])} groups, "
-            f"rho1 {result['rho1']}, rho2 {result['rho2']}"
+            f"rho1 {result['rho1']}, rho2 {result['rho2']} ({result['plan'].split(':')[0]})"
         ]
         if result.get("published"):
             pub = result["published"]
-            lines.append(
-                f"published {pub['rows']} rows to {pub['out']} (metadata {pub['metadata']})"
-            )
+            lines.append(f"published {pub['out']} (metadata {pub['metadata']})")
+            lines.extend(result["privacy"]["statement"])
         if "registry" in result:
             lines.append(
                 registry_line(result["registry"]).replace(

@@ -205,7 +205,8 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
 
 
 def _publish_on_pp_page(page, url: str, name: str) -> int:
-    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (no ε)."""
+    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (the
+    partition plan's ε)."""
     from core.registry import Registry
 
     registry = Registry()
@@ -221,7 +222,7 @@ def _publish_on_pp_page(page, url: str, name: str) -> int:
     assert page.get_by_role("button", name="Run report (INTERNAL)").count() == 0
     _no_sentinel(page, "PP page")
     (pub,) = [r for r in registry.releases(name) if r.tool == "pp"]
-    assert pub.epsilon == 0.0 and pub.params["mode"] == "analyst"
+    assert pub.epsilon == 1.0 and pub.params["mode"] == "analyst"  # the plan's ε (issue 16)
     return pub.id
 
 
