@@ -133,16 +133,17 @@ def test_sql_htf_balance_charge_one_persistent_budget(capsys, registry_dir, poin
         ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1.5"],
     )
     assert htf["registry"]["kind"] == "release"
-    pp = _json(
+    # the exact plan is the owner's view: nothing charged, nothing recorded
+    plan = _json(
         capsys, ["balance", "--dataset", "pts", "--sa", "sa", "--rho1", "0.3", "--rho2", "0.7"]
     )
-    assert pp["registry"]["epsilon_charged"] == 0.0
+    assert "registry" not in plan and plan["plan"].startswith("exact plan")
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == pytest.approx(2.5) and shown["delta_spent"] == pytest.approx(
         1e-6
     )
     assert [(r["tool"], r["epsilon"], r["mode"]) for r in shown["releases"]] == [
-        ("sql", 1.0, "secure"), ("location", 1.5, "secure"), ("pp", 0.0, "secure"),
+        ("sql", 1.0, "secure"), ("location", 1.5, "secure"),
     ]  # fmt: skip
     assert {"id", "tool", "epsilon", "delta", "time", "mode"} <= set(shown["releases"][0])
     # over budget: exit 2, remaining in the message, a refusal recorded, nothing charged
@@ -291,7 +292,7 @@ def test_unknown_column_is_refused_before_charging(capsys, registry_dir, points)
     )
     assert "latitude column 'nope' is not in the table" in err and "Nothing was charged" in err
     err = _fail(capsys, ["balance", "--dataset", "pts", "--sa", "nope", "--rho1", "0.3",
-                         "--rho2", "0.7"])  # fmt: skip
+                         "--rho2", "0.7", "--perturb", "--out", "x.csv"])  # fmt: skip
     assert "sensitive attribute column 'nope'" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == 0.0 and shown["releases"] == [] and shown["refusals"] == 2

@@ -40,7 +40,7 @@ SUBCOMMANDS: dict[str, str] = {
     "htf": "core.cli.location",
     "compare": "core.cli.location",
     "release": "core.cli.location",
-    "balance": "core.balancing.cli",
+    "balance": "core.cli.balance",
     "sql": "core.dpsql.cli",
 }
 

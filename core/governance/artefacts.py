@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from core.balancing.record import PPArtefact
 from core.registry import Release, Tool
 from core.spatial.record import LocationArtefact
 
@@ -53,31 +54,6 @@ class SqlArtefact:
     tool: str = field(default=Tool.SQL.value, init=False)
 
 
-@dataclass(frozen=True)
-class SubTableView:
-    """One published sub-table: its domain, its retention probability p (exact), the largest
-    prior ρ1ᵢ among its protected values and the worst-case posterior it allows."""
-
-    domain: tuple[str, ...]
-    retention: str
-    rho1: str
-    posterior_bound: str
-
-
-@dataclass(frozen=True)
-class PPArtefact:
-    """A PP publication: which columns left (the perturbed attribute and the owner's declared
-    columns), the sub-tables and how the partition was planned."""
-
-    sa: str
-    published_columns: tuple[str, ...]
-    rows_published: int
-    subtables: tuple[SubTableView, ...]
-    plan: str  # how the partition was planned (e.g. "from DP-noised counts, epsilon 0.1")
-    files: tuple[str, ...] = ()
-    tool: str = field(default=Tool.PP.value, init=False)
-
-
 Artefact = LocationArtefact | SqlArtefact | PPArtefact
 
 
@@ -117,19 +93,4 @@ def artefact_of(record: Release) -> Artefact | None:
             threshold=None if th is None else ThresholdView(**th),
             options=data.get("options", {}),
         )
-    return PPArtefact(
-        sa=data["sa"],
-        published_columns=tuple(data["published_columns"]),
-        rows_published=int(data["rows_published"]),
-        subtables=tuple(
-            SubTableView(
-                domain=tuple(s["domain"]),
-                retention=s["retention"],
-                rho1=s["rho1"],
-                posterior_bound=s["posterior_bound"],
-            )
-            for s in data["subtables"]
-        ),
-        plan=data["plan"],
-        files=tuple(data.get("files", ())),
-    )
+    return PPArtefact.from_json(data)

@@ -14,9 +14,7 @@ Seeded runs are recorded as labelled demo runs and never count as releases.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 from core import cliargs
 from core.errors import InputError
@@ -25,22 +23,16 @@ from core.registry.governed import (
     Handler,
     Tool,
     as_json,
-    check_columns,
-    compute_after_charge,
-    keeps_own_output,
     noise_mode,
     open_registry,
     params_of,
-    refused_if_bad,
     registry_info,
     registry_line,
     remaining_text,
     resolve_dataset,
-    run_unchanged,
-    single_table,
 )
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Dataset, RunKind
+from core.registry.models import Dataset
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -155,80 +147,3 @@ def _use_dataset_tables(args, dataset: Dataset) -> None:
     args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
     # the dataset's public tables, plus any public table given on the command line
     args.public = [f"{t.name}={t.path}" for t in dataset.public_tables] + list(args.public)
-
-
-# -- balance ---------------------------------------------------------------------------------
-def govern_balance(handler: Handler, charged: Callable | None = None) -> Handler:
-    """Wrap `dpx balance`: with --perturb a PP release charges the ε of its partition plan (made
-    from noisy counts, `core.balancing.release`) and claims (ρ1, ρ2) per record; without it the
-    exact plan is printed (the owner's teaching view) and nothing is charged. `charged(args)`
-    returns the release's ε-charged mechanism objects (given by the tool: no upward import)."""
-
-    def run(args):
-        registered = args.dataset is not None
-        if registered and (args.input or args.freqs):
-            raise InputError("give INPUT/--freqs or --dataset NAME, not both.")
-        registry = open_registry(args, registered)
-        dataset = resolve_dataset(registry, Tool.PP, args) if registered else None
-        if dataset is not None:
-            args.input = single_table(dataset, Tool.PP)
-            args.unit_column = dataset.uid  # never published (core.balancing.columns)
-            args.publishable = dataset.publishable  # the owner's declared columns
-            refused_if_bad(
-                registry,
-                Tool.PP,
-                args,
-                lambda: check_columns(args.input, {"sensitive attribute": args.sa}),
-            )
-        mechanisms = charged(args) if charged is not None else []
-        release = None
-        if registry is not None:
-            release = registry.charge(
-                Tool.PP.value,
-                None if dataset is None else dataset.name,
-                params_of(args),
-                mechanisms,
-                noise_mode(args),
-                privacy={
-                    "model": "(rho1, rho2)-privacy per record (PP balancing) + (epsilon, delta)-DP "
-                    "partition plan",
-                    "rho1": args.rho1,
-                    "rho2": args.rho2,
-                    "plan_epsilon": sum(m.cost.epsilon for m in mechanisms),
-                    "unit": "one record",
-                },
-            )
-        if keeps_own_output(release, args):
-            return run_unchanged(registry, release, handler, args)
-        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
-        artefact = dict(result)
-        published = result.get("published")
-        drew = None
-        if published:
-            meta = Path(published["metadata"])
-            if meta.is_file():
-                artefact["published_metadata"] = json.loads(meta.read_text())
-            # the mechanisms that drew, read back typed from the published metadata
-            drew = [from_json(row) for row in result["privacy"]["mechanisms"]]
-        registry.attach(release.id, artefact, drew)
-        if release.kind is RunKind.RELEASE:
-            result["registry"] = registry_info(registry, release)
-        if args.json:
-            return result
-        lines = [
-            f"PP partition: status {result['status']}, {len(result['groups'])} groups, "
-            f"rho1 {result['rho1']}, rho2 {result['rho2']} ({result['plan'].split(':')[0]})"
-        ]
-        if result.get("published"):
-            pub = result["published"]
-            lines.append(f"published {pub['out']} (metadata {pub['metadata']})")
-            lines.extend(result["privacy"]["statement"])
-        if "registry" in result:
-            lines.append(
-                registry_line(result["registry"]).replace(
-                    "charged epsilon 0, delta 0", "a (rho1, rho2) publication, no epsilon charged"
-                )
-            )
-        return "\n".join(lines)
-
-    return run

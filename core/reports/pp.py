@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from core.governance.artefacts import PPArtefact
+from core.balancing.record import PPArtefact
 from core.registry import Release
 from core.reports.common import does_not_mean, table
 

@@ -39,7 +39,8 @@ def released(capsys, registry_dir, tmp_path) -> dict:
         "htf": _run(capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]),
         "sql": _run(capsys, ["sql", "--dataset", "pts", "--query", QUERY.format(eps=1)]),
         "pp": _run(capsys, ["balance", "--dataset", "pts", "--sa", "sa", "--rho1", "0.3",
-                            "--rho2", "0.7"]),
+                            "--rho2", "0.7", "--perturb", "--plan-epsilon", "0.5",
+                            "--categories", "a,b,c,d", "--out", str(tmp_path / "pub.csv")]),
     }  # fmt: skip
 
 
@@ -70,11 +71,13 @@ def test_sql_report_has_bars_table_intervals_and_survival(capsys, released, tmp_
     assert "(1, 1e-06)-differential privacy" in html and "uid" in html
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
-def test_pp_report_states_it_is_not_epsilon_dp(capsys, released, tmp_path):
+def test_pp_report_states_the_claim_columns_and_retention(capsys, released, tmp_path):
     html = _report(capsys, released["pp"]["registry"]["release_id"], tmp_path / "pp.html")
     assert_self_contained(html)
-    assert "not</b> ε-differential privacy" in html and "bar-chart" in html
+    assert "(3/10, 7/10)-privacy</b>" in html and "not ε-differential privacy" in html
+    assert "planned from noisy counts: ε = 0.5" in html
+    assert "the columns <b>sa, subtable</b>" in html and "retention p" in html
+    assert "nothing to draw" not in html
 
 
 def test_seeded_demo_run_is_labelled(capsys, registry_dir, tmp_path):

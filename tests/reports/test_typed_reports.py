@@ -8,15 +8,8 @@ import re
 
 import pytest
 
-from core.governance.artefacts import (
-    MISSING,
-    PPArtefact,
-    SqlArtefact,
-    SubTableView,
-    ThresholdView,
-    artefact_of,
-    to_json,
-)
+from core.balancing.record import PPArtefact, SubTableView
+from core.governance.artefacts import MISSING, SqlArtefact, ThresholdView, artefact_of, to_json
 from core.privacy import Cost, DiscreteLaplace, NoisyThreshold, PPRandomization
 from core.registry import Claim, Policy, Registry
 from core.reports import render_report

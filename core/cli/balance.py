@@ -5,9 +5,12 @@ dpx balance (INPUT --sa COL | --freqs "x1=12,x2=8,...") --rho1 R --rho2 R
              [--categories X,Y,...]] [--seed S] [--json]
 
 Without --perturb the command prints the EXACT plan (thesis Phase 1 on the exact counts): the
-owner's teaching and evaluation view, not a release. With --perturb it publishes a PP release:
-the plan is made from DP-noised counts (`core.balancing.release`, ε = --plan-epsilon charged)
-and only the SA plus the columns given with --columns are published.
+owner's teaching and evaluation view, not a release (refused in analyst mode). With --perturb
+it publishes a PP release through the governed flow (`core.governance.govern`): the plan's ε
+(--plan-epsilon) is charged before the table is read, the plan is made from DP-noised counts
+(`core.balancing.release`), only the SA plus the published columns leave — on a registered
+dataset, only columns its owner declared (`dpx dataset policy NAME --pp-columns ...`) — and
+the registry records the mechanisms that drew and the publication's typed record.
 """
 
 from __future__ import annotations
@@ -22,15 +25,28 @@ from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.plan import plan_partition
 from core.balancing.publish import publish
+from core.balancing.record import pp_artefact
 from core.balancing.records import encode_sa
 from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
 from core.balancing.report import MERGE_LABEL, plan_json, plan_text
+from core.cli.common import (
+    add_dataset_argument,
+    params_of,
+    registry_info,
+    registry_line,
+    release_view,
+    resolve,
+    single_table,
+    view_text,
+)
 from core.data.loading import load_table
+from core.data.schema import require_columns
 from core.data.validation import require_column
 from core.errors import InputError
 from core.files import atomic_outputs
-from core.privacy import Accountant, Noise
-from core.registry.cli_hooks import add_dataset_argument, govern_balance
+from core.governance import Request, Role, current_role, govern, require_owner
+from core.privacy import Noise
+from core.registry import Claim, Tool
 
 
 def register(sub, common) -> None:
@@ -120,8 +136,8 @@ def register(sub, common) -> None:
     p.add_argument(
         "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
     )
-    add_dataset_argument(p)  # registry (issue 12)
-    p.set_defaults(handler=govern_balance(run, charged=charged_mechanisms))
+    add_dataset_argument(p)
+    p.set_defaults(handler=run)
 
 
 def metadata_path(out: Path) -> Path:
@@ -178,19 +194,6 @@ def release_settings(args, rho1, rho2) -> ReleaseSettings:
     )
 
 
-def charged_mechanisms(args) -> list:
-    """What `dpx balance` charges before reading data: with --perturb, the plan's discrete
-    Laplace (ε = --plan-epsilon) and, without --categories, the value threshold's δ; the exact
-    plan without --perturb charges nothing."""
-    if not args.perturb:
-        return []
-    settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
-    publishable = getattr(args, "publishable", None)
-    if publishable is not None:  # a registered dataset: refused before anything is charged
-        check_requested(args.sa, publishable, parse_columns(args.columns))
-    return settings.charged_mechanisms
-
-
 def _columns(args, table_columns) -> list[str]:
     """The published columns: the SA plus --columns. For a registered dataset --columns must be
     among the columns its owner declared publishable (`Dataset.publishable`, set on `args` by
@@ -203,13 +206,10 @@ def _columns(args, table_columns) -> list[str]:
     return published_columns(table_columns, args.sa, unit, publishable, [args.sa, *asked])
 
 
-def _publish(args, rho1, rho2) -> dict:
-    """`--perturb`: a PP release (noisy plan, declared columns only); the JSON of the release."""
-    if not args.out:
-        raise InputError("--perturb needs --out FILE for the published CSV.")
-    settings = release_settings(args, rho1, rho2)
-    noise = Noise.from_seed(args.seed)
-    accountant = Accountant(noise, budget=settings.cost, rho=settings.claim)
+def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
+    """The publication itself (after the charge): the noisy plan, the published rows, the CSV
+    and its metadata written together. Returns (the command's JSON, rows published)."""
+    noise = accountant.noise
     out = published_name(args.out, noise)  # a seeded publication says so in its name
     meta_path = metadata_path(out)
     pub = frame = None
@@ -228,14 +228,17 @@ def _publish(args, rho1, rho2) -> dict:
             metadata, release_plan = _spark_publish(
                 args, frame, counts, columns, settings, accountant, table_file.temp
             )
+            rows = int(metadata.get("rows_published", 0))
         else:
             with table_file.open(newline="") as fh:
                 fh.write(pub.csv())
             metadata, release_plan = pub.metadata, pub.release
+            rows = len(pub.table)
         meta_file.write_text(json.dumps(metadata, indent=2))
     result = plan_json(release_plan.plan)
     result["plan"] = RELEASE_PLAN_LABEL
     result["privacy"] = metadata["privacy"]
+    result["metadata_object"] = metadata
     result["published"] = {
         "out": str(out),
         "metadata": str(meta_path),
@@ -243,7 +246,72 @@ def _publish(args, rho1, rho2) -> dict:
         "single_table_fallback": metadata["single_table_fallback"],
         "noise": noise.describe(),
     }
-    return result
+    return result, rows
+
+
+def run_publication(args) -> dict | str:
+    """`dpx balance --perturb`: one governed PP release.
+
+    Privacy claim: (ρ1, ρ2)-privacy per record (one `PPRandomization` per sub-table) and
+    (ε, δ) = the plan's cost for the partition (discrete Laplace on the value counts, unit: one
+    record's SA value), charged to the dataset before the table is read."""
+    if args.freqs is not None:
+        raise InputError("--perturb needs a table of records: give INPUT --sa COL, not --freqs.")
+    target = resolve(args, Tool.PP.value, files=("input",))
+    if target.dataset is not None:
+        args.input = single_table(target.dataset, "balance")
+        args.unit_column = target.dataset.uid  # never published (core.balancing.columns)
+        args.publishable = target.dataset.publishable  # the owner's declared columns
+        check_requested(args.sa, args.publishable, parse_columns(args.columns))
+    elif not args.input:
+        raise InputError("dpx balance needs INPUT (a CSV/Parquet file) or --dataset NAME.")
+    if not args.sa:
+        raise InputError("name the sensitive attribute column with --sa COL.")
+    if not args.out:
+        raise InputError("--perturb needs --out FILE for the published CSV.")
+    settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
+    request = Request(
+        tool=Tool.PP.value,
+        role=target.role,
+        dataset=target.dataset,
+        params=params_of(args),
+        cost=settings.cost,
+        claim=Claim("one record", None, str(settings.rho1), str(settings.rho2)),
+        noise=target.noise,
+        rho=settings.claim,
+        extra_checks=(lambda: require_columns(args.input, {"sensitive attribute": args.sa}),),
+    )
+    governed = govern(
+        target.registry,
+        request,
+        lambda accountant: _publish(args, settings, accountant),
+        lambda r: pp_artefact(r[0]["metadata_object"], r[1]).to_json(),
+    )
+    result, _ = governed.result
+    result.pop("metadata_object")
+    if target.role is Role.ANALYST:
+        view = release_view(target.registry, governed.record)
+        view["out"] = result["published"]["out"]
+        view["metadata"] = result["published"]["metadata"]
+        if args.json:
+            return view
+        headline = f"PP publication written to {view['out']} (metadata {view['metadata']})"
+        return view_text(view, headline)
+    if governed.record is not None:
+        result["registry"] = registry_info(target.registry, governed.record)
+    if args.json:
+        return result
+    pubd = result["published"]
+    lines = [
+        f"published {pubd['out']} (metadata {pubd['metadata']}); columns "
+        f"{', '.join(pubd['columns'])}",
+        *result["privacy"]["statement"],
+    ]
+    if args.seed is not None:
+        lines.append(f"mode: {Noise.from_seed(args.seed).label}")
+    if "registry" in result:
+        lines.append(registry_line(result["registry"]))
+    return "\n".join(lines)
 
 
 RELEASE_PLAN_LABEL = (
@@ -255,34 +323,26 @@ EXACT_PLAN_LABEL = (
 
 
 def run(args) -> dict | str:
-    if (args.input is None) == (args.freqs is None):
-        raise InputError('give either a table INPUT with --sa COL, or --freqs "x1=12,x2=8,...".')
     if getattr(args, "drop_columns", None) is not None:
         raise InputError(
             "--drop-columns was replaced by --columns: name the columns to publish next to the "
             "SA (by default only the SA is published)."
         )
+    if args.perturb:
+        return run_publication(args)
+    require_owner(
+        current_role(), "the exact plan (the owner's teaching view; publish with --perturb)"
+    )
+    if args.dataset is not None:  # the owner's view of a registered table: nothing charged
+        if args.input or args.freqs:
+            raise InputError("give INPUT/--freqs or --dataset NAME, not both.")
+        target = resolve(args, Tool.PP.value, files=("input", "freqs"))
+        args.input = single_table(target.dataset, "balance")
+        require_columns(args.input, {"sensitive attribute": args.sa})
+    if (args.input is None) == (args.freqs is None):
+        raise InputError('give either a table INPUT with --sa COL, or --freqs "x1=12,x2=8,...".')
     rho1 = parse_rho(args.rho1, "rho1")
     rho2 = parse_rho(args.rho2, "rho2")
-    if args.perturb:
-        if args.freqs is not None:
-            raise InputError(
-                "--perturb needs a table of records: give INPUT --sa COL, not --freqs."
-            )
-        if not args.sa:
-            raise InputError("name the sensitive attribute column with --sa COL.")
-        result = _publish(args, rho1, rho2)
-        if args.json:
-            return result
-        pubd = result["published"]
-        lines = [
-            f"published {pubd['out']} (metadata {pubd['metadata']}); columns "
-            f"{', '.join(pubd['columns'])}",
-            *result["privacy"]["statement"],
-        ]
-        if args.seed is not None:
-            lines.append(f"mode: {Noise.from_seed(args.seed).label}")
-        return "\n".join(lines)
     if args.freqs is not None:
         counts, given_order = parse_freqs(args.freqs)
     else:
