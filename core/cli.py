@@ -151,6 +151,7 @@ def _json_default(obj):
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
     try:
         parser = build_parser(argv)
         args = parser.parse_args(argv)
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.Error as exc:
         from core.registry.dberrors import registry_error
 
-        return _fail(str(registry_error(exc)))
+        return _fail(str(registry_error(exc, _registry_path(args))))
     except OSError as exc:
         return _fail(_os_error_line(exc))
     except KeyboardInterrupt:
@@ -185,6 +186,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 DEBUG_ENV = "DPX_DEBUG"
+
+
+def _registry_path(args) -> str | None:
+    """The registry file this command used (for the message), if it can be told."""
+    if args is None:
+        return None
+    from pathlib import Path
+
+    from core.registry.store import FILE_NAME, default_directory
+
+    directory = getattr(args, "registry", None)
+    return str((Path(directory).expanduser() if directory else default_directory()) / FILE_NAME)
 
 
 def _short(value, limit: int = 160) -> str:

@@ -41,8 +41,13 @@ class RegistryError(InputError):
     with what happened and what to do; the CLI exits 2 and the app shows it."""
 
 
+SQLITE_IOERR_SHMSIZE = SQLITE_IOERR | (19 << 8)  # no space for the shared-memory file
+
+
 def _code(err: sqlite3.Error) -> int | None:
     code = getattr(err, "sqlite_errorcode", None)
+    if code == SQLITE_IOERR_SHMSIZE:
+        return SQLITE_FULL
     if isinstance(code, int):
         return code & 0xFF  # extended codes carry the primary code in the low byte
     text = str(err).lower()
@@ -74,8 +79,9 @@ def registry_error(err: sqlite3.Error, path: str | Path | None = None) -> Regist
         )
     if code == SQLITE_FULL:
         return RegistryError(
-            f"the disk holding the registry{where} is full ({detail}); the change was not "
-            "recorded. Fix: free space on that disk, then run the command again."
+            f"the disk holding the registry{where} is full ({detail}); the registry could not "
+            "record this step. Fix: free space on that disk, check `dpx dataset show NAME`, "
+            "then run the command again."
         )
     if code in (SQLITE_READONLY, SQLITE_PERM):
         return RegistryError(
