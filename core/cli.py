@@ -24,6 +24,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -152,6 +153,7 @@ def _json_default(obj):
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = None
+    previous = _on_sigterm_raise()
     try:
         parser = build_parser(argv)
         args = parser.parse_args(argv)
@@ -176,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(_os_error_line(exc))
     except KeyboardInterrupt:
         return _fail("interrupted.", code=130)
+    except Terminated:
+        return _fail("terminated (SIGTERM); no output file was left half-written.", code=143)
     except Exception as exc:
         if os.environ.get(DEBUG_ENV) == "1":
             raise
@@ -183,6 +187,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error ({type(exc).__name__}): a fault in DP Explorer, not in your input. "
             f"Fix: report it with the command line (run with {DEBUG_ENV}=1 for the details)."
         )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is, so that `with` blocks clean up: the atomic writer
+    removes its temporaries and an open registry transaction rolls back."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _on_sigterm_raise():
+    """Install the SIGTERM handler (main thread only); returns the previous one."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread (e.g. called from a server)
+        return None
 
 
 DEBUG_ENV = "DPX_DEBUG"

@@ -66,6 +66,11 @@ def _code(err: sqlite3.Error) -> int | None:
     return None
 
 
+def is_disk_full(err: sqlite3.Error) -> bool:
+    """Did SQLite fail because the disk (or its quota) is full?"""
+    return _code(err) == SQLITE_FULL
+
+
 def registry_error(err: sqlite3.Error, path: str | Path | None = None) -> RegistryError:
     """The one-line `RegistryError` for an SQLite failure of the registry at `path`."""
     where = f" {path}" if path else ""
