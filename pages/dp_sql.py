@@ -473,7 +473,10 @@ with tab_explain:
         for w in bq_warnings:
             st.warning(w)
         st.download_button(
-            "Download .sql", bq_sql + ";\n", "dp_query_bigquery.sql", key="dpsql_bq",
+            "Download .sql",
+            bq_sql + ";\n",
+            "dp_query_bigquery.sql",
+            key="dpsql_bq",
             on_click="ignore",
         )
     st.subheader("Budget split")
@@ -610,7 +613,10 @@ with tab_ledger:
         frame = _runs_frame(runs)
         st.dataframe(frame, hide_index=True, key="dpsql_ledger_table")
         st.download_button(
-            "Recorded runs (CSV)", frame.to_csv(index=False), "dpsql_runs.csv", key="dpsql_dl_csv",
+            "Recorded runs (CSV)",
+            frame.to_csv(index=False),
+            "dpsql_runs.csv",
+            key="dpsql_dl_csv",
             on_click="ignore",
         )
 

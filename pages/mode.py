@@ -53,9 +53,7 @@ def registered_dataset_picker(label: str = "Registered dataset", key: str = "dpx
         )
         return None
     # persist_state: the picker sits behind a page's source choice; when hidden, keep the choice
-    name = st.selectbox(
-        label, [d.name for d in datasets], key=key, persist_state="session"
-    )
+    name = st.selectbox(label, [d.name for d in datasets], key=key, persist_state="session")
     dataset = registry.dataset(name)
     registry.verify_files(dataset)
     eps_spent, delta_spent = registry.spent(name)

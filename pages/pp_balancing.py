@@ -260,7 +260,10 @@ if plan.status == STATUS_NOTHING:  # one message: PP has nothing to do
     )
     if st.checkbox("I understand: offer the table unperturbed", key="pp_confirm_unperturbed"):
         st.download_button(
-            "Download the unperturbed table", df.to_csv(index=False), "unperturbed.csv", "text/csv",
+            "Download the unperturbed table",
+            df.to_csv(index=False),
+            "unperturbed.csv",
+            "text/csv",
             on_click="ignore",
         )
     st.stop()
@@ -538,7 +541,11 @@ if stored is not None:
     csv_name = published_name("pp_published.csv", pub_noise)
     d1, d2, d3 = st.columns(3)
     d1.download_button(
-        "Published CSV", published.to_csv(index=False), csv_name.name, "text/csv", key="pp_dl_csv",
+        "Published CSV",
+        published.to_csv(index=False),
+        csv_name.name,
+        "text/csv",
+        key="pp_dl_csv",
         on_click="ignore",
     )
     seeded_note = "" if pub_noise.is_secure else f" Seeded: its name says {SEEDED_MARKER}."

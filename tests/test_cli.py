@@ -116,7 +116,7 @@ def test_dataset_add_show_list_contract(capsys, registry_dir, points):
 
 def test_registry_flag_overrides_the_environment(capsys, registry_dir, points, tmp_path):
     other = tmp_path / "other-registry"
-    _json(capsys, ["dataset", "add", "x", "--table", f"t={points}", "--epsilon", "1",
+    _json(capsys, ["dataset", "add", "x", "--table", f"t={points}", "--uid", "uid", "--epsilon", "1",
                    "--registry", str(other)])  # fmt: skip
     assert [
         d["name"] for d in _json(capsys, ["dataset", "list", "--registry", str(other)])["datasets"]
@@ -139,7 +139,7 @@ def test_sql_htf_balance_charge_one_persistent_budget(capsys, registry_dir, poin
         1e-6
     )
     assert [(r["tool"], r["epsilon"], r["mode"]) for r in shown["releases"]] == [
-        ("sql", 1.0, "secure"), ("htf", 1.5, "secure"), ("pp", 0.0, "secure"),
+        ("sql", 1.0, "secure"), ("location", 1.5, "secure"), ("pp", 0.0, "secure"),
     ]  # fmt: skip
     assert {"id", "tool", "epsilon", "delta", "time", "mode"} <= set(shown["releases"][0])
     # over budget: exit 2, remaining in the message, a refusal recorded, nothing charged
@@ -204,7 +204,7 @@ def test_unregistered_files_keep_working_and_are_recorded_not_limited(capsys, re
                        QUERY.format(eps=1), "--budget-epsilon", "1"])  # fmt: skip
         _json(capsys, ["htf", str(points), BBOX, "--epsilon", "1"])
     runs = Registry(registry_dir).releases(kind=RunKind.UNREGISTERED)
-    assert sorted(r.tool for r in runs) == ["htf"] * 3 + ["sql"] * 3
+    assert sorted(r.method or r.tool for r in runs) == ["htf"] * 3 + ["sql"] * 3
 
 
 def test_charge_is_written_before_the_data_is_read(capsys, registry_dir, points, monkeypatch):
@@ -252,4 +252,6 @@ def test_dpx_release_is_recorded_under_its_method(capsys, registry_dir, points):
     out = _json(capsys, ["release", "--dataset", "pts", BBOX, "--epsilon", "1", "--method", "ug"])
     assert out["registry"]["epsilon_remaining"] == pytest.approx(2.0)
     shown = _json(capsys, ["dataset", "show", "pts"])
-    assert [(r["tool"], r["epsilon"]) for r in shown["releases"]] == [("ug", 1.0)]
+    assert [(r["tool"], r["method"], r["epsilon"]) for r in shown["releases"]] == [
+        ("location", "ug", 1.0)
+    ]

@@ -100,9 +100,9 @@ def govern_htf(handler: Handler) -> Handler:
         release = None
         if registry is not None:
             release = registry.charge(
-                tool_name,
+                "location",
                 None if dataset is None else dataset.name,
-                params_of(args),
+                {**params_of(args), "method": tool_name},
                 [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
                 privacy={"unit": "one point (one row of the table)"},
@@ -115,7 +115,7 @@ def govern_htf(handler: Handler) -> Handler:
         rows = mechanisms_from_spends(spends) if spends else None
         if rows is not None and tool_name == Tool.HTF.value:
             rows = [_htf_row(m) for m in rows]
-        if rows is not None and abs(sum(m.epsilon for m in rows) - release.epsilon) > 1e-6:
+        if rows is not None and abs(sum(m.cost.epsilon for m in rows) - release.epsilon) > 1e-6:
             rows = None  # the tool's ledger does not add up to the charge: keep the plan row
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
@@ -127,8 +127,8 @@ def govern_htf(handler: Handler) -> Handler:
 
 def _htf_row(m: Mechanism) -> Mechanism:
     """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
-    if "counts" in m.kind and m.epsilon > 0:
-        return Mechanism(m.kind, m.epsilon, m.delta, 1.0, 1.0 / m.epsilon)
+    if "counts" in m.label and m.cost.epsilon > 0:
+        return Mechanism(m.label, m.cost.epsilon, m.cost.delta, 1.0, 1.0 / m.cost.epsilon)
     return m
 
 

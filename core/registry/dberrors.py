@@ -85,8 +85,9 @@ def registry_error(err: sqlite3.Error, path: str | Path | None = None) -> Regist
     if code == SQLITE_FULL:
         return RegistryError(
             f"the disk holding the registry{where} is full ({detail}); the registry could not "
-            "record this step. Fix: free space on that disk, check `dpx dataset show NAME`, "
-            "then run the command again."
+            "record this step. Fix: free space on that disk, then run the command again "
+            "(`dpx dataset reconcile` closes a release that was charged but could not be "
+            "recorded)."
         )
     if code in (SQLITE_READONLY, SQLITE_PERM):
         return RegistryError(

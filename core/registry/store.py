@@ -129,8 +129,26 @@ def _v1(con: sqlite3.Connection) -> None:
     )
 
 
+def _v2(con: sqlite3.Connection) -> None:
+    """Datasets state their unit (`row_is_unit`) and PP's publishable columns; a release
+    records the process that charged it (to list charges never delivered); location
+    histograms are one tool, "location", with the method as a parameter."""
+    _run_script(
+        con,
+        """
+        ALTER TABLE datasets ADD COLUMN row_is_unit INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE datasets ADD COLUMN publishable TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE releases ADD COLUMN worker TEXT NOT NULL DEFAULT '';
+        UPDATE releases SET params = json_set(params, '$.method', tool), tool = 'location'
+            WHERE tool NOT IN ('sql', 'pp', 'location');
+        UPDATE refusals SET params = json_set(params, '$.method', tool), tool = 'location'
+            WHERE tool NOT IN ('sql', 'pp', 'location')
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1,)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
 
 
 def schema_version(con: sqlite3.Connection) -> int:

@@ -13,6 +13,7 @@ from core import __version__
 from core.errors import InputError
 from core.files import write_text
 from core.registry.models import Release, RunKind
+from core.registry.registry import Registry
 from core.reports.sections import accuracy, figures, guarantee, mechanism_table, table
 
 _CSS = """
@@ -118,3 +119,18 @@ def write_report(path: str | Path, html_text: str) -> Path:
         raise InputError(f"--out must end in .html, got '{path}'.")
     write_text(path, html_text)  # core.files: whole or nothing, one-line InputError
     return path
+
+
+def report_html(registry: Registry, release_id: int) -> str:
+    release = registry.release(release_id)
+    status = None
+    if release.dataset is not None:
+        d = registry.dataset(release.dataset)
+        eps, delta = registry.spent(d.name)
+        status = {
+            "epsilon_spent": eps,
+            "epsilon_total": d.policy.epsilon_total,
+            "delta_spent": delta,
+            "delta_total": d.policy.delta_total,
+        }
+    return render_report(release, status)

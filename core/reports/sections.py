@@ -90,7 +90,9 @@ def guarantee(release: Release) -> str:
 
 
 def mechanism_table(release: Release) -> str:
-    rows = [[m.kind, m.epsilon, m.delta, m.sensitivity, m.scale] for m in release.mechanisms]
+    rows = [
+        [m.label, m.cost.epsilon, m.cost.delta, m.sensitivity, m.scale] for m in release.mechanisms
+    ]
     if not rows:
         return '<p class="muted">No noise mechanism (no ε charged).</p>'
     rows.append(["total (basic composition)", release.epsilon, release.delta, None, None])
@@ -104,17 +106,17 @@ def _laplace_half_width_95(scale: float) -> float:
 def accuracy(release: Release) -> str:
     """Accuracy computable from public parameters only."""
     art = release.artefact or {}
-    if release.tool != "htf" and is_spatial(release):
+    if release.params.get("method") != "htf" and is_spatial(release):
         return (
             "<p>The noise scale of each mechanism follows from its ε in the mechanism table; "
             "this report computes intervals for HTF's Laplace node counts only.</p>"
         )
-    if release.tool == "htf":
+    if release.params.get("method") == "htf":
         rows = []
         for m in release.mechanisms:
-            if "counts" in m.kind and m.epsilon > 0:
-                scale = m.scale or 1.0 / m.epsilon
-                rows.append([m.kind, m.epsilon, scale, _laplace_half_width_95(scale)])
+            if "counts" in m.label and m.cost.epsilon > 0:
+                scale = m.scale or 1.0 / m.cost.epsilon
+                rows.append([m.label, m.cost.epsilon, scale, _laplace_half_width_95(scale)])
         if not rows:
             return '<p class="muted">Per-level shares not recorded.</p>'
         return (

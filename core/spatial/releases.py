@@ -107,14 +107,14 @@ class RegistryCharge:
                 f"privacy budget of dataset '{self.dataset}' exceeded: {len(plans)} release(s) "
                 f"need epsilon {needed:g}; remaining epsilon {eps_left:g}. Nothing was charged."
             )
-            self.registry.refuse(plans[0].method, self.dataset, reason, self.params)
+            self.registry.refuse("location", self.dataset, reason, self.params)
             raise BudgetExceededError(reason)
 
     def charge(self, plan: PlannedRelease) -> int:
         mechanism = Mechanism(f"{plan.method}: location histogram", plan.epsilon)
         params = {**self.params, **plan.params, "method": plan.method, "epsilon": plan.epsilon}
         record = self.registry.charge(
-            plan.method, self.dataset, params, [mechanism], self.mode, privacy={"unit": UNIT}
+            "location", self.dataset, params, [mechanism], self.mode, privacy={"unit": UNIT}
         )
         return record.id
 

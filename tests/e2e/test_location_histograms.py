@@ -158,7 +158,9 @@ def test_second_browser_with_the_same_parameters(browser, app_url, no_exception)
             no_exception(pg)
 
 
-@pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"lat,lon\n", b"48.85,2.35\n"))
+@pytest.mark.parametrize(
+    ("name", "payload", "message"), bad_upload_cases(b"lat,lon\n", b"48.85,2.35\n")
+)
 def test_bad_upload_says_so_and_releases_nothing(
     page, small_upload_app_url, external_requests, no_exception, name, payload, message
 ):

@@ -160,7 +160,9 @@ def test_second_browser_with_the_same_parameters(browser, app_url, no_exception)
             _wait_published(pg)
 
 
-@pytest.mark.parametrize(("name", "payload", "message"), bad_upload_cases(b"zip,disease\n", b"47677,flu\n"))
+@pytest.mark.parametrize(
+    ("name", "payload", "message"), bad_upload_cases(b"zip,disease\n", b"47677,flu\n")
+)
 def test_bad_upload_says_so_and_releases_nothing(
     page, small_upload_app_url, external_requests, no_exception, name, payload, message
 ):

@@ -24,7 +24,10 @@ def _run(capsys, argv) -> dict:
 
 def test_report_opens_offline_with_its_figures(browser, capsys, registry_dir, tmp_path):
     points = write_points(tmp_path / "pts.csv")
-    _run(capsys, ["dataset", "add", "pts", "--table", f"t={points}", "--epsilon", "2"])
+    _run(
+        capsys,
+        ["dataset", "add", "pts", "--table", f"t={points}", "--uid", "uid", "--epsilon", "2"],
+    )
     htf = _run(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
     report = tmp_path / "report.html"
     _run(capsys, ["report", str(htf["registry"]["release_id"]), "--out", str(report)])
@@ -51,7 +54,9 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     assert os.environ["DPX_REGISTRY"]
     points = write_points(tmp_path / "pts.csv")
     name = f"e2e-{tmp_path.name[-12:]}"
-    _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--epsilon", "4"])
+    _run(
+        capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid", "--epsilon", "4"]
+    )
     out = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])
     release_id = out["registry"]["release_id"]
 

@@ -45,7 +45,9 @@ def test_releases_page_used_like_a_review_meeting(
 ):
     name = f"review-{tmp_path.name[-10:]}"
     points = write_points(tmp_path / "pts.csv")
-    _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--epsilon", "5"])
+    _run(
+        capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid", "--epsilon", "5"]
+    )
     release_id = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"][
         "release_id"
     ]

@@ -91,7 +91,7 @@ def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
     charge = RegistryCharge(registry, "visits", "secure", {"grid": [32, 32]})
     built = build_releases(F, ["ug", "uniform"], 1.0, lambda m: Noise.secure(), charge)
     records = registry.releases("visits")
-    assert [r.tool for r in records] == ["ug", "uniform"]
+    assert [r.method for r in records] == ["ug", "uniform"]
     assert [r.id for r in records] == [b.charge_id for b in built]
     for record, b in zip(records, built, strict=True):
         assert record.kind is RunKind.RELEASE and record.status is Status.RELEASED

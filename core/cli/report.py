@@ -5,7 +5,7 @@ from __future__ import annotations
 from core import cliargs
 from core.errors import InputError
 from core.registry.registry import Registry
-from core.reports.html import render_report, write_report
+from core.reports import report_html, write_report
 
 
 def register(sub, common) -> None:
@@ -28,21 +28,6 @@ def register(sub, common) -> None:
         help="the HTML file to write",
     )
     p.set_defaults(handler=run)
-
-
-def report_html(registry: Registry, release_id: int) -> str:
-    release = registry.release(release_id)
-    status = None
-    if release.dataset is not None:
-        d = registry.dataset(release.dataset)
-        eps, delta = registry.spent(d.name)
-        status = {
-            "epsilon_spent": eps,
-            "epsilon_total": d.policy.epsilon_total,
-            "delta_spent": delta,
-            "delta_total": d.policy.delta_total,
-        }
-    return render_report(release, status)
 
 
 def run(args) -> dict | str:

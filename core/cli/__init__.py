@@ -34,10 +34,10 @@ from core.errors import InputError
 
 # subcommand name -> module with `register(subparsers, common)`. One line per subcommand.
 SUBCOMMANDS: dict[str, str] = {
-    "demos": "core.data.cli",
-    "datasets": "core.data.cli",  # deprecated alias of `demos`
-    "dataset": "core.registry.cli",
-    "report": "core.reports.cli",
+    "demos": "core.cli.demos",
+    "datasets": "core.cli.demos",  # deprecated alias of `demos`
+    "dataset": "core.cli.dataset",
+    "report": "core.cli.report",
     "htf": "core.spatial.cli",
     "compare": "core.spatial.cli",
     "release": "core.spatial.release_cli",
