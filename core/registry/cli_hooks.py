@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core import cliargs
 from core.errors import InputError
-from core.privacy import BudgetLedger, make_spend
+from core.privacy import BudgetLedger, from_json, make_spend
 from core.registry.governed import (
     Handler,
     Tool,
@@ -40,7 +40,7 @@ from core.registry.governed import (
     single_table,
 )
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Dataset, Mechanism, RunKind
+from core.registry.models import Claim, Dataset, Mechanism, RunKind
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -87,6 +87,7 @@ def govern_htf(handler: Handler) -> Handler:
                 "no --bbox given. The bounding box is public and must not come from the private "
                 "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
             )
+        unit_claim = _location_unit(args)
         registry = open_registry(args, registered)
         dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
         if dataset is not None:
@@ -105,18 +106,13 @@ def govern_htf(handler: Handler) -> Handler:
                 {**params_of(args), "method": tool_name},
                 [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
-                privacy={"unit": "one point (one row of the table)"},
+                privacy=unit_claim,
             )
         if keeps_own_output(release, args):
             return run_unchanged(registry, release, handler, args)
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
-        spends = [make_spend(**s) for s in result.get("ledger", [])]
-        rows = mechanisms_from_spends(spends) if spends else None
-        if rows is not None and tool_name == Tool.HTF.value:
-            rows = [_htf_row(m) for m in rows]
-        if rows is not None and abs(sum(m.cost.epsilon for m in rows) - release.epsilon) > 1e-6:
-            rows = None  # the tool's ledger does not add up to the charge: keep the plan row
+        rows = _location_rows(result.get("mechanisms"))
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
             result["registry"] = registry_info(registry, release)
@@ -125,11 +121,21 @@ def govern_htf(handler: Handler) -> Handler:
     return run
 
 
-def _htf_row(m: Mechanism) -> Mechanism:
-    """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
-    if "counts" in m.label and m.cost.epsilon > 0:
-        return Mechanism(m.label, m.cost.epsilon, m.cost.delta, 1.0, 1.0 / m.cost.epsilon)
-    return m
+def _location_unit(args) -> Claim:
+    """Whom a location release protects: one point, or each person (--uid, at most K points)."""
+    from core.spatial.cli import unit_of  # a bad --uid/--max-points-per-person: refused uncharged
+
+    unit = unit_of(args)
+    return Claim(unit=unit.describe(), unit_column=unit.column)
+
+
+def _location_rows(rows: list[dict] | None) -> list | None:
+    """The mechanisms that drew a location release, read back typed from its JSON rows
+    (`core.spatial.release.charge_rows`: each row is `Mechanism.to_json()` plus its share of
+    the cost); None (keep the planned row) when the release states none."""
+    if not rows:
+        return None
+    return [from_json(r) for r in rows]
 
 
 def _htf_text(result: dict, info: dict | None) -> str:
