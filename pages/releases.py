@@ -18,7 +18,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.registry import Registry, Release, RunKind
-from core.reports.cli import report_html
+from core.reports import report_html
 from pages.mode import is_analyst
 
 REPORT_KEY = "rel_report"
@@ -27,7 +27,7 @@ LOG = logging.getLogger(__name__)
 
 def release_label(r: Release) -> str:
     """A release as listed in the report picker (public fields of the record only)."""
-    return f"#{r.id} · {r.tool} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
+    return f"#{r.id} · {r.title} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
 
 
 st.title("Releases")

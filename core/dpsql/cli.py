@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from core import cliargs
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.jsonsafe import jsonable
@@ -30,8 +31,11 @@ from core.dpsql.service import explain, prepare
 from core.dpsql.sql.bigquery import to_bigquery
 from core.dpsql.sql.expressions import DIALECTS
 from core.errors import InputError
+from core.files import write_text
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_sql
+
+SQL_CAPS = cliargs.caps("DPX-B002")  # the caps' refusals carry the code of core/dpsql/legacy.py
 
 
 def register(sub, common) -> None:
@@ -51,6 +55,7 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--table",
         action="append",
+        type=cliargs.TABLE,
         default=[],
         metavar="NAME=FILE",
         help="a private table (CSV or Parquet) holding the --uid column",
@@ -58,26 +63,35 @@ def add_arguments(p) -> None:
     p.add_argument(
         "--public",
         action="append",
+        type=cliargs.TABLE,
         default=[],
         metavar="NAME=FILE",
         help="a public table (no privacy unit; joins freely)",
     )
     unit = p.add_mutually_exclusive_group()
-    unit.add_argument("--uid", help="the privacy-unit column of the private tables")
+    unit.add_argument(
+        "--uid", type=cliargs.NAME, help="the privacy-unit column of the private tables"
+    )
     unit.add_argument(
         "--row-is-unit",
         action="store_true",
         help="each row of the private tables is one person: add a row-id column as the unit",
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--query", help="the DP SQL query")
-    src.add_argument("--query-file", help="a file holding the DP SQL query")
-    p.add_argument("--epsilon", type=float, help="default epsilon if the query has none")
-    p.add_argument("--delta", type=float, help="default delta if the query has none")
-    p.add_argument("--max-groups", type=int, help="default max_groups_contributed (C_u)")
+    src.add_argument("--query", type=cliargs.QUERY, help="the DP SQL query")
+    src.add_argument(
+        "--query-file", type=cliargs.QUERY_FILE, help="a file holding the DP SQL query"
+    )
+    p.add_argument("--epsilon", type=cliargs.EPSILON, help="default epsilon if the query has none")
+    p.add_argument("--delta", type=cliargs.DELTA, help="default delta if the query has none")
+    p.add_argument(
+        "--max-groups",
+        type=cliargs.MAX_GROUPS_CONTRIBUTED,
+        help="default max_groups_contributed (C_u)",
+    )
     p.add_argument(
         "--budget-epsilon",
-        type=float,
+        type=cliargs.EPSILON_OR_ZERO,
         help="total epsilon this invocation may spend; a larger query is refused",
     )
     p.add_argument("--explain", action="store_true", help="also print the rewritten SQL")
@@ -95,13 +109,14 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--export-bigquery",
+        type=cliargs.OUTPUT_FILE,
         metavar="FILE.sql",
         help="write the query in BigQuery's SELECT WITH DIFFERENTIAL_PRIVACY syntax "
         "and exit; reads no data, charges nothing",
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=cliargs.TIMEOUT,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
         help=f"wall-clock limit of the query in DuckDB (default {DEFAULT_TIMEOUT_S:g}); a query "
@@ -109,12 +124,12 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--max-epsilon-per-query",
-        type=float,
+        type=SQL_CAPS[0],
         help="refuse a query whose epsilon is above this cap (no cap by default)",
     )
     p.add_argument(
         "--max-delta-per-query",
-        type=float,
+        type=SQL_CAPS[1],
         help="refuse a query whose delta is above this cap (no cap by default)",
     )
     p.add_argument(
@@ -126,6 +141,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--spark-master",
+        type=cliargs.TEXT,
         metavar="URL",
         help="Spark master for --engine spark (default local[2]; e.g. spark://host:7077)",
     )
@@ -282,15 +298,13 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
 
 
 def _write_whole(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file, so a failure leaves no partial file."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write `text` to `path` whole or not at all (core.files, the one atomic writer)."""
     try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
+        write_text(path, text)
+    except InputError as err:
+        reason, _, fix = str(err).partition(" Fix: ")
         raise InputError(
-            f"DPX-C006 cannot write {path}: {err.strerror}. Fix: choose a writable file path."
+            f"DPX-C006 {reason} Fix: {fix or 'choose a writable file path.'}"
         ) from None
 
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields
 from enum import StrEnum
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -31,10 +32,16 @@ from core.privacy.accuracy import (
     discrete_laplace_tail,
     laplace_half_width,
 )
-from core.privacy.noise import round_to_lattice
+from core.privacy.noise import Noise, round_to_lattice
 
-if TYPE_CHECKING:  # pragma: no cover
-    from core.privacy.accountant import Accountant
+
+class Accountant(Protocol):
+    """What a mechanism needs of `core.privacy.accountant.Accountant` to draw: record itself,
+    then receive the noise source for the draw."""
+
+    def drawing(self, mechanism: Mechanism) -> AbstractContextManager[Noise]: ...
+
+    def _record(self, mechanism: Mechanism) -> None: ...
 
 
 class MechanismKind(StrEnum):

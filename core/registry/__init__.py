@@ -10,6 +10,7 @@ processes can never overspend. Composition is basic: a dataset's spend is the pl
 
 from core.registry.models import (
     BudgetChange,
+    Claim,
     Dataset,
     Mechanism,
     Policy,
@@ -18,11 +19,13 @@ from core.registry.models import (
     RunKind,
     Status,
     TableFile,
+    Tool,
 )
 from core.registry.registry import Registry, default_directory
 
 __all__ = [
     "BudgetChange",
+    "Claim",
     "Dataset",
     "Mechanism",
     "Policy",
@@ -32,5 +35,6 @@ __all__ = [
     "RunKind",
     "Status",
     "TableFile",
+    "Tool",
     "default_directory",
 ]

@@ -1,4 +1,9 @@
-"""Typed records of the registry: datasets, their files and policy, releases and refusals."""
+"""Typed records of the registry: datasets, their files and policy, releases and refusals.
+
+A release's mechanism rows are the `core.privacy` mechanism objects that drew its noise (read
+back with `core.privacy.from_json`), so a report or a command reads the same typed objects the
+tool drew with — their cost, sensitivity, scale and accuracy — never a re-parsed label.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from core.errors import InputError
+from core.privacy.mechanisms import Mechanism as PrivacyMechanism
+from core.privacy.mechanisms import Recorded
 
 
 class RunKind(StrEnum):
@@ -17,12 +24,23 @@ class RunKind(StrEnum):
     DEMO = "demo"  # seeded noise: labelled, never counted as a release
 
 
+class Tool(StrEnum):
+    """The three capabilities whose runs the registry records."""
+
+    LOCATION = "location"  # location histograms (the method is a parameter)
+    SQL = "sql"
+    PP = "pp"
+
+
 class Status(StrEnum):
     """Where a charged run stands."""
 
     CHARGED = "charged"  # charged, computation under way (or the process died: the charge stays)
     RELEASED = "released"  # computed; the artefact is attached
     FAILED = "failed"  # the computation failed after the charge; the charge stays
+    # computed (an output may have been written) but the registry could not record the
+    # artefact; `note` says why. `dpx dataset reconcile` completes or closes it; the charge stays
+    UNDELIVERED = "undelivered"
 
 
 @dataclass(frozen=True)
@@ -58,12 +76,27 @@ class Policy:
 
 @dataclass(frozen=True)
 class Dataset:
+    """A registered dataset. Its privacy unit is `uid` (the column saying whose rows or points
+    they are) or, with `row_is_unit`, one row (a row id is added when it is read).
+    `publishable` lists the columns the owner allows PP to publish unchanged beside the
+    perturbed sensitive attribute (never the unit column)."""
+
     name: str
     tables: tuple[TableFile, ...]
     policy: Policy
     uid: str | None = None
     teaching: bool = False
     created: str = ""
+    row_is_unit: bool = False
+    publishable: tuple[str, ...] = ()
+
+    @property
+    def unit_words(self) -> str:
+        if self.uid:
+            return f"one person (column {self.uid})"
+        if self.row_is_unit:
+            return "one row (each row is one person)"
+        return "one row (no unit column declared)"
 
     @property
     def private_tables(self) -> tuple[TableFile, ...]:
@@ -74,15 +107,39 @@ class Dataset:
         return tuple(t for t in self.tables if t.public)
 
 
-@dataclass(frozen=True)
-class Mechanism:
-    """One noisy statistic of a release: its mechanism, charge, sensitivity and noise scale."""
+def Mechanism(  # noqa: N802 - transitional constructor of a recorded row
+    kind: str,
+    epsilon: float,
+    delta: float = 0.0,
+    sensitivity: float | None = None,
+    scale: float | None = None,
+) -> Recorded:
+    """A mechanism row stated by hand (older callers); new code records the `core.privacy`
+    objects that drew instead."""
+    return Recorded(kind, epsilon=epsilon, delta=delta, sensitivity=sensitivity, scale=scale)
 
-    kind: str
-    epsilon: float
-    delta: float = 0.0
-    sensitivity: float | None = None
-    scale: float | None = None
+
+@dataclass(frozen=True)
+class Claim:
+    """What a release claims: the unit it protects, in words and by column, and its model."""
+
+    unit: str
+    unit_column: str | None = None
+    rho1: str | None = None  # PP's (ρ1, ρ2)-privacy, as exact fractions "a/b"
+    rho2: str | None = None
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> Claim:
+        data = data or {}
+        return cls(
+            unit=str(data.get("unit") or "not recorded"),
+            unit_column=data.get("unit_column"),
+            rho1=None if data.get("rho1") is None else str(data["rho1"]),
+            rho2=None if data.get("rho2") is None else str(data["rho2"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -96,14 +153,34 @@ class Release:
     kind: RunKind
     status: Status
     params: dict
-    mechanisms: tuple[Mechanism, ...]
+    mechanisms: tuple[PrivacyMechanism, ...]
     epsilon: float
     delta: float
     mode: str
     artefact_sha256: str | None = None
     artefact: dict | None = None
     note: str = ""
-    privacy: dict = field(default_factory=dict)  # e.g. {"unit": ..., "rho1": ..., "rho2": ...}
+    privacy: dict = field(default_factory=dict)  # a `Claim` as JSON (see `claim`)
+    worker: str = ""  # host:pid of the process that charged it (to find stranded charges)
+
+    @property
+    def claim(self) -> Claim:
+        return Claim.from_json(self.privacy)
+
+    @property
+    def method(self) -> str | None:
+        """The location-histogram method of a `Tool.LOCATION` run (None for other tools)."""
+        return self.params.get("method") if self.tool == Tool.LOCATION else None
+
+    @property
+    def title(self) -> str:
+        """The tool, and the method for a location histogram: "location · ug"."""
+        return f"{self.tool} · {self.method}" if self.method else str(self.tool)
+
+    @property
+    def charged(self) -> bool:
+        """True when this run counts against its dataset's budget."""
+        return self.kind is RunKind.RELEASE
 
     def summary(self) -> dict:
         return {

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import socket
 import sqlite3
 from collections.abc import Iterable
 from contextlib import contextmanager
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 from core.errors import BudgetExceededError, InputError
+from core.privacy.mechanisms import Cost, Mechanism, from_json
 from core.registry.models import (
     BudgetChange,
+    Claim,
     Dataset,
-    Mechanism,
     Policy,
     Refusal,
     Release,
@@ -29,7 +31,7 @@ from core.registry.models import (
     Status,
     TableFile,
 )
-from core.registry.store import connect, default_directory
+from core.registry.store import FILE_NAME, connect, default_directory, registry_errors
 
 _TOLERANCE = 1e-9  # float slack when comparing sums of ε to a total (0.1 + 0.2 vs 0.3)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -54,7 +56,8 @@ def artefact_sha256(artefact: dict) -> str:
 
 
 class Registry:
-    """One registry database. Every public method is one short transaction."""
+    """One registry database. Every public method is one short transaction; any SQLite error
+    becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do."""
 
     def __init__(self, directory: str | Path | None = None):
         self.directory = Path(directory).expanduser() if directory else default_directory()
@@ -63,16 +66,25 @@ class Registry:
     def close(self) -> None:
         self._con.close()
 
+    def _guard(self):
+        return registry_errors(self.directory / FILE_NAME)
+
     @contextmanager
     def _write(self):
         """An immediate (write-locked) transaction: committed as a whole or not at all."""
-        self._con.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._con
-        except BaseException:
-            self._con.execute("ROLLBACK")
-            raise
-        self._con.execute("COMMIT")
+        with self._guard():
+            self._con.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._con
+            except BaseException:
+                if self._con.in_transaction:
+                    self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
+
+    def _read(self, sql: str, args=()) -> list:
+        with self._guard():
+            return self._con.execute(sql, args).fetchall()
 
     # -- datasets -----------------------------------------------------------------------
     def add_dataset(
@@ -83,12 +95,22 @@ class Registry:
         public: Iterable[tuple[str, str | Path]] = (),
         uid: str | None = None,
         teaching: bool = False,
+        row_is_unit: bool = False,
+        publishable: Iterable[str] = (),
     ) -> Dataset:
         """Register `name` with its files fingerprinted now (SHA-256 of their bytes)."""
         if not _NAME.match(name or ""):
             raise InputError(
                 f"dataset name '{name}' is not allowed. Fix: letters, digits, '_', '-', '.' "
                 "(at most 64, starting with a letter or digit)."
+            )
+        if uid and row_is_unit:
+            raise InputError("give --uid COL or --row-is-unit, not both.")
+        publishable = tuple(dict.fromkeys(publishable))
+        if uid and uid in publishable:
+            raise InputError(
+                f"the unit column '{uid}' can never be published beside a PP release. "
+                "Fix: remove it from --pp-columns."
             )
         files = [*((t, p, False) for t, p in tables), *((t, p, True) for t, p in public)]
         if not any(not is_public for _, _, is_public in files):
@@ -110,7 +132,9 @@ class Registry:
                     f"(a registered dataset's budget is changed with `dpx dataset budget`)."
                 )
             con.execute(
-                "INSERT INTO datasets VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO datasets(name, epsilon_total, delta_total, max_epsilon_per_query, "
+                "max_delta_per_query, uid, teaching, created, row_is_unit, publishable) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     name,
                     policy.epsilon_total,
@@ -120,22 +144,48 @@ class Registry:
                     uid,
                     int(teaching),
                     created,
+                    int(row_is_unit),
+                    json.dumps(list(publishable)),
                 ),
             )
             con.executemany(
                 "INSERT INTO table_files VALUES (?,?,?,?,?)",
                 [(name, t.name, t.path, t.sha256, int(t.public)) for t in table_files],
             )
-        return Dataset(name, tuple(table_files), policy, uid, teaching, created)
+        return Dataset(
+            name, tuple(table_files), policy, uid, teaching, created, row_is_unit, publishable
+        )
+
+    def set_publishable(self, name: str, columns: Iterable[str]) -> Dataset:
+        """The owner's decision: the columns PP may publish unchanged beside the perturbed
+        sensitive attribute (recorded on the dataset; the unit column never)."""
+        columns = tuple(dict.fromkeys(c.strip() for c in columns if c.strip()))
+        d = self.dataset(name)
+        if d.uid and d.uid in columns:
+            raise InputError(
+                f"the unit column '{d.uid}' of dataset '{name}' can never be published. "
+                "Fix: leave it out of --pp-columns."
+            )
+        with self._write() as con:
+            con.execute(
+                "UPDATE datasets SET publishable=? WHERE name=?", (json.dumps(list(columns)), name)
+            )
+        return self.dataset(name)
 
     def find(self, name: str) -> Dataset | None:
-        row = self._con.execute("SELECT * FROM datasets WHERE name=?", (name,)).fetchone()
-        if row is None:
+        rows = self._read(
+            "SELECT name, epsilon_total, delta_total, max_epsilon_per_query, "
+            "max_delta_per_query, uid, teaching, created, row_is_unit, publishable "
+            "FROM datasets WHERE name=?",
+            (name,),
+        )
+        if not rows:
             return None
-        files = self._con.execute(
+        row = rows[0]
+        files = self._read(
             "SELECT name, path, sha256, public FROM table_files WHERE dataset=? ORDER BY rowid",
             (name,),
-        ).fetchall()
+        )
         return Dataset(
             name=row[0],
             tables=tuple(TableFile(n, p, s, bool(pub)) for n, p, s, pub in files),
@@ -143,6 +193,8 @@ class Registry:
             uid=row[5],
             teaching=bool(row[6]),
             created=row[7],
+            row_is_unit=bool(row[8]),
+            publishable=tuple(json.loads(row[9] or "[]")),
         )
 
     def dataset(self, name: str) -> Dataset:
@@ -156,7 +208,7 @@ class Registry:
         return found
 
     def datasets(self) -> list[Dataset]:
-        names = [r[0] for r in self._con.execute("SELECT name FROM datasets ORDER BY name")]
+        names = [r[0] for r in self._read("SELECT name FROM datasets ORDER BY name")]
         return [self.dataset(n) for n in names]
 
     def verify_files(self, dataset: Dataset) -> None:
@@ -176,7 +228,8 @@ class Registry:
                 )
 
     def spent(self, name: str) -> tuple[float, float]:
-        return self._spent(self._con, name)
+        with self._guard():
+            return self._spent(self._con, name)
 
     @staticmethod
     def _spent(con: sqlite3.Connection, name: str) -> tuple[float, float]:
@@ -197,8 +250,8 @@ class Registry:
     ) -> BudgetChange:
         """Set a dataset's total (ε, δ), recorded in its history. A total below what is
         already spent is refused: there is no reset."""
+        d = self.dataset(name)
         with self._write() as con:
-            d = self.dataset(name)
             new = Policy(
                 d.policy.epsilon_total if epsilon is None else epsilon,
                 d.policy.delta_total if delta is None else delta,
@@ -239,9 +292,7 @@ class Registry:
         )
 
     def budget_history(self, name: str) -> list[BudgetChange]:
-        rows = self._con.execute(
-            "SELECT * FROM budget_changes WHERE dataset=? ORDER BY id", (name,)
-        ).fetchall()
+        rows = self._read("SELECT * FROM budget_changes WHERE dataset=? ORDER BY id", (name,))
         return [BudgetChange(*r) for r in rows]
 
     # -- charging -----------------------------------------------------------------------
@@ -255,29 +306,36 @@ class Registry:
         time = _now()
         cur = con.execute(
             "INSERT INTO refusals(time, tool, dataset, reason, params) VALUES (?,?,?,?,?)",
-            (time, tool, dataset, reason, json.dumps(params, default=str)),
+            (time, str(tool), dataset, reason, json.dumps(params, default=str)),
         )
-        return Refusal(cur.lastrowid, time, tool, dataset, reason, params)
+        return Refusal(cur.lastrowid, time, str(tool), dataset, reason, params)
 
     def charge(
         self,
         tool: str,
         dataset: str | None,
         params: dict,
-        mechanisms: Iterable[Mechanism],
+        cost: Cost | Iterable[Mechanism],
         mode: str,
-        privacy: dict | None = None,
+        privacy: Claim | dict | None = None,
     ) -> Release:
         """Record a run before any data-dependent work; for a registered dataset, charge it.
 
+        `cost` is the release's planned (ε, δ) — derived by the caller from the mechanism
+        objects that will draw (or given as those objects, which are then its first rows).
         One immediate transaction re-reads the dataset's spend, checks the per-query caps and
         the remaining budget, and writes the charge — so concurrent processes serialise here
         and can never overspend. A refused request is recorded as a `Refusal` (charging
-        nothing) and raised as `BudgetExceededError` (caps and budget) or `InputError`.
+        nothing) and raised as `BudgetExceededError`.
         """
-        mechanisms = tuple(mechanisms)
-        epsilon = float(sum(m.epsilon for m in mechanisms))
-        delta = float(sum(m.delta for m in mechanisms))
+        planned: tuple[Mechanism, ...] = ()
+        if not isinstance(cost, Cost):
+            planned = tuple(cost)
+            cost = Cost(
+                sum(m.cost.epsilon for m in planned if not m.in_place_of),
+                min(sum(m.cost.delta for m in planned if not m.in_place_of), 1 - 1e-300),
+            )
+        claim = privacy.to_json() if isinstance(privacy, Claim) else dict(privacy or {})
         seeded = mode == "seeded"
         refusal: str | None = None
         with self._write() as con:
@@ -286,26 +344,26 @@ class Registry:
             else:
                 d = self.dataset(dataset)
                 kind = RunKind.DEMO if seeded else RunKind.RELEASE
-                refusal = self._refusal_reason(con, d, epsilon, delta, seeded)
+                refusal = self._refusal_reason(con, d, cost.epsilon, cost.delta, seeded)
                 if refusal is not None:
                     self._insert_refusal(con, tool, dataset, refusal, params)
             if refusal is None:
-                time = _now()
                 cur = con.execute(
                     "INSERT INTO releases(time, tool, dataset, kind, status, params, mechanisms,"
-                    " epsilon, delta, mode, privacy) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    " epsilon, delta, mode, privacy, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        time,
-                        tool,
+                        _now(),
+                        str(tool),
                         dataset,
                         kind.value,
                         Status.CHARGED.value,
                         json.dumps(params, default=str),
-                        json.dumps([asdict(m) for m in mechanisms]),
-                        epsilon,
-                        delta,
+                        json.dumps([m.to_json() for m in planned], default=str),
+                        cost.epsilon,
+                        cost.delta,
                         mode,
-                        json.dumps(privacy or {}),
+                        json.dumps(claim, default=str),
+                        WORKER,
                     ),
                 )
         if refusal is not None:
@@ -345,23 +403,26 @@ class Registry:
     def attach(
         self, release_id: int, artefact: dict, mechanisms: Iterable[Mechanism] | None = None
     ) -> Release:
-        """Attach the computed artefact (and, optionally, the detailed mechanism rows, whose
-        ε must add up to the charge) to a charged run."""
+        """Attach the computed artefact and the mechanisms that drew its noise to a charged
+        run. Their composed cost may not exceed the charge (it may be lower: a release that
+        left budget unused keeps its charge)."""
         with self._write() as con:
-            before = self.release(release_id)
+            before = self._release(con, release_id)
             if mechanisms is not None:
                 mechanisms = tuple(mechanisms)
-                total = sum(m.epsilon for m in mechanisms)
-                if abs(total - before.epsilon) > 1e-6 * max(1.0, before.epsilon):
+                eps = sum(m.cost.epsilon for m in mechanisms if not m.in_place_of)
+                delta = sum(m.cost.delta for m in mechanisms if not m.in_place_of)
+                if eps > before.epsilon * (1 + 1e-9) + 1e-12 or delta > before.delta + 1e-15:
                     raise ValueError(
-                        f"mechanism rows add up to epsilon {total}, charged {before.epsilon}"
+                        f"the mechanisms that drew cost epsilon {eps}, delta {delta}; release "
+                        f"#{release_id} was charged epsilon {before.epsilon}, delta {before.delta}"
                     )
                 con.execute(
                     "UPDATE releases SET mechanisms=? WHERE id=?",
-                    (json.dumps([asdict(m) for m in mechanisms]), release_id),
+                    (json.dumps([m.to_json() for m in mechanisms], default=str), release_id),
                 )
             con.execute(
-                "UPDATE releases SET status=?, artefact=?, artefact_sha256=? WHERE id=?",
+                "UPDATE releases SET status=?, artefact=?, artefact_sha256=?, note='' WHERE id=?",
                 (
                     Status.RELEASED.value,
                     json.dumps(artefact, default=str),
@@ -373,16 +434,44 @@ class Registry:
 
     def fail(self, release_id: int, note: str) -> None:
         """Mark a charged run whose computation failed; its charge stays."""
+        self._set_status(release_id, Status.FAILED, note)
+
+    def mark_undelivered(self, release_id: int, note: str) -> None:
+        """Mark a run that was computed but whose artefact could not be recorded."""
+        self._set_status(release_id, Status.UNDELIVERED, note)
+
+    def _set_status(self, release_id: int, status: Status, note: str) -> None:
         with self._write() as con:
             con.execute(
                 "UPDATE releases SET status=?, note=? WHERE id=?",
-                (Status.FAILED.value, note, release_id),
+                (status.value, note, release_id),
             )
+
+    # -- charges never delivered --------------------------------------------------------
+    def stranded(self, dataset: str | None = None) -> list[Release]:
+        """Charged runs that will not finish on their own: status `undelivered`, or `charged`
+        by a process of this host that no longer runs (or by another host, after a day)."""
+        return [
+            r
+            for r in self.releases(dataset)
+            if r.status is Status.UNDELIVERED
+            or (r.status is Status.CHARGED and not _worker_alive(r.worker, r.time))
+        ]
+
+    def reconcile(self, dataset: str | None = None) -> list[Release]:
+        """Close every stranded run as failed ("charged, not delivered"); the charge stays
+        (charge before compute). Returns the runs closed."""
+        closed = []
+        for r in self.stranded(dataset):
+            note = r.note or "the process stopped after the charge; nothing was delivered"
+            self._set_status(r.id, Status.FAILED, f"charged, not delivered: {note}")
+            closed.append(self.release(r.id))
+        return closed
 
     # -- reading ------------------------------------------------------------------------
     _RELEASE_COLUMNS = (
         "id, time, tool, dataset, kind, status, params, mechanisms, epsilon, delta, mode, "
-        "artefact_sha256, artefact, note, privacy"
+        "artefact_sha256, artefact, note, privacy, worker"
     )
 
     @staticmethod
@@ -395,7 +484,7 @@ class Registry:
             kind=RunKind(row[4]),
             status=Status(row[5]),
             params=json.loads(row[6]),
-            mechanisms=tuple(Mechanism(**m) for m in json.loads(row[7])),
+            mechanisms=tuple(from_json(m) for m in json.loads(row[7])),
             epsilon=row[8],
             delta=row[9],
             mode=row[10],
@@ -403,15 +492,20 @@ class Registry:
             artefact=None if row[12] is None else json.loads(row[12]),
             note=row[13],
             privacy=json.loads(row[14]),
+            worker=row[15] or "",
         )
 
-    def release(self, release_id: int) -> Release:
-        row = self._con.execute(
+    def _release(self, con, release_id: int) -> Release:
+        row = con.execute(
             f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE id=?", (int(release_id),)
         ).fetchone()
         if row is None:
             raise InputError(f"no release with id {release_id} in {self.directory}.")
         return self._release_from(row)
+
+    def release(self, release_id: int) -> Release:
+        with self._guard():
+            return self._release(self._con, release_id)
 
     def releases(self, dataset: str | None = None, kind: RunKind | None = None) -> list[Release]:
         sql = f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE 1=1"
@@ -422,7 +516,7 @@ class Registry:
         if kind is not None:
             sql += " AND kind=?"
             args.append(kind.value)
-        return [self._release_from(r) for r in self._con.execute(sql + " ORDER BY id", args)]
+        return [self._release_from(r) for r in self._read(sql + " ORDER BY id", args)]
 
     def refusals(self, dataset: str | None = None) -> list[Refusal]:
         sql, args = "SELECT * FROM refusals", ()
@@ -430,5 +524,32 @@ class Registry:
             sql, args = sql + " WHERE dataset=?", (dataset,)
         return [
             Refusal(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]))
-            for r in self._con.execute(sql + " ORDER BY id", args)
+            for r in self._read(sql + " ORDER BY id", args)
         ]
+
+
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+_STALE_ELSEWHERE_S = 24 * 3600
+
+
+def _worker_alive(worker: str, time: str) -> bool:
+    """Is the process that charged a run still running? Runs of another host (or with no
+    recorded worker) are presumed alive for a day after their charge."""
+    host, _, pid = worker.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        if int(pid) < 1:
+            return False
+        if int(pid) == os.getpid():
+            return True
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    try:
+        age = (datetime.now(UTC) - datetime.fromisoformat(time)).total_seconds()
+    except ValueError:
+        return False
+    return age < _STALE_ELSEWHERE_S

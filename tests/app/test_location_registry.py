@@ -12,7 +12,7 @@ import json
 import pytest
 
 from core.registry import Policy, Registry, RunKind, Status
-from core.reports.cli import report_html
+from core.reports import report_html
 from pages.common import MODE_KEY, SEED_KEY
 from tests.registry.helpers import write_points
 
@@ -60,7 +60,7 @@ def test_build_charges_each_method_once_and_the_map_shows_those_releases(app_tes
     at.button(key="lh_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     releases = registry.releases("visits")
-    assert sorted(r.tool for r in releases) == ["privtree", "ug"]
+    assert sorted(r.method for r in releases) == ["privtree", "ug"]
     assert all(r.kind is RunKind.RELEASE and r.status is Status.RELEASED for r in releases)
     assert registry.spent("visits")[0] == pytest.approx(1.0)
     script = _map_script(at)
@@ -69,7 +69,7 @@ def test_build_charges_each_method_once_and_the_map_shows_those_releases(app_tes
     assert any("ε spent 1 of 2" in c.value for c in at.caption)  # after the rerun
     for r in releases:  # each release's report renders its leaves (the Releases page's file)
         html = report_html(registry, r.id)
-        assert "leaves-map" in html and "Grid 64 × 64" in html
+        assert "leaves-map" in html and "on a 64 × 64 grid" in html
     # a second session (a reload) sees the registry's spend, not its own
     other = _registered(app_test(PAGE))
     assert any("ε spent 1 of 2" in c.value for c in other.caption)
@@ -104,7 +104,7 @@ def test_demo_build_is_an_unregistered_run(app_test, registry):
     at.button(key="lh_run").click().run()
     assert not at.exception
     (run,) = registry.releases(kind=RunKind.UNREGISTERED)
-    assert run.dataset is None and run.tool == "ug" and run.params["via"] == "app"
+    assert run.dataset is None and run.method == "ug" and run.params["via"] == "app"
     assert any(f"unregistered runs #{run.id}" in m.value for m in at.markdown)
 
 

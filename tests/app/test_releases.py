@@ -60,7 +60,7 @@ def test_a_failing_report_is_isolated_and_reports_are_built_on_demand(
     """One release whose report cannot be built shows one line (not the exception's text,
     which could quote recorded values) and the page goes on; only the chosen release's report
     is built on a run, not one per listed release."""
-    import core.reports.cli as reports
+    import core.reports as reports
 
     monkeypatch.delenv("DPX_MODE", raising=False)
     real, built = reports.report_html, []

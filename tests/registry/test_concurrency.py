@@ -16,13 +16,24 @@ def test_eight_concurrent_processes_against_a_budget_of_five(registry_dir, tmp_p
     points = write_points(tmp_path / "pts.csv")
     env = {**os.environ, "DPX_REGISTRY": str(registry_dir)}
     add = subprocess.run(
-        [DPX, "dataset", "add", "pts", "--table", f"t={points}", "--epsilon", "5"],
+        [DPX, "dataset", "add", "pts", "--table", f"t={points}", "--uid", "uid", "--epsilon", "5"],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert add.returncode == 0, add.stderr
     procs = [
         subprocess.Popen(
-            [DPX, "htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--json"],
+            [
+                DPX,
+                "htf",
+                "--dataset",
+                "pts",
+                "--max-points-per-person",
+                "1",
+                BBOX,
+                "--epsilon",
+                "1",
+                "--json",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

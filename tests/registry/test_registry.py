@@ -1,6 +1,7 @@
 """The registry: datasets, atomic charging, caps, refusals, budget history, persistence."""
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.errors import BudgetExceededError, InputError
-from core.registry import Mechanism, Policy, Registry, RunKind, Status
+from core.privacy import Cost, DiscreteLaplace
+from core.registry import Policy, Registry, RunKind, Status
 from core.registry.store import FILE_NAME, MIGRATIONS, schema_version
 
 
@@ -66,9 +68,7 @@ def test_changed_file_is_refused(reg, table):
 
 
 def _charge(reg, eps, delta=0.0, dataset="d", mode="secure"):
-    return reg.charge(
-        "sql", dataset, {"q": 1}, [Mechanism("laplace", eps, delta, 1.0, 1 / eps)], mode
-    )
+    return reg.charge("sql", dataset, {"q": 1}, Cost(eps, delta), mode)
 
 
 def test_charges_add_up_and_overspend_is_refused_and_recorded(reg, table):
@@ -114,19 +114,47 @@ def test_unregistered_runs_are_recorded_not_limited(reg):
     assert len(reg.releases(kind=RunKind.UNREGISTERED)) == 3
 
 
-def test_attach_and_fail(reg, table):
+def test_attach_records_the_mechanisms_that_drew_and_fail_keeps_the_charge(reg, table):
     _add(reg, table)
     rel = _charge(reg, 1.0)
-    assert rel.status is Status.CHARGED and rel.artefact is None
-    done = reg.attach(rel.id, {"rows": [[1, 2.5]]}, [Mechanism("a", 0.4), Mechanism("b", 0.6)])
+    assert rel.status is Status.CHARGED and rel.artefact is None and rel.mechanisms == ()
+    drew = [
+        DiscreteLaplace("a", sensitivity=1, epsilon=0.4),
+        DiscreteLaplace("b", sensitivity=2, epsilon=0.6),
+    ]
+    done = reg.attach(rel.id, {"rows": [[1, 2.5]]}, drew)
     assert done.status is Status.RELEASED and done.artefact == {"rows": [[1, 2.5]]}
-    assert len(done.artefact_sha256) == 64 and [m.kind for m in done.mechanisms] == ["a", "b"]
-    with pytest.raises(ValueError, match="add up"):
-        reg.attach(rel.id, {}, [Mechanism("a", 0.5)])
+    assert len(done.artefact_sha256) == 64 and done.mechanisms == tuple(drew)
+    assert done.mechanisms[1].scale == 2 / 0.6  # read back as the typed object
+    with pytest.raises(ValueError, match="charged epsilon 1"):
+        reg.attach(rel.id, {}, [DiscreteLaplace("c", sensitivity=1, epsilon=1.5)])
     failed = _charge(reg, 1.0)
     reg.fail(failed.id, "stopped")
     assert reg.release(failed.id).status is Status.FAILED
     assert reg.spent("d") == (2.0, 0.0)  # a failed computation stays charged
+
+
+def test_stranded_charges_are_listed_and_reconciled_keeping_the_charge(reg, table):
+    _add(reg, table)
+    live = _charge(reg, 0.5)  # charged by this (running) process: not stranded
+    dead = _charge(reg, 0.5)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    with reg._write() as con:  # as if charged by a process that has since died
+        con.execute(
+            "UPDATE releases SET worker=? WHERE id=?",
+            (f"{socket.gethostname()}:{int(gone.stdout)}", dead.id),
+        )
+    undelivered = _charge(reg, 0.5)
+    reg.mark_undelivered(undelivered.id, "the disk was full when the artefact was recorded")
+    assert {r.id for r in reg.stranded("d")} == {dead.id, undelivered.id}
+    closed = reg.reconcile("d")
+    assert {r.id for r in closed} == {dead.id, undelivered.id}
+    assert all(r.status is Status.FAILED and "not delivered" in r.note for r in closed)
+    assert "disk was full" in reg.release(undelivered.id).note
+    assert reg.release(live.id).status is Status.CHARGED and reg.stranded("d") == []
+    assert reg.spent("d") == (1.5, 0.0)  # charge before compute: every charge stays
 
 
 def test_budget_changes_are_recorded_and_cannot_go_below_spent(reg, table):
@@ -146,9 +174,9 @@ def test_committed_charge_survives_a_killed_process(registry_dir, table):
     _add(reg, table)
     reg.close()
     code = (
-        "import os; from core.registry import Registry, Mechanism\n"
+        "import os; from core.registry import Registry; from core.privacy import Cost\n"
         f"r = Registry({str(registry_dir)!r})\n"
-        "r.charge('htf', 'd', {}, [Mechanism('laplace', 1.5)], 'secure')\n"
+        "r.charge('location', 'd', {}, Cost(1.5), 'secure')\n"
         "os._exit(9)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -169,22 +197,5 @@ def test_newer_schema_is_refused(registry_dir):
 
 def test_params_are_stored_as_json(reg, table):
     _add(reg, table)
-    rel = reg.charge("sql", "d", {"query": "SELECT 1", "eps": 1.0}, [Mechanism("m", 1.0)], "secure")
+    rel = reg.charge("sql", "d", {"query": "SELECT 1", "eps": 1.0}, Cost(1.0), "secure")
     assert json.loads(json.dumps(reg.release(rel.id).params)) == {"query": "SELECT 1", "eps": 1.0}
-
-
-def test_mechanism_rows_from_spends_follow_composition_and_state_sensitivity():
-    from core.privacy import make_spend
-    from core.registry.ledger import mechanisms_from_spends
-
-    spends = [
-        make_spend("n: COUNT (discrete Laplace, scale 4)", "u", 0.5),
-        make_spend("level 1", "nodes", 0.2, composition="parallel", group="g1"),
-        make_spend("level 1", "nodes", 0.3, composition="parallel", group="g1"),
-    ]
-    rows = mechanisms_from_spends(spends)
-    assert [(r.epsilon, r.scale, r.sensitivity) for r in rows] == [
-        (0.5, 4.0, 2.0),
-        (0.3, None, None),
-    ]
-    assert sum(r.epsilon for r in rows) == pytest.approx(0.8)  # = BudgetLedger's cost

@@ -2,7 +2,7 @@
 
 Anything else (DDL, DML, PRAGMA, SET, ATTACH, COPY, INSTALL, several statements, set operations,
 a plain SELECT) is refused before any other rule runs, and so is syntax whose column lineage
-cannot be followed (`core.dpsql.lineage.refuse_untraceable`).
+cannot be followed (`core.dpsql.check.lineage.refuse_untraceable`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """DP SQL on Apache Spark: the same validated staged plan, run by Spark SQL (issue 11).
 
-`SparkEngine` is a drop-in for `core.dpsql.engine.Engine` as far as `service.run` needs it
+`SparkEngine` is a drop-in for `core.dpsql.execute.engine.Engine` as far as `service.run` needs it
 (`bind(sql)` and `frame(sql)`, the `StageEngine` protocol below): the service generates the
 executed DuckDB SQL from the validated AST, and this engine only translates that generated SQL
 to Spark's dialect (sqlglot) — never the user's string. Noise, thresholding and post-processing

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from core import cliargs
 from core.errors import InputError
 from core.registry.registry import Registry
-from core.reports.html import render_report, write_report
+from core.reports import report_html, write_report
 
 
 def register(sub, common) -> None:
@@ -14,25 +15,19 @@ def register(sub, common) -> None:
         help="write a self-contained HTML report of a recorded release",
     )
     p.add_argument(
-        "release_id", metavar="RELEASE_ID", help="the release id (see `dpx dataset show`)"
+        "release_id",
+        type=cliargs.RELEASE_ID,
+        metavar="RELEASE_ID",
+        help="the release id (see `dpx dataset show`)",
     )
-    p.add_argument("--out", required=True, metavar="FILE.html", help="the HTML file to write")
+    p.add_argument(
+        "--out",
+        type=cliargs.OUTPUT_FILE,
+        required=True,
+        metavar="FILE.html",
+        help="the HTML file to write",
+    )
     p.set_defaults(handler=run)
-
-
-def report_html(registry: Registry, release_id: int) -> str:
-    release = registry.release(release_id)
-    status = None
-    if release.dataset is not None:
-        d = registry.dataset(release.dataset)
-        eps, delta = registry.spent(d.name)
-        status = {
-            "epsilon_spent": eps,
-            "epsilon_total": d.policy.epsilon_total,
-            "delta_spent": delta,
-            "delta_total": d.policy.delta_total,
-        }
-    return render_report(release, status)
 
 
 def run(args) -> dict | str:

@@ -1,0 +1,330 @@
+"""One atomic writer for every output file DP Explorer writes (issue 17).
+
+Every file a tool writes for the user (released GeoJSON/CSV and its `.csv.json` sidecar, the
+published PP table and its metadata, the SQL exports, reports) goes through `atomic_outputs`:
+
+1. each target gets a temporary file BESIDE it, `.NAME.dpx-PID-RANDOM.part` (same directory,
+   so the final rename never crosses a file system), created with mode 0666 so the user's
+   umask applies exactly as for a plain `open()` (never 0600);
+2. the caller writes the temporaries — whole texts, or streamed in chunks through `open()` so
+   that ten million published rows are never built in memory first;
+3. on success every temporary is flushed and fsync'ed, then renamed over its target:
+   the SECONDARY files (sidecar, metadata) first and the PRIMARY file (the first target) last,
+   then the directory is fsync'ed;
+4. on any failure (full disk, `/dev/full`, a directory where the file should be, a read-only
+   directory, a name that is too long, a path through a file) every temporary is removed and an
+   `InputError` with one line is raised: nothing is left behind.
+
+Crash window of a pair (documented, not hidden): a `kill -9` between the two renames of step 3
+leaves the new secondary beside the OLD primary (or beside no primary). The renames are
+microseconds apart, after all data is on disk; the primary is renamed last so that a primary
+never exists without its sidecar. A kill before step 3 leaves only `.dpx-*.part` temporaries:
+the next write to the same target removes those whose process is gone (`clean_stale`).
+
+A target that exists and is not a regular file (a directory, a device such as `/dev/full`, a
+FIFO) is refused: renaming over it would replace the device node or could never work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from core.errors import InputError
+
+TEMP_INFIX = ".dpx-"
+TEMP_SUFFIX = ".part"
+NAME_MAX = 255  # bytes in one path component on Linux/macOS file systems
+PATH_MAX = 4095  # bytes in a whole path (4096 with the terminating NUL)
+_TEMP_OVERHEAD = 48  # "." + ".dpx-" + pid + "-" + 16 hex + ".part", with room to spare
+
+
+def _temp_stem(name: str) -> str:
+    """The name part of a target's temporaries: the name itself, or (when the name is so long
+    that the temporary's name would exceed NAME_MAX) a prefix of it plus a digest."""
+    if len(name.encode()) + _TEMP_OVERHEAD <= NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return name.encode()[:120].decode(errors="ignore") + "~" + digest
+
+
+def temp_prefix(target: Path) -> str:
+    """Every temporary of `target` starts with this (used to find stale ones)."""
+    return f".{_temp_stem(target.name)}{TEMP_INFIX}"
+
+
+def _new_temp_name(target: Path) -> Path:
+    return target.with_name(
+        f"{temp_prefix(target)}{os.getpid()}-{secrets.token_hex(8)}{TEMP_SUFFIX}"
+    )
+
+
+ERRNO_FIXES = {
+    errno.ENOSPC: "free space on that disk or write elsewhere",
+    errno.EDQUOT: "free space within your quota or write elsewhere",
+    errno.EACCES: "choose a directory you can write to",
+    errno.EPERM: "choose a directory you can write to",
+    errno.EROFS: "choose a directory on a writable file system",
+    errno.ENAMETOOLONG: f"use a shorter name (at most {NAME_MAX} bytes per name)",
+    errno.EISDIR: "name a file, not a directory",
+    errno.ENOTDIR: "check the path: one of its parents is a file, not a directory",
+    errno.ENOENT: "create the directory first or fix the path",
+    errno.EFBIG: "write to a file system that allows larger files",
+    errno.EIO: "check the disk, then try again",
+}
+
+
+def write_failure(path: str | Path, err: OSError) -> InputError:
+    """The one-line InputError for a failed write of `path`."""
+    reason = err.strerror or type(err).__name__
+    fix = ERRNO_FIXES.get(err.errno, "choose a writable file path")
+    return InputError(f"cannot write {path}: {reason}; nothing was written. Fix: {fix}.")
+
+
+def check_output_path(path: str | Path, missing_parents: bool = False) -> Path:
+    """Refuse, before any work, an output path that cannot be written as a whole file: too long,
+    a parent that does not exist (allowed with `missing_parents`: the writer creates them) or is
+    not a directory, or an existing target that is a directory, a device or a FIFO. Returns the
+    path to write (symlinks resolved)."""
+    text = os.fspath(path)
+    if not text or "\x00" in text:
+        raise InputError("the output path is empty or contains a NUL byte. Fix: name a file.")
+    if len(os.fsencode(text)) > PATH_MAX:
+        raise InputError(
+            f"the output path is {len(os.fsencode(text))} bytes long, above the limit of "
+            f"{PATH_MAX}. Fix: use a shorter path."
+        )
+    target = Path(text)
+    long_part = next((p for p in target.parts if len(os.fsencode(p)) > NAME_MAX), None)
+    if long_part is not None:
+        raise InputError(
+            f"a name in the output path is {len(os.fsencode(long_part))} bytes long, above the "
+            f"limit of {NAME_MAX}. Fix: use a shorter name."
+        )
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise write_failure(path, err) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise InputError(f"cannot write {path}: it is a directory. Fix: name a file inside it.")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise InputError(
+            f"cannot write {path}: it exists and is not a regular file (a device, FIFO or "
+            "socket), so it cannot be replaced whole. Fix: name a regular file."
+        )
+    parent = target.parent
+    if missing_parents:
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+    elif not parent.exists():
+        raise InputError(
+            f"cannot write {path}: the directory {parent} does not exist. Fix: create it first."
+        )
+    if not parent.is_dir():
+        raise InputError(f"cannot write {path}: {parent} is not a directory. Fix: fix the path.")
+    return target
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # someone else's process (or an odd number): leave its file alone
+    return True
+
+
+def clean_stale(target: str | Path) -> list[Path]:
+    """Remove the temporaries of `target` left by writers that no longer run (a kill -9 during
+    a write). A temporary whose process is alive is another writer's: kept. Returns what was
+    removed."""
+    target = Path(target)
+    prefix = temp_prefix(target)
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid_text = name[len(prefix) :].split("-", 1)[0]
+        if pid_text.isdigit() and _pid_alive(int(pid_text)) and int(pid_text) != os.getpid():
+            continue
+        try:
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:
+            pass
+    return removed
+
+
+@dataclass
+class Staged:
+    """One output being written: write to `temp` (by path or through `open()`); the writer
+    renames it to `target` when the whole group succeeded."""
+
+    target: Path
+    temp: Path
+    _handles: list[IO] = field(default_factory=list, repr=False)
+
+    def open(self, mode: str = "w", encoding: str | None = "utf-8", newline: str | None = None):
+        """A file object on the temporary (text `w` by default, or `wb`), for streaming."""
+        if "b" in mode:
+            handle = open(self.temp, mode)  # noqa: SIM115 - closed by the writer
+        else:
+            handle = open(self.temp, mode, encoding=encoding, newline=newline)  # noqa: SIM115
+        self._handles.append(handle)
+        return handle
+
+    def write_text(self, text: str, encoding: str = "utf-8") -> None:
+        with self.open("w", encoding=encoding, newline="") as fh:
+            fh.write(text)
+
+    def write_bytes(self, data: bytes) -> None:
+        with self.open("wb") as fh:
+            fh.write(data)
+
+    def _close_handles(self) -> None:
+        for handle in self._handles:
+            if not handle.closed:
+                handle.close()  # flushes: a full disk raises here
+        self._handles.clear()
+
+
+def _create_temp(target: Path) -> Path:
+    for _ in range(8):
+        temp = _new_temp_name(target)
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return temp
+    raise FileExistsError(errno.EEXIST, "could not create a unique temporary file")
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory; the renames are still atomic
+    finally:
+        os.close(fd)
+
+
+def _remove(paths: Sequence[Path]) -> None:
+    for path in paths:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+@contextmanager
+def atomic_outputs(*paths: str | Path, make_parents: bool = False) -> Iterator[tuple[Staged, ...]]:
+    """Write `paths` together or not at all. The FIRST path is the primary file; the others
+    are its companions (sidecar, metadata), which appear before it (see the module doc).
+
+        with atomic_outputs(csv_path, csv_path + ".json") as (table, sidecar):
+            with table.open() as fh:
+                for chunk in chunks: fh.write(chunk)
+            sidecar.write_text(json_text)
+
+    Any `OSError` inside or while committing becomes a one-line `InputError`; any other
+    exception removes the temporaries and propagates unchanged. `make_parents` creates missing
+    parent directories first (they stay if the write fails)."""
+    if not paths:
+        raise ValueError("atomic_outputs needs at least one path")
+    targets = [check_output_path(p, missing_parents=make_parents) for p in paths]
+    if make_parents:
+        for path, target in zip(paths, targets, strict=True):
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise write_failure(path, err) from None
+    if len({os.path.abspath(t) for t in targets}) != len(targets):
+        raise ValueError(f"atomic_outputs got the same path twice: {paths}")
+    staged: list[Staged] = []
+    current = paths[0]
+    try:
+        for path, target in zip(paths, targets, strict=True):
+            current = path
+            clean_stale(target)
+            staged.append(Staged(target, _create_temp(target)))
+        current = paths[0]
+        yield tuple(staged)
+        for path, item in zip(paths, staged, strict=True):
+            current = path
+            item._close_handles()
+            _fsync_file(item.temp)
+        renamed: list[Path] = []
+        try:
+            for path, item in [*zip(paths[1:], staged[1:], strict=True), (paths[0], staged[0])]:
+                current = path
+                os.replace(item.temp, item.target)
+                renamed.append(item.target)
+        except BaseException:
+            _remove(renamed)  # new companions of a primary that did not appear
+            raise
+        for directory in {item.target.parent for item in staged}:
+            _fsync_directory(directory)
+    except OSError as err:
+        _discard(staged)
+        raise write_failure(current, err) from None
+    except BaseException:
+        _discard(staged)
+        raise
+
+
+def _discard(staged: Sequence[Staged]) -> None:
+    for item in staged:
+        with contextlib.suppress(OSError):
+            item._close_handles()
+    _remove([item.temp for item in staged])
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write one whole text file (UTF-8) atomically; returns the path written."""
+    with atomic_outputs(path) as (out,):
+        out.write_text(text)
+    return out.target
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    with atomic_outputs(path) as (out,):
+        out.write_bytes(data)
+    return out.target
+
+
+def write_texts(primary: tuple[str | Path, str], *companions: tuple[str | Path, str]) -> None:
+    """Write a primary text file and its companions (sidecar, metadata) as one pair."""
+    items = [primary, *companions]
+    with atomic_outputs(*(p for p, _ in items)) as staged:
+        for item, (_, text) in zip(staged, items, strict=True):
+            item.write_text(text)
