@@ -163,7 +163,14 @@ async def session(browser, url: str, runs: int, blocked: list[str]) -> dict:
             await page.wait_for_function(RUN_DONE, polling=20)
             out["runs_s"].append(time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - reported in the JSON, never hidden
-        out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        try:  # what the session saw, for the report
+            seen = await page.evaluate("() => document.body.innerText.slice(-300)")
+        except Exception:  # noqa: BLE001
+            seen = "?"
+        out["error"] = (
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]} | page ends with: "
+            + " ".join(seen.split())
+        )
     finally:
         await context.close()
     return out

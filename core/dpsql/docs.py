@@ -17,8 +17,10 @@ from core.dpsql import limits
 from core.dpsql.check import ranges as options
 from core.dpsql.check import size
 from core.dpsql.check.allowlist import ALLOWLIST, Totality
+from core.dpsql.check.amplification import JOIN_ROWS_PER_UNIT, MAX_AMPLIFICATION
 from core.dpsql.check.lineage import RULES as LINEAGE_RULES
 from core.dpsql.check.passes import CHECKS
+from core.dpsql.execute.pool import POOL
 from core.dpsql.parse import text
 
 RULE_CODES: dict[str, str] = {
@@ -126,6 +128,16 @@ def limits_table() -> str:
         ("Syntax tree", f"depth {size.MAX_TREE_DEPTH}, {size.MAX_TREE_NODES:,} nodes"),
         ("Table references after CTE expansion", f"{size.MAX_EXPANDED_TABLE_REFERENCES:,}"),
         ("DP aggregates per query", f"{options.MAX_AGGREGATES}"),
+        (
+            "Concurrent executions per process (`DPX_SQL_SLOTS`)",
+            f"{POOL.slots} on this machine; the rest wait in a first-come queue",
+        ),
+        (
+            "DuckDB memory per execution (`DPX_SQL_MEMORY` / slots)",
+            f"{POOL.memory_per_slot} on this machine (the page's engines)",
+        ),
+        ("Rows one private row may produce through joins", f"{MAX_AMPLIFICATION:,} (DPX-V040)"),
+        ("Rows per unit of private tables joined to each other", f"{JOIN_ROWS_PER_UNIT}"),
     ]
     return "\n".join(
         ["| Limit | Default / ceiling |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]

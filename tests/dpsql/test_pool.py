@@ -73,3 +73,30 @@ def test_a_failing_execution_frees_its_slot():
     with pool.slot():
         assert pool.state().running == 1
     assert pool.state().running == 0
+
+
+def test_a_session_stopped_while_queued_leaves_the_queue():
+    """A Streamlit rerun raises inside the queued script (here: in the position callback); its
+    place in the queue must go with it, or every later query would wait forever."""
+    pool = ExecutionPool(1, "1GB")
+    release = threading.Event()
+    holder = threading.Thread(target=lambda: _hold(pool, release))
+    holder.start()
+    _wait_until(lambda: pool.state().running == 1)
+
+    def stopped(ahead: int) -> None:
+        raise KeyboardInterrupt("the session reran")
+
+    with pytest.raises(KeyboardInterrupt):
+        with pool.slot(on_wait=stopped):
+            pass
+    assert pool.state().waiting == 0
+    release.set()
+    holder.join()
+    with pool.slot():  # the next query runs at once
+        assert pool.state().running == 1
+
+
+def _hold(pool: ExecutionPool, release: threading.Event) -> None:
+    with pool.slot():
+        release.wait()

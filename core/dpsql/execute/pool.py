@@ -10,7 +10,10 @@ DuckDB memory limit is the pool's total divided by the slots (`limits`), so the 
 running queries together stays within the total.
 
 Configuration (environment, read once): `DPX_SQL_SLOTS` (default: the number of CPUs, 1 to 4)
-and `DPX_SQL_MEMORY` (DuckDB syntax, default: `limits.DEFAULT_MEMORY_LIMIT`, half of RAM).
+and `DPX_SQL_MEMORY` (DuckDB syntax; default `DEFAULT_POOL_MEMORY`, 2 GB or half of RAM if
+that is less): the DuckDB memory of all running queries together, so that an app server many
+people share stays within a few GB. A CLI run (one query per process) keeps
+`limits.DEFAULT_MEMORY_LIMIT`.
 """
 
 from __future__ import annotations
@@ -66,6 +69,21 @@ class ExecutionPool:
         """`base` with the memory limit of one slot (engines are created with this)."""
         return replace(base, memory_limit=self.memory_per_slot)
 
+    def _wait_turn(self, ticket: object, on_wait: Callable[[int], None] | None) -> None:
+        """Block (holding the condition's lock) until `ticket` is first and a slot is free."""
+        last = None
+        while not (self._running < self.slots and self._queue[0] is ticket):
+            ahead = self._running + self._queue.index(ticket)
+            if on_wait is not None and ahead != last:
+                last = ahead
+                self._cond.release()  # report without holding the lock
+                try:
+                    on_wait(ahead)
+                finally:
+                    self._cond.acquire()
+                continue
+            self._cond.wait(timeout=1.0)
+
     def state(self) -> PoolState:
         with self._cond:
             return PoolState(self._running, len(self._queue), self.slots)
@@ -77,18 +95,12 @@ class ExecutionPool:
         ticket = object()
         with self._cond:
             self._queue.append(ticket)
-            last = None
-            while not (self._running < self.slots and self._queue[0] is ticket):
-                ahead = self._running + self._queue.index(ticket)
-                if on_wait is not None and ahead != last:
-                    last = ahead
-                    self._cond.release()  # report without holding the lock
-                    try:
-                        on_wait(ahead)
-                    finally:
-                        self._cond.acquire()
-                    continue
-                self._cond.wait(timeout=1.0)
+            try:
+                self._wait_turn(ticket, on_wait)
+            except BaseException:  # a stopped or rerun script leaves the queue, never blocks it
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                raise
             self._queue.popleft()
             self._running += 1
             self._cond.notify_all()
@@ -100,6 +112,14 @@ class ExecutionPool:
                 self._cond.notify_all()
 
 
+def _default_memory() -> str:
+    two_gb = 2 * 2**30
+    return f"{min(two_gb, memory_bytes(DEFAULT_MEMORY_LIMIT)) // 2**20}MB"
+
+
+DEFAULT_POOL_MEMORY = _default_memory()
+
+
 def _default_slots() -> int:
     text = os.environ.get("DPX_SQL_SLOTS")
     if text and text.strip().isdigit() and int(text) >= 1:
@@ -107,4 +127,4 @@ def _default_slots() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-POOL = ExecutionPool(_default_slots(), os.environ.get("DPX_SQL_MEMORY", DEFAULT_MEMORY_LIMIT))
+POOL = ExecutionPool(_default_slots(), os.environ.get("DPX_SQL_MEMORY", DEFAULT_POOL_MEMORY))
