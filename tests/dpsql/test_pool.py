@@ -87,9 +87,8 @@ def test_a_session_stopped_while_queued_leaves_the_queue():
     def stopped(ahead: int) -> None:
         raise KeyboardInterrupt("the session reran")
 
-    with pytest.raises(KeyboardInterrupt):
-        with pool.slot(on_wait=stopped):
-            pass
+    with pytest.raises(KeyboardInterrupt), pool.slot(on_wait=stopped):
+        pass
     assert pool.state().waiting == 0
     release.set()
     holder.join()
