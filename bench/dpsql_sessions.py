@@ -3,7 +3,8 @@
 For each N in --sessions (default 1, 4, 8, 16) a fresh `streamlit run app.py` starts on a free
 localhost port (owner mode, a temporary release registry), and N headless Chromium sessions
 (one browser, N contexts — each context is its own Streamlit session) open the DP SQL page at
-the same time and press "Run query" --runs times each. Measured per N:
+the same time; once all are on the page, each presses "Run query" --runs times, back to back.
+The browsers run on the same machine as the server. Measured per N:
 
 - click-to-result: from the click until the rerun has finished and the result is drawn (a
   MutationObserver sees the page's elements go stale when the rerun starts; the run has ended
@@ -130,8 +131,9 @@ def streamlit_server():
                 proc.kill()
 
 
-async def session(browser, url: str, runs: int, blocked: list[str]) -> dict:
-    """One browser session: open the DP SQL page, press Run `runs` times."""
+async def session(browser, url: str, runs: int, blocked: list[str], ready) -> dict:
+    """One browser session: open the DP SQL page, wait until every session has (the class is
+    on the page), then press Run `runs` times."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
 
     async def guard(route):
@@ -156,6 +158,7 @@ async def session(browser, url: str, runs: int, blocked: list[str]) -> dict:
         await button.wait_for()
         out["open_s"] = time.perf_counter() - t0
         await page.evaluate(STALE_WATCH)
+        await ready.arrive()
         for _ in range(runs):
             await page.evaluate("() => { window.__dpxStale = false; }")
             t0 = time.perf_counter()
@@ -163,6 +166,7 @@ async def session(browser, url: str, runs: int, blocked: list[str]) -> dict:
             await page.wait_for_function(RUN_DONE, polling=20)
             out["runs_s"].append(time.perf_counter() - t0)
     except Exception as exc:  # noqa: BLE001 - reported in the JSON, never hidden
+        ready.leave()
         try:  # what the session saw, for the report
             seen = await page.evaluate("() => document.body.innerText.slice(-300)")
         except Exception:  # noqa: BLE001
@@ -174,6 +178,25 @@ async def session(browser, url: str, runs: int, blocked: list[str]) -> dict:
     finally:
         await context.close()
     return out
+
+
+class Barrier:
+    """Every session waits here until all have opened the page (or failed)."""
+
+    def __init__(self, n: int):
+        self.n, self.count, self.event = n, 0, asyncio.Event()
+
+    async def arrive(self) -> None:
+        self.count += 1
+        if self.count >= self.n:
+            self.event.set()
+        await self.event.wait()
+
+    def leave(self) -> None:
+        if not self.event.is_set():
+            self.n -= 1
+            if self.count >= self.n:
+                self.event.set()
 
 
 def _pct(values: list[float], q: float) -> float | None:
