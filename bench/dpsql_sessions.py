@@ -220,8 +220,9 @@ async def level(n: int, runs: int) -> dict:
                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
             )  # fmt: skip
             t0 = time.perf_counter()
+            ready = Barrier(n)
             sessions = await asyncio.gather(
-                *(session(browser, url, runs, blocked) for _ in range(n))
+                *(session(browser, url, runs, blocked, ready) for _ in range(n))
             )
             wall = time.perf_counter() - t0
             await browser.close()
