@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.htf import build_htf
 from core.spatial.htf_trace import HTFTrace
 from core.viz.htf_steps import level_figure, level_summary
@@ -29,7 +29,7 @@ def show_htf_stepper(
     """
     st.caption(
         "Teaching view for you, the data owner: it shows the intermediate noisy values of one "
-        "HTF build (all of them outputs of the ledgered mechanisms), more detail than a release "
+        "HTF build (all of them outputs of the noisy mechanisms), more detail than a release "
         "needs. "
         + (
             "Demo mode: the same seed gives the same steps."
@@ -45,7 +45,7 @@ def show_htf_stepper(
             return
         trace = HTFTrace()
         step_noise = Noise.seeded(noise.seed) if not noise.is_secure else Noise.secure()
-        build_htf(F, epsilon, step_noise, BudgetLedger(epsilon), trace=trace, **params)
+        build_htf(F, epsilon, Accountant(step_noise, Cost(epsilon)), trace=trace, **params)
         st.session_state[TRACE_KEY] = kept = (stamp, trace)
     trace = kept[1]
     n = len(trace.levels)

@@ -25,7 +25,7 @@ import pandas as pd
 import streamlit as st
 from streamlit_folium import st_folium
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
 from core.registry import Dataset, Registry
 from core.spatial.evaluate import EVALUATION_LABEL, stream
 from core.spatial.export import (
@@ -37,7 +37,7 @@ from core.spatial.export import (
 )
 from core.spatial.grid import Grid
 from core.spatial.methods import htf_method_params
-from core.spatial.release import Release
+from core.spatial.release import Release, mechanism_table
 from core.spatial.releases import (
     ChargedRelease,
     Evaluation,
@@ -117,15 +117,15 @@ def build(
     Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit "one
     point"; it is charged ε before its builder reads F, so k methods cost k·ε (basic
     composition) of the registered dataset's budget — the same `PlannedRelease` sets the
-    charge and the builder's own ledger. A set that does not fit is refused whole (recorded,
+    charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
     nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
     """
     methods, eps = params["methods"], float(params["epsilon"])
     if registry is not None:
         name = None if dataset is None else dataset.name
         charge = RegistryCharge(registry, name, noise.mode, {**params, "via": "app"}, grid)
-    else:  # unregistered data and no registry: an in-memory ledger that fits exactly k·ε
-        charge = LedgerCharge(BudgetLedger(eps * len(methods)))
+    else:  # unregistered data and no registry: an in-memory total that fits exactly k·ε
+        charge = LedgerCharge(eps * len(methods))
     with st.status(f"Building {len(methods)} release(s)…", expanded=True) as status:
         built = build_releases(
             F,
@@ -303,10 +303,10 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> 
     st.subheader("Charged releases")
     show_charges(b)
     st.plotly_chart(budget_chart(releases), key="lh_budget")
-    with st.expander("Budget ledgers (how each release split its ε)"):
+    with st.expander("Mechanisms (how each release split its ε)"):
         for m, r in releases.items():
             st.markdown(f"**{method_label(m)}**")
-            st.dataframe(pd.DataFrame(r.ledger.to_records()), hide_index=True)
+            st.dataframe(pd.DataFrame(mechanism_table(r)), hide_index=True)
     show_downloads(b)
 
 

@@ -111,12 +111,7 @@ def govern_htf(handler: Handler) -> Handler:
             return run_unchanged(registry, release, handler, args)
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
-        spends = [make_spend(**s) for s in result.get("ledger", [])]
-        rows = mechanisms_from_spends(spends) if spends else None
-        if rows is not None and tool_name == Tool.HTF.value:
-            rows = [_htf_row(m) for m in rows]
-        if rows is not None and abs(sum(m.cost.epsilon for m in rows) - release.epsilon) > 1e-6:
-            rows = None  # the tool's ledger does not add up to the charge: keep the plan row
+        rows = _location_rows(result.get("mechanisms"), release.epsilon, tool_name)
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
             result["registry"] = registry_info(registry, release)
@@ -125,11 +120,29 @@ def govern_htf(handler: Handler) -> Handler:
     return run
 
 
-def _htf_row(m: Mechanism) -> Mechanism:
-    """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
-    if "counts" in m.label and m.cost.epsilon > 0:
-        return Mechanism(m.label, m.cost.epsilon, m.cost.delta, 1.0, 1.0 / m.cost.epsilon)
-    return m
+def _location_rows(rows: list[dict] | None, charged: float, tool: str) -> list[Mechanism] | None:
+    """Registry rows from a location release's mechanisms (`core.spatial.release.charge_rows`:
+    each mechanism that drew, with its share of the cost), plus the unused rest of the charge;
+    None (keep the planned row) when the release states no mechanisms."""
+    if not rows:
+        return None
+    out = [
+        Mechanism(
+            r["label"]
+            + (f" (in place of {', '.join(r['in_place_of'])})" if r["in_place_of"] else ""),
+            float(r["charged_epsilon"]),
+            float(r["charged_delta"]),
+            r.get("sensitivity"),
+            r.get("scale"),
+        )
+        for r in rows
+    ]
+    unused = float(charged) - sum(m.epsilon for m in out)
+    if unused > 1e-12:
+        out.append(Mechanism(f"{tool}: charged, not drawn (the build needed less)", unused))
+    if unused < -1e-6 * max(1.0, charged):
+        return None  # cannot happen (the accountant caps the build at its charge): keep the plan
+    return out
 
 
 def _htf_text(result: dict, info: dict | None) -> str:

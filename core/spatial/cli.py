@@ -14,13 +14,12 @@ import textwrap
 from core import cliargs
 from core.errors import InputError
 from core.files import write_text, write_texts
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
 from core.spatial.evaluate import EVALUATION_LABEL, compare
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
     DEMO_BBOX_LABEL,
-    PRIVACY_UNIT,
     csv_sidecar_text,
     leaves_json,
     to_csv_text,
@@ -31,6 +30,7 @@ from core.spatial.io import read_points_table
 from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS, parse_methods
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
 from core.spatial.regions import REGION_BY_NAME, check_bbox, region_bbox
+from core.spatial.release import charge_rows
 
 GRID_HELP = (
     f"grid rows N (N x N unless --grid-cols; default {DEFAULT_GRID}, as in the app: the HTF "
@@ -227,11 +227,12 @@ def _load_spark(args, bbox) -> Prepared:
         raise spark_failure(f"bin the points of {args.input}", err) from None
 
 
-def release_json(rel, data: Prepared, noise: Noise, ledger: BudgetLedger, out, method: str) -> dict:
+def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
     """Write `--out` (GeoJSON, or a plain CSV with its JSON sidecar) and return the `--json`
     object that `dpx htf` and `dpx release` share (issue 10: the same object). Nothing here
-    adds noise: it reports the release `rel` (its ε parts, ledger and noisy leaves) and, for the
-    data owner, the point counts inside and outside the bbox (never written into `out`)."""
+    adds noise: it reports the release `rel` (its ε parts, the mechanisms that drew with their
+    share of the charge, its unit, the noisy leaves) and, for the data owner, the point counts
+    inside and outside the bbox (never written into `out`)."""
     info = noise.describe()
     if out and out.lower().endswith(".csv"):  # the CSV and its sidecar appear together or not
         write_texts(
@@ -248,12 +249,13 @@ def release_json(rel, data: Prepared, noise: Noise, ledger: BudgetLedger, out, m
         "epsilon": rel.epsilon,
         "height": None if height is None else int(height),
         "params": rel.params,
-        "privacy_unit": PRIVACY_UNIT,
+        "privacy_unit": rel.unit.guarantee(),
+        "unit": rel.unit.to_json(),
         "grid": data.grid.describe(),
         "n_points_used": data.n_used,
         "n_points_dropped": data.n_dropped,
         "n_leaves": rel.n_leaves,
-        "ledger": ledger.to_records(),
+        "mechanisms": charge_rows(rel),
         "leaves": leaves_json(rel),
     }
     if data.bbox_from_data:
@@ -271,19 +273,17 @@ def run_htf(args) -> dict | str:
     if out and not out.lower().endswith((".geojson", ".json", ".csv")):
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
     data = _load(args)
-    ledger = BudgetLedger(args.epsilon)
     rel = build_htf(
         data.F,
         args.epsilon,
-        noise,
-        ledger,
+        Accountant(noise, budget=Cost(args.epsilon)),
         eps_height=args.eps_height,
         eps_prt_level=args.eps_prt_level,
         T=args.T,
         stop_count=args.stop_count,
         stop_cells=args.stop_cells,
     )
-    result = release_json(rel, data, noise, ledger, out, method="htf")
+    result = release_json(rel, data, noise, out, method="htf")
     if args.json:
         return result
     lines = [

@@ -15,13 +15,11 @@ import math
 import numpy as np
 
 from core.spatial.grid import Grid
-from core.spatial.release import Release
+from core.spatial.release import Release, charge_rows
+from core.spatial.unit import POINT
 
 DEMO_BBOX_LABEL = "DEMO — bounding box derived from the data; not differentially private"
-PRIVACY_UNIT = (
-    "record-level epsilon-DP: neighbouring datasets differ by one point; "
-    "a person with k points is protected at k x epsilon"
-)
+PRIVACY_UNIT = POINT.guarantee()  # the default unit's claim (a release states its own)
 DROPPED_NOTE = "n_points_dropped is a private statistic for the data owner and is NOT included here"
 
 
@@ -80,8 +78,9 @@ def metadata(release: Release, grid: Grid, noise_info: dict, bbox_from_data: boo
         "noise": {k: v for k, v in noise_info.items() if k != "seed"},
         "n_leaves": release.n_leaves,
         "params": _jsonable(release.params),
-        "ledger": release.ledger.to_records(),
-        "privacy_unit": PRIVACY_UNIT,
+        "mechanisms": charge_rows(release),
+        "privacy_unit": release.unit.guarantee(),
+        "unit": release.unit.to_json(),
         "note": DROPPED_NOTE,
     }
     if "height" in release.info:
@@ -203,7 +202,7 @@ def csv_sidecar(
 ) -> dict:
     """The metadata of a CSV release (what the GeoJSON carries inline) plus the column meanings.
 
-    Public only: method, ε split, grid/bbox, mode and its warning, ledger, privacy unit. The seed
+    Public only: method, ε split, grid/bbox, mode and its warning, mechanisms, privacy unit. The seed
     of a seeded run and the private point counts are never included.
     """
     return {

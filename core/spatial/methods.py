@@ -1,6 +1,10 @@
 """Registry of the spatial methods: name -> build function with the common interface
 
-build_<name>(F, eps_tot, noise, ledger, **params) -> Release
+build_<name>(F, eps_tot, accountant, *, unit=POINT, **params) -> Release
+
+`accountant` (`core.privacy.Accountant`) holds the noise source and the charge; every noisy
+statistic is drawn by a mechanism object on it, so `Release.mechanisms` is exactly what drew.
+`unit` is `PointUnit()` or `PersonUnit(column, k)` (core/spatial/unit.py).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ DEFAULT_COMPARE = (
 
 METHODS: dict[str, Callable] = {"htf": build_htf, **BASELINES}
 
-# Switchable improvements evaluated as separate rows (spec §2.10); not part of the nine.
+# Switchable improvements evaluated as separate rows (spec §2.10); not part of the nine. They
+# size the height from a noisy N bought with a share of epsilon (eps_height=None), not the
+# paper's fixed 1e-4 (see core/spatial/common.py, N_SHARE).
 VARIANTS: dict[str, Callable] = {
-    "htf+": partial(build_htf, combine_pruned=True, consistency=True),
-    "htf-combine": partial(build_htf, combine_pruned=True),
-    "htf-consistency": partial(build_htf, consistency=True),
-    "htf-cap": partial(build_htf, cap_height=True),
+    "htf+": partial(build_htf, combine_pruned=True, consistency=True, eps_height=None),
+    "htf-combine": partial(build_htf, combine_pruned=True, eps_height=None),
+    "htf-consistency": partial(build_htf, consistency=True, eps_height=None),
+    "htf-cap": partial(build_htf, cap_height=True, eps_height=None),
     # improved height rules: labelled variants, the baselines' own rules stay faithful
     "quadtree-leaves": partial(build_quadtree, height_rule="leaf-count"),
     # a small share of eps buys noisy features, a rule picks the method (core/spatial/selection.py)
@@ -68,8 +74,9 @@ def parse_methods(text: str | list[str] | tuple[str, ...]) -> list[str]:
 
 def htf_method_params(methods: list[str], htf: dict) -> dict[str, dict]:
     """User-set HTF parameters for "htf" and its variants; a variant keeps its own §2.10 flags
-    (call keywords would otherwise override the ones its `partial` fixes)."""
-    flags = ("combine_pruned", "consistency", "cap_height")
+    and its share-of-epsilon noisy N (call keywords would otherwise override the ones its
+    `partial` fixes): the eps_height setting is faithful HTF's."""
+    flags = ("combine_pruned", "consistency", "cap_height", "eps_height")
     out: dict[str, dict] = {}
     for m in methods:
         if m == "htf":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from core import cliargs
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
 from core.spatial.cli import _add_data_args, _load, release_json
 from core.spatial.export import (
@@ -35,7 +35,7 @@ def register(sub, common) -> None:
         parents=[common],
         help="release a DP location histogram with a chosen method, or let 'auto' choose privately",
         description="Release an epsilon-DP location histogram. --method auto spends a small, "
-        "ledgered share of epsilon on noisy features of the data and picks the method by fixed "
+        "share of epsilon on noisy features of the data and picks the method by fixed "
         "rules (the choice and its reasons are part of the output); the rest builds it.",
     )
     _add_data_args(p)
@@ -76,18 +76,18 @@ def run_release(args) -> dict | str:
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
     noise = Noise.from_seed(args.seed)
     data = _load(args)
-    ledger = BudgetLedger(args.epsilon)
-    rel = get_method(method)(data.F, args.epsilon, noise, ledger)
-    result = release_json(rel, data, noise, ledger, out, method=rel.method)
+    accountant = Accountant(noise, budget=Cost(args.epsilon))
+    rel = get_method(method)(data.F, args.epsilon, accountant)
+    result = release_json(rel, data, noise, out, method=rel.method)
     result["requested_method"] = method
     result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
     selection = rel.info.get("selection")
     if selection is not None:
         result["selection"] = selection.to_dict()
-    return result if args.json else _text(result, rel.ledger, data)
+    return result if args.json else _text(result, data)
 
 
-def _text(result: dict, ledger: BudgetLedger, data) -> str:
+def _text(result: dict, data) -> str:
     eps = result["epsilon"]
     lines = [
         f"{result['label']} release ({result['method']}, requested {result['requested_method']}): "

@@ -3,8 +3,8 @@ epsilon at which a method's MRE reaches a target, read off the measured curve.
 
 Everything here reads the raw data (true query answers), so NOTHING it returns is differentially
 private: it is for the data owner choosing epsilon before a release, on their own data or on
-public data like it. It releases nothing and charges no ledger (each build uses a throwaway
-BudgetLedger; the registry never sees it).
+public data like it. It releases nothing and charges nothing (each build draws on a throwaway
+`Accountant`; the registry never sees it).
 """
 
 from __future__ import annotations

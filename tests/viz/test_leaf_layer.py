@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.baselines.ug import build_ug
 from core.spatial.export import to_geojson
 from core.spatial.grid import Grid
@@ -28,8 +28,8 @@ BYTES_PER_LAYER = 4096  # the layer's script, style table and layer-control entr
 
 def _releases():
     F = np.random.default_rng(0).poisson(3.0, size=(64, 64))
-    htf = build_htf(F, 1.0, Noise.seeded(1), BudgetLedger(1.0))
-    ug = build_ug(F, 50.0, Noise.seeded(2), BudgetLedger(50.0))  # 4096 leaves
+    htf = build_htf(F, 1.0, Accountant(Noise.seeded(1), Cost(1.0)))
+    ug = build_ug(F, 50.0, Accountant(Noise.seeded(2), Cost(50.0)))  # 4096 leaves
     return {"htf": htf, "ug": ug}
 
 

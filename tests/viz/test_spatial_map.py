@@ -8,7 +8,7 @@ import re
 import numpy as np
 from plotly.colors import sample_colorscale
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.baselines.ug import build_ug
 from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
@@ -28,8 +28,8 @@ GRID = Grid(64, 64, region_bbox("los-angeles"))
 
 def _releases():
     F = np.random.default_rng(0).poisson(3.0, size=(64, 64))
-    htf = build_htf(F, 1.0, Noise.seeded(1), BudgetLedger(1.0))
-    ug = build_ug(F, 50.0, Noise.seeded(2), BudgetLedger(50.0))  # many leaves
+    htf = build_htf(F, 1.0, Accountant(Noise.seeded(1), Cost(1.0)))
+    ug = build_ug(F, 50.0, Accountant(Noise.seeded(2), Cost(50.0)))  # many leaves
     return {"htf": htf, "ug": ug}
 
 
