@@ -25,7 +25,7 @@ from core.spatial.methods import LABELS, get_method
 
 RELEASE_METHODS = (
     "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
-    "identity", "uniform",
+    "identity", "uniform", "dawa", "hb",
 )  # fmt: skip
 
 
