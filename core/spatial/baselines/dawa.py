@@ -152,19 +152,24 @@ def build_dawa(
         raise InputError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}.")
     require(accountant, METHOD, eps_tot)
     ny, nx = F.shape
-    eps1, eps2 = ratio * eps_tot, (1 - ratio) * eps_tot
-    k = unit.max_points
-    sens, lam, delta = privtree_constants(eps1, k)
     layout = HilbertLayout.for_grid(ny, nx)
+    # a single cell has nothing to partition: all of eps_tot goes to its count
+    eps1 = ratio * eps_tot if layout.length > 1 else 0.0
+    eps2 = eps_tot - eps1
+    k = unit.max_points
+    sens, lam, delta = privtree_constants(eps1, k) if eps1 > 0 else (k * 3.0, 0.0, 0.0)
     x = layout.to_curve(F)
     stats = run_stats(x, layout.inside)
-    partition = Laplace(
-        f"{METHOD}: biased L1 deviations of the Hilbert runs steering the splits "
-        "(PrivTree theorem, whole run tree)",
-        sensitivity=sens,
-        epsilon=eps1,
-    )
-    start, level = split_runs(stats, k / eps2, delta, partition, accountant)
+    if eps1 > 0:
+        partition = Laplace(
+            f"{METHOD}: biased L1 deviations of the Hilbert runs steering the splits "
+            "(PrivTree theorem, whole run tree)",
+            sensitivity=sens,
+            epsilon=eps1,
+        )
+        start, level = split_runs(stats, k / eps2, delta, partition, accountant)
+    else:
+        start, level = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
     counts = bucket_counts(x, start, level)
     m = len(counts)
     if allocation == "flat":
