@@ -213,3 +213,52 @@ def heldout_sets() -> list[PointSet]:
             PointSet("ho-mtb-track", "real", f"{src} mountain-bike GPS track", _bokeh_mtb_track),
         ]
     return out
+
+
+# Held-out set 2: added after round 2's rules were fixed (round 1's held-out sets had become
+# design data for round 2). Other regions and sources again, and a small mobility population.
+SOUTH_AMERICA = (-82.0, -56.0, -34.0, 13.0)
+
+
+def _bokeh_us_cities():
+    import gzip
+    import json
+
+    with gzip.open(_bokeh_file("us_cities.json.gz")) as fh:
+        d = json.load(fh)
+    return _matrix(d["lon"], d["lat"], CONUS)
+
+
+def _bokeh_cities_south_america():
+    df = pd.read_csv(_bokeh_file("world_cities.csv.gz"))
+    return _matrix(df["lng"], df["lat"], SOUTH_AMERICA)
+
+
+def _airportsdata_south_america():
+    import airportsdata
+
+    df = pd.DataFrame.from_dict(airportsdata.load("ICAO"), orient="index")
+    return _matrix(df["lon"].astype(float), df["lat"].astype(float), SOUTH_AMERICA)
+
+
+def _epr_small():
+    from bench.htf_mobility import CITY_BOX, epr_checkins
+
+    lon, lat, _ = epr_checkins(1200, seed=20_2021, rho=0.4, gamma=0.3)
+    return _matrix(lon, lat, CITY_BOX)
+
+
+def heldout2_sets() -> list[PointSet]:
+    """Issue 20's second held-out round (never seen by any rule)."""
+    out = [PointSet("ho2-epr-small", "synthetic", "EPR check-ins, 1,200 people, other rho/gamma",
+                    _epr_small)]  # fmt: skip
+    if importlib.util.find_spec("bokeh_sampledata"):
+        out.append(
+            PointSet("ho2-us-cities", "real", "bokeh-sampledata us_cities", _bokeh_us_cities)
+        )
+        out.append(PointSet("ho2-cities-south-america", "real", "bokeh-sampledata world_cities",
+                            _bokeh_cities_south_america))  # fmt: skip
+    if importlib.util.find_spec("airportsdata"):
+        out.append(PointSet("ho2-airports-south-america", "real", "airportsdata",
+                            _airportsdata_south_america))  # fmt: skip
+    return out

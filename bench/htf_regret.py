@@ -111,13 +111,16 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
     """Per cell: the best method in hindsight, the current rules' picks on the stored features
     (simulated auto = the picked candidate at the build budget, same repetition) and, when an
     `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
-    from bench.htf_datasets import heldout_sets, holdout_sets, point_sets
+    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
     from core.spatial.selection import choose
 
     rng = np.random.default_rng(0)
     seed = methods_json["protocol"]["seed"]
     auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
-    loaders = {ps.name: ps.load for ps in [*point_sets(), *holdout_sets(), *heldout_sets()]}
+    loaders = {
+        ps.name: ps.load
+        for ps in [*point_sets(), *holdout_sets(), *heldout_sets(), *heldout2_sets()]
+    }
     matrices: dict[str, np.ndarray] = {}
     rows = []
     for c in methods_json["cells"]:
@@ -159,7 +162,7 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
 
 
 def main() -> None:
-    from bench.htf_datasets import heldout_sets, holdout_sets, point_sets
+    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
 
     if len(sys.argv) > 1 and sys.argv[1] == "replay":
         methods_json = json.loads(Path(sys.argv[2]).read_text())
@@ -176,9 +179,13 @@ def main() -> None:
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--holdout", action="store_true", help="issue 10's held-out point sets")
-    ap.add_argument("--sets", choices=["design", "heldout"], default=None,
-                    help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
-                    "new sets the choice never saw (bench/htf_datasets.heldout_sets)")
+    ap.add_argument(
+        "--sets",
+        choices=["design", "heldout", "heldout2"],
+        default=None,
+        help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
+        "new sets the choice never saw (bench/htf_datasets.heldout_sets)",
+    )
     args = ap.parse_args()
     epss = [float(v) for v in args.eps.split(",")]
     only = set(args.datasets.split(",")) if args.datasets else None
@@ -187,6 +194,8 @@ def main() -> None:
         sets = [*point_sets(), *holdout_sets()]
     elif args.sets == "heldout":
         sets = heldout_sets()
+    elif args.sets == "heldout2":
+        sets = heldout2_sets()
     else:
         sets = holdout_sets() if args.holdout else point_sets()
     for ps in sets:

@@ -111,7 +111,7 @@ def test_auto_on_a_tiny_grid_and_in_secure_mode():
 
 def test_dispersion_tells_one_cluster_from_several():
     """Same N, same noise: one Gaussian cluster is compact, five clusters are dispersed; the
-    rules send the first to PrivTree and the second to AG (signal well above the noise)."""
+    rules send the first to DAWA and the second to AG (signal well above the noise)."""
     from core.spatial.synthetic import to_matrix
 
     one = gaussian_matrix(100_000, 60, seed=3, grid=512)
@@ -140,16 +140,17 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
 
 
 def test_rules_cover_the_issue_20_candidates_in_order():
-    """Very low signal on spread data -> UG; low signal -> DAWA; spread -> AG; very high signal
-    -> PrivTree; dispersed clusters -> AG; one compact cluster -> DAWA."""
+    """Very low signal on spread data -> UG; low signal -> DAWA; one compact cluster -> PrivTree
+    at very high signal, else DAWA; several centres at very high signal -> DAWA; else AG."""
     cases = [
         (dict(signal=500, top=0.30), "ug"),
         (dict(signal=500, top=0.60), "dawa"),
         (dict(signal=1100, top=0.30), "dawa"),
-        (dict(signal=5000, top=0.30), "ag"),
-        (dict(signal=400_000, top=0.80, disp=0.30), "privtree"),
+        (dict(signal=400_000, top=0.80, disp=0.10), "privtree"),
+        (dict(signal=50_000, top=0.80, disp=0.10), "dawa"),
+        (dict(signal=400_000, top=0.80, disp=0.30), "dawa"),
         (dict(signal=50_000, top=0.80, disp=0.25), "ag"),
-        (dict(signal=5000, top=0.80, disp=0.25), "dawa"),
+        (dict(signal=5000, top=0.30, disp=0.10), "ag"),
     ]
     for kw, method in cases:
         assert choose(_features(**kw)).method == method, kw
