@@ -46,6 +46,7 @@ from core.spatial.releases import (
     build_releases,
     evaluate,
 )
+from core.spatial.unit import unit_from
 from core.viz.spatial import budget_chart, method_label, mre_chart, release_map
 from pages.common import persist
 from pages.lh_auto import show_selection
@@ -114,8 +115,9 @@ def build(
 ) -> Build:
     """Charge, then build, one release per chosen method (status drawn here, outside caches).
 
-    Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit "one
-    point"; it is charged ε before its builder reads F, so k methods cost k·ε (basic
+    Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit in
+    `params["person"]` (one point, or each person with at most K points: F was bounded so when
+    it was binned); it is charged ε before its builder reads F, so k methods cost k·ε (basic
     composition) of the registered dataset's budget — the same `PlannedRelease` sets the
     charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
     nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
@@ -134,6 +136,7 @@ def build(
             lambda m: stream(noise.seed, 0, f"release:{m}"),  # secure unless demo mode
             charge,
             method_params=htf_method_params(methods, params["htf"]),
+            unit=unit_of(params),
         )
         status.update(label="Releases built and charged", state="complete", expanded=False)
     recorded = _recorded(registry, dataset, built, noise.mode)
@@ -141,6 +144,12 @@ def build(
         params_json, params, tuple(built), grid, bbox_from_data, noise.describe(),
         None if dataset is None else dataset.name, recorded,
     )  # fmt: skip
+
+
+def unit_of(params: dict):
+    """The privacy unit a build's parameters name (`params["person"]`: [column, K] or absent)."""
+    column, k = params.get("person") or (None, None)
+    return unit_from(column, k)
 
 
 def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None) -> Scored:
@@ -157,6 +166,7 @@ def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | 
             seed=seed,
             method_params=htf_method_params(b.params["methods"], b.params["htf"]),
             progress=lambda f, text: bar.progress(min(f, 1.0), text=text),
+            unit=unit_of(b.params),
         )
         status.update(label="Evaluation done", state="complete", expanded=False)
     return Scored(b.params_json, ev_json, evaluation)

@@ -42,6 +42,7 @@ from core.spatial.pipeline import DEFAULT_GRID as CLI_DEFAULT_GRID
 from core.spatial.pipeline import prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.spatial.total_prepare import prepare_total
+from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
 from pages.common import current_noise, kept_upload, persist, user_errors
 from pages.htf_stepper import show_htf_stepper
@@ -59,6 +60,7 @@ REGISTERED = "Registered dataset"
 DEMO_EXTENT = "demo"
 CUSTOM = "custom"
 CHOOSE = "choose"
+NO_PERSON = "— none: each point is the unit —"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -72,11 +74,14 @@ def load_upload(digest: str, _data: bytes, filename: str) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def prepare_cached(digest: str, _df: pd.DataFrame, lat, lon, bbox, rows, cols, from_data):
-    """Pure binning (no Streamlit element inside: cached values are replayed across sessions)."""
+def prepare_cached(digest: str, _df: pd.DataFrame, lat, lon, bbox, rows, cols, from_data,
+                   person=None, k=None, seed=None):  # fmt: skip
+    """Pure binning (no Streamlit element inside: cached values are replayed across sessions).
+    With a person column each person keeps at most k points (seeded sample in demo mode)."""
     return prepare(
-        _df, lat, lon, None if from_data else bbox, rows, cols, allow_data_bbox=from_data
-    )
+        _df, lat, lon, None if from_data else bbox, rows, cols, allow_data_bbox=from_data,
+        unit=unit_from(person, k), noise=Noise.from_seed(seed),
+    )  # fmt: skip
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -86,9 +91,28 @@ def check_points(digest: str, _df: pd.DataFrame, lat: str, lon: str) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def prepare_total_cached(digest: str, _df: pd.DataFrame, lat, lon, bbox, rows):
+def prepare_total_cached(digest: str, _df: pd.DataFrame, lat, lon, bbox, rows, person=None, k=None):
     """Analyst binning: fails on schema/public parameters only, never on the values (pure)."""
-    return prepare_total(_df, lat, lon, bbox, rows)
+    return prepare_total(_df, lat, lon, bbox, rows, unit=unit_from(person, k), noise=Noise.secure())
+
+
+def person_widgets(cols: list[str], digest: str) -> tuple[str | None, int | None]:
+    """Which column says whose point it is (none: the unit is one point), and K."""
+    c1, c2 = st.columns(2)
+    choice = c1.selectbox(
+        "Person column (whose point is it?)", [NO_PERSON, *cols], persist_state="session",
+        key=persist(f"lh_person_{digest}", NO_PERSON),
+        help="With a person column the release protects each person, not each point: every "
+        "person keeps at most K of their points (a random subset) and every noise scale grows "
+        "K times.",
+    )  # fmt: skip
+    if choice == NO_PERSON:
+        return None, None
+    k = c2.number_input(
+        "At most K points per person", 1, 100_000, persist_state="session",
+        key=persist("lh_person_k", 10),
+    )  # fmt: skip
+    return str(choice), int(k)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -136,7 +160,7 @@ def sidebar_parameters() -> tuple[float, dict]:
         )
         consistency = st.checkbox("consistency (GLS over the tree)", key=persist("lh_cons"))
         cap_height = st.checkbox("cap_height (partition ≤ half the budget)", key=persist("lh_cap"))
-        st.caption(f"Privacy unit: {PRIVACY_UNIT}.")
+        st.caption(f"Privacy unit (default, without a person column): {PRIVACY_UNIT}.")
     htf = {
         "eps_height": float(eps_height), "eps_prt_level": float(eps_prt), "T": int(T),
         "stop_count": float(stop_count), "stop_cells": int(stop_cells), "height": height,
@@ -276,6 +300,7 @@ with user_errors():
     )
     if not analyst:  # bad coordinates: say so (with the owner's details) before asking for a bbox
         check_points(cache_key, df, lat_col, lon_col)
+    person, per_person = person_widgets(cols, digest)
     bbox, from_data = choose_bbox(demo_name, digest, noise.is_secure)
 
     all_methods = ["auto"] + [m for m in [*METHODS, *VARIANTS] if m != "auto"]  # recommended first
@@ -290,9 +315,10 @@ with user_errors():
         st.stop()
 
     if analyst:  # no refusal or count that depends on the values: an analyst sees releases only
-        prep = prepare_total_cached(cache_key, df, lat_col, lon_col, bbox, rows)
+        prep = prepare_total_cached(cache_key, df, lat_col, lon_col, bbox, rows, person, per_person)
     else:
-        prep = prepare_cached(cache_key, df, lat_col, lon_col, bbox, rows, rows, from_data)
+        prep = prepare_cached(cache_key, df, lat_col, lon_col, bbox, rows, rows, from_data,
+                              person, per_person, noise.seed)  # fmt: skip
     grid = prep.grid
     if prep.bbox_from_data:
         st.warning(DEMO_BBOX_LABEL)
@@ -300,13 +326,16 @@ with user_errors():
     if not analyst:
         where += (
             f" For you as the data owner only (not released): {prep.n_used:,} points inside, "
-            f"{prep.n_dropped:,} outside or without coordinates."
+            f"{prep.n_dropped:,} outside or without coordinates"
+            + (f", {prep.n_capped:,} left out by the per-person bound." if person else ".")
         )
+    st.caption(f"Privacy unit: {prep.unit.describe()}.")
     st.caption(where)
     params = {
         "epsilon": epsilon, "methods": methods, "seed": noise.seed, "mode": noise.mode,
         "htf": htf_params, "grid": [grid.ny, grid.nx], "bbox": list(grid.bbox),
         "lat": lat_col, "lon": lon_col, "bbox_from_data": prep.bbox_from_data, "data": digest,
+        "person": [person, per_person] if person else None,
     }  # fmt: skip
     params_json = json.dumps(params, sort_keys=True)
     k = len(methods)
@@ -378,4 +407,4 @@ with st.expander("Tuning: MRE against ε (uses the raw data: evaluation only)", 
         show_tuning(prep.F, methods, noise, params)
 with st.expander("HTF step by step (teaching view)", key="lh_step_open", on_change="rerun") as box:
     if box.open:  # the expander keeps its state across reruns (keyed) and works only when open
-        show_htf_stepper(prep.F, epsilon, htf_params, noise, params_json)
+        show_htf_stepper(prep.F, epsilon, htf_params, noise, params_json, prep.unit)

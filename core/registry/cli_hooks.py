@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core import cliargs
 from core.errors import InputError
-from core.privacy import BudgetLedger, make_spend
+from core.privacy import BudgetLedger, from_json, make_spend
 from core.registry.governed import (
     Handler,
     Tool,
@@ -40,7 +40,7 @@ from core.registry.governed import (
     single_table,
 )
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Dataset, Mechanism, RunKind
+from core.registry.models import Claim, Dataset, Mechanism, RunKind
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -87,6 +87,7 @@ def govern_htf(handler: Handler) -> Handler:
                 "no --bbox given. The bounding box is public and must not come from the private "
                 "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
             )
+        unit_claim = _location_unit(args)
         registry = open_registry(args, registered)
         dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
         if dataset is not None:
@@ -105,13 +106,13 @@ def govern_htf(handler: Handler) -> Handler:
                 {**params_of(args), "method": tool_name},
                 [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
                 noise_mode(args),
-                privacy={"unit": "one point (one row of the table)"},
+                privacy=unit_claim,
             )
         if keeps_own_output(release, args):
             return run_unchanged(registry, release, handler, args)
         result = compute_after_charge(registry, release, lambda: as_json(handler, args))
         artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
-        rows = _location_rows(result.get("mechanisms"), release.epsilon, tool_name)
+        rows = _location_rows(result.get("mechanisms"))
         registry.attach(release.id, artefact, rows)
         if release.kind is RunKind.RELEASE:
             result["registry"] = registry_info(registry, release)
@@ -120,29 +121,21 @@ def govern_htf(handler: Handler) -> Handler:
     return run
 
 
-def _location_rows(rows: list[dict] | None, charged: float, tool: str) -> list[Mechanism] | None:
-    """Registry rows from a location release's mechanisms (`core.spatial.release.charge_rows`:
-    each mechanism that drew, with its share of the cost), plus the unused rest of the charge;
-    None (keep the planned row) when the release states no mechanisms."""
+def _location_unit(args) -> Claim:
+    """Whom a location release protects: one point, or each person (--uid, at most K points)."""
+    from core.spatial.cli import unit_of  # a bad --uid/--max-points-per-person: refused uncharged
+
+    unit = unit_of(args)
+    return Claim(unit=unit.describe(), unit_column=unit.column)
+
+
+def _location_rows(rows: list[dict] | None) -> list | None:
+    """The mechanisms that drew a location release, read back typed from its JSON rows
+    (`core.spatial.release.charge_rows`: each row is `Mechanism.to_json()` plus its share of
+    the cost); None (keep the planned row) when the release states none."""
     if not rows:
         return None
-    out = [
-        Mechanism(
-            r["label"]
-            + (f" (in place of {', '.join(r['in_place_of'])})" if r["in_place_of"] else ""),
-            float(r["charged_epsilon"]),
-            float(r["charged_delta"]),
-            r.get("sensitivity"),
-            r.get("scale"),
-        )
-        for r in rows
-    ]
-    unused = float(charged) - sum(m.epsilon for m in out)
-    if unused > 1e-12:
-        out.append(Mechanism(f"{tool}: charged, not drawn (the build needed less)", unused))
-    if unused < -1e-6 * max(1.0, charged):
-        return None  # cannot happen (the accountant caps the build at its charge): keep the plan
-    return out
+    return [from_json(r) for r in rows]
 
 
 def _htf_text(result: dict, info: dict | None) -> str:

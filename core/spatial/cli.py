@@ -31,6 +31,7 @@ from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS, par
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
 from core.spatial.regions import REGION_BY_NAME, check_bbox, region_bbox
 from core.spatial.release import charge_rows
+from core.spatial.unit import MAX_POINTS_LIMIT, unit_from
 
 GRID_HELP = (
     f"grid rows N (N x N unless --grid-cols; default {DEFAULT_GRID}, as in the app: the HTF "
@@ -42,6 +43,9 @@ GRID_HELP = (
 # "--bbox -118.6,33.7,-117.9,34.4": argparse would read a value starting with "-" as an option;
 # values that start like a negative number (also comma lists of them) are values here.
 _NEGATIVE_VALUE = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d*(e-?\d+)?,[-\d.,e]*$")
+
+
+MAX_POINTS_PER_PERSON = cliargs.Integer(1, MAX_POINTS_LIMIT, example="--max-points-per-person 10")
 
 
 def _add_data_args(p) -> None:
@@ -70,6 +74,22 @@ def _add_data_args(p) -> None:
         type=cliargs.NAME,
         default=None,
         help="a named public region instead of --bbox: " + ", ".join(REGION_BY_NAME),
+    )
+    p.add_argument(
+        "--uid",
+        metavar="COL",
+        type=cliargs.NAME,
+        default=None,
+        help="person column (whose point is it?): the release then protects each person, who "
+        "keeps at most --max-points-per-person K of their points (a random subset); without it "
+        "the unit is one point",
+    )
+    p.add_argument(
+        "--max-points-per-person",
+        metavar="K",
+        type=MAX_POINTS_PER_PERSON,
+        default=None,
+        help="with --uid: at most K points per person; every sensitivity is K times a point's",
     )
     p.add_argument("--grid", type=cliargs.GRID, default=DEFAULT_GRID, help=GRID_HELP)
     p.add_argument("--grid-cols", type=cliargs.GRID, default=None, help="grid columns M")
@@ -178,9 +198,17 @@ def bbox_from_args(args) -> tuple[float, float, float, float] | None:
     return check_bbox(parse_bbox(args.bbox)) if args.bbox else None
 
 
-def _load(args) -> Prepared:
+def unit_of(args):
+    """The privacy unit `--uid`/`--max-points-per-person` ask for (both, or neither)."""
+    return unit_from(getattr(args, "uid", None), getattr(args, "max_points_per_person", None))
+
+
+def _load(args, noise: Noise | None = None) -> Prepared:
+    """Read and bin INPUT; with `--uid`, each person keeps at most K points (drawn with `noise`,
+    the run's own source: secure, or the seeded demo stream)."""
     if not args.epsilon > 0:
         raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
+    unit = unit_of(args)
     bbox = bbox_from_args(args)
     if bbox is None and args.seed is None:
         raise InputError(
@@ -189,8 +217,13 @@ def _load(args) -> Prepared:
             "labelled demo run)."
         )
     if getattr(args, "engine", "numpy") == "spark":
+        if unit.column is not None:
+            raise InputError(
+                "--uid is not supported with --engine spark yet: bin on numpy (the default) "
+                "or drop --uid (the unit is then one point)."
+            )
         return _load_spark(args, bbox)
-    df = read_points_table(args.input, args.lat, args.lon)
+    df = read_points_table(args.input, args.lat, args.lon, unit.column)
     return prepare(
         df,
         args.lat,
@@ -199,6 +232,8 @@ def _load(args) -> Prepared:
         args.grid,
         args.grid_cols,
         allow_data_bbox=args.seed is not None,
+        unit=unit,
+        noise=Noise.from_seed(args.seed) if noise is None else noise,
     )
 
 
@@ -254,6 +289,7 @@ def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
         "grid": data.grid.describe(),
         "n_points_used": data.n_used,
         "n_points_dropped": data.n_dropped,
+        **({"n_points_over_person_bound": data.n_capped} if data.unit.column else {}),
         "n_leaves": rel.n_leaves,
         "mechanisms": charge_rows(rel),
         "leaves": leaves_json(rel),
@@ -272,11 +308,12 @@ def run_htf(args) -> dict | str:
     out = args.out
     if out and not out.lower().endswith((".geojson", ".json", ".csv")):
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
-    data = _load(args)
+    data = _load(args, noise)
     rel = build_htf(
         data.F,
         args.epsilon,
         Accountant(noise, budget=Cost(args.epsilon)),
+        unit=data.unit,
         eps_height=args.eps_height,
         eps_prt_level=args.eps_prt_level,
         T=args.T,
@@ -291,7 +328,8 @@ def run_htf(args) -> dict | str:
         f"epsilon: total {rel.epsilon['total']:g} = height {rel.epsilon['height']:g} + partition "
         f"{rel.epsilon['partition']:g} + data {rel.epsilon['data']:g}",
         f"grid {data.grid.ny} x {data.grid.nx} over bbox {list(data.grid.bbox)}",
-        f"points used {data.n_used}, dropped {data.n_dropped} (private: for you, the data owner, only)",
+        f"privacy unit: {data.unit.describe()}",
+        owner_counts(data),
     ]
     if data.bbox_from_data:
         lines.append(DEMO_BBOX_LABEL)
@@ -304,6 +342,15 @@ def run_htf(args) -> dict | str:
             else "use --out FILE.geojson|FILE.csv or --json for the leaves"
         )
     return "\n".join(lines)
+
+
+def owner_counts(data: Prepared) -> str:
+    """The data owner's line of exact counts (never part of a release)."""
+    capped = f", {data.n_capped} left out by the per-person bound" if data.unit.column else ""
+    return (
+        f"points used {data.n_used}, dropped {data.n_dropped}{capped} (private: for you, the "
+        "data owner, only)"
+    )
 
 
 def write_whole(path: str, text: str) -> None:
@@ -330,8 +377,9 @@ def run_compare(args) -> dict | str:
         raise InputError("--queries and --reps must be >= 1.")
     data = _load(args)
     comp = compare(
-        data.F, args.epsilon, methods, sizes, args.queries, args.reps, args.smoothing, args.seed
-    )
+        data.F, args.epsilon, methods, sizes, args.queries, args.reps, args.smoothing, args.seed,
+        unit=data.unit,
+    )  # fmt: skip
     result = {
         "grid": data.grid.describe(),
         "n_points_used": data.n_used,

@@ -15,6 +15,7 @@ from functools import partial
 from core.errors import InputError
 from core.spatial.baselines import BASELINES
 from core.spatial.baselines import LABELS as BASELINE_LABELS
+from core.spatial.baselines.kdtree import build_kdtree
 from core.spatial.baselines.quadtree import build_quadtree
 from core.spatial.htf import build_htf
 from core.spatial.selection import build_auto
@@ -26,6 +27,7 @@ LABELS = {
     "htf-consistency": "HTF (modified: consistency)",
     "htf-cap": "HTF (modified: cap_height)",
     "quadtree-leaves": "QuadTree (improved height: leaves ~ N eps / 400)",
+    "kdtree-hybrid": "KdTree (hybrid + pruning: medians in the top 3 levels, stop at noisy count <= 32)",
     "auto": "Recommended (private choice)",
     **BASELINE_LABELS,
     "identity": "Identity (singular)",
@@ -47,6 +49,9 @@ VARIANTS: dict[str, Callable] = {
     "htf-cap": partial(build_htf, cap_height=True, eps_height=None),
     # improved height rules: labelled variants, the baselines' own rules stay faithful
     "quadtree-leaves": partial(build_quadtree, height_rule="leaf-count"),
+    # Cormode et al.'s kd-hybrid with their pruning rule (docs/benchmarks/htf.md, "kd-tree"):
+    # the faithful kd-trees above split empty space at random and never stop early
+    "kdtree-hybrid": partial(build_kdtree, switch_level=3, early_stop=32.0, method="kdtree-hybrid"),
     # a small share of eps buys noisy features, a rule picks the method (core/spatial/selection.py)
     "auto": build_auto,
 }

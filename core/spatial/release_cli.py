@@ -17,7 +17,7 @@ from core import cliargs
 from core.errors import InputError
 from core.privacy import Accountant, Cost, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_htf
-from core.spatial.cli import _add_data_args, _load, release_json
+from core.spatial.cli import _add_data_args, _load, owner_counts, release_json
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
 )
@@ -75,9 +75,9 @@ def run_release(args) -> dict | str:
     if out and not out.lower().endswith((".geojson", ".json", ".csv")):
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
     noise = Noise.from_seed(args.seed)
-    data = _load(args)
+    data = _load(args, noise)
     accountant = Accountant(noise, budget=Cost(args.epsilon))
-    rel = get_method(method)(data.F, args.epsilon, accountant)
+    rel = get_method(method)(data.F, args.epsilon, accountant, unit=data.unit)
     result = release_json(rel, data, noise, out, method=rel.method)
     result["requested_method"] = method
     result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
@@ -100,9 +100,8 @@ def _text(result: dict, data) -> str:
     if sel:
         feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
         lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
-    lines.append(
-        f"points used {data.n_used}, dropped {data.n_dropped} (private: for you, the data owner, only)"
-    )
+    lines.append(f"privacy unit: {data.unit.describe()}")
+    lines.append(owner_counts(data))
     if "warning" in result:
         lines.append(result["warning"])
     lines.append(

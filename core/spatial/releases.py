@@ -25,7 +25,7 @@ import numpy as np
 
 from core.errors import BudgetExceededError, InputError
 from core.privacy import Accountant, Cost, Noise
-from core.registry import Mechanism, Registry
+from core.registry import Claim, Mechanism, Registry
 from core.spatial.evaluate import EVALUATION_LABEL, Comparison, compare, stream
 from core.spatial.export import leaves_json
 from core.spatial.grid import Grid
@@ -67,30 +67,6 @@ class ChargedRelease:
     release: Release
     noise_label: str
     charge_id: int | None = None
-
-
-def registry_rows(release: Release, charged: float) -> list[Mechanism]:
-    """The registry's mechanism rows for a release charged `charged`: one per mechanism that
-    drew (`charge_rows`: label, its share of the cost, sensitivity, scale), plus — when the
-    build drew less than it was charged (e.g. a tree that stopped above its planned height) —
-    one row for the unused rest, so the rows add up to the charge."""
-    rows = [
-        Mechanism(
-            r["label"]
-            + (f" (in place of {', '.join(r['in_place_of'])})" if r["in_place_of"] else ""),
-            r["charged_epsilon"],
-            r["charged_delta"],
-            r["sensitivity"],
-            r["scale"],
-        )
-        for r in charge_rows(release)
-    ]
-    unused = float(charged) - sum(m.epsilon for m in rows)
-    if unused > 1e-12:
-        rows.append(
-            Mechanism(f"{release.method}: charged, not drawn (the build needed less)", unused)
-        )
-    return rows
 
 
 class LedgerCharge:
@@ -163,14 +139,14 @@ class RegistryCharge:
             params,
             [mechanism],
             self.mode,
-            privacy={"unit": plan.unit.describe(), "unit_detail": plan.unit.to_json()},
+            privacy=Claim(unit=plan.unit.describe(), unit_column=plan.unit.column),
         )
         return record.id
 
     def attach(self, charged: ChargedRelease) -> None:
         """The artefact in `dpx htf`'s format (leaves as row/col ranges with their noisy count,
         the public grid), which reports and the Releases page read; released values only. The
-        mechanism rows replace the planned one: what drew, with its share of the charge."""
+        registry records the mechanism objects that drew (`release.mechanisms`)."""
         rel = charged.release
         artefact = {
             "method": rel.method,
@@ -184,7 +160,7 @@ class RegistryCharge:
         }
         if self.grid is not None:
             artefact["grid"] = self.grid.describe()
-        self.registry.attach(charged.charge_id, artefact, registry_rows(rel, charged.epsilon))
+        self.registry.attach(charged.charge_id, artefact, rel.mechanisms)
 
 
 def build_releases(

@@ -49,7 +49,7 @@ def _demo_mode(page) -> None:
 
 def _slider(page):
     return (
-        page.get_by_test_id("stSlider").filter(has_text="Level (tree height").get_by_role("slider")
+        page.get_by_test_id("stSlider").filter(has_text="Tree depth").get_by_role("slider")
     )
 
 
