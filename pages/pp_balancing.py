@@ -20,25 +20,28 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core.balancing.columns import parse_columns, published_columns
 from core.balancing.demos import DEMO_SETTINGS, DEMOS
 from core.balancing.estimate import estimate_distribution, random_count_queries
 from core.balancing.explain import balance_text, markers_text, phi_text
 from core.balancing.invariants import check_plan
-from core.balancing.params import parse_rho
-from core.balancing.phase1 import order_at
-from core.balancing.plan import STATUS_NOTHING, PartitionPlan, plan_partition
-from core.balancing.publish import (
+from core.balancing.names import (
     SEEDED_MARKER,
     STATED_LIMITS,
     SUBTABLE_COLUMN,
     frac,
-    publish,
     published_name,
 )
-from core.balancing.records import encode_sa
+from core.balancing.params import parse_rho
+from core.balancing.phase1 import order_at
+from core.balancing.plan import STATUS_NOTHING, PartitionPlan, plan_partition
+from core.balancing.publish import publish
+from core.balancing.records import MISSING_LABEL, check_categorical, encode_sa
+from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
 from core.data.loading import load_table
 from core.errors import InputError
+from core.privacy import Accountant
 from core.registry import Registry
 from core.viz.balancing import (
     distributions_figure,
@@ -48,7 +51,7 @@ from core.viz.balancing import (
 )
 from pages.common import current_noise, forget, kept_upload, persist, user_errors
 from pages.mode import is_analyst, registered_dataset_picker
-from pages.pp_analyst import analyst_view
+from pages.pp_analyst import analyst_view, published_plan_frame
 from pages.pp_publish import publish_recorded, recorded_text
 
 STEP = "pp_step"
@@ -179,6 +182,7 @@ with user_errors():
         f"ρ1 = {rho1_text}, ρ2 = {rho2_text}: an attacker's belief about any protected value may rise "
         "from at most ρ1 to at most ρ2."
     )
+    check_categorical(df[sa])  # before anything is computed: a continuous column is refused
 
     missing = "error"
     n_missing = int(df[sa].isna().sum())
@@ -190,7 +194,7 @@ with user_errors():
         )
         choice = st.radio(
             question,
-            ["drop those records", "treat 'missing' as a category"],
+            ["drop those records", f"count them as the category {MISSING_LABEL}"],
             index=None,
             persist_state="session",
             key=persist("pp_missing"),
@@ -201,6 +205,7 @@ with user_errors():
             )
             st.stop()
         missing = "drop" if choice.startswith("drop") else "category"
+    rho1_value, rho2_value = parse_rho(rho1_text, "ρ1"), parse_rho(rho2_text, "ρ2")
 
     with st.expander("Options"):
         tie = st.radio(
@@ -222,28 +227,28 @@ with user_errors():
         )
         if merge == "utility":
             st.info(f"Merging is **this project's design**, not the thesis's: {MERGE_LABEL}.")
-        record_order = st.radio(
-            "Which records of a value go to which group",
-            ["original", "seeded"],
-            horizontal=True,
-            persist_state="session",
-            key=persist("pp_record_order"),
-            help="original row order (default) or a random permutation drawn from the noise source",
-        )
 
+if analyst:  # releases and public parameters only (pages/pp_analyst.py); no exact plan
+    settings = {
+        "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
+        "merge": merge, "missing": missing, "rho1_value": rho1_value, "rho2_value": rho2_value,
+    }  # fmt: skip
+    # the columns the owner declared publishable on the dataset (dpx dataset policy)
+    analyst_view(df, sa, registry, dataset, settings, declared=dataset.publishable)
+    st.stop()
+
+with user_errors():
     encoded = encode_sa(df[sa], missing=missing)
     counts = encoded.counts()
     plan = _plan(tuple(counts.items()), rho1_text, rho2_text, tie, merge)
 
-if analyst:  # releases and public parameters only (pages/pp_analyst.py)
-    settings = {
-        "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
-        "merge": merge, "missing": missing, "record_order": record_order,
-    }  # fmt: skip
-    analyst_view(df, sa, plan, registry, dataset, settings)
-    st.stop()
-
 # --------------------------------------------------------------------------- overview
+EXACT_PLAN_NOTE = (
+    "**Exact plan** — thesis Phase 1 on the exact counts: the owner's teaching and evaluation "
+    "view, not a release. A publication plans its sub-tables from noisy counts instead (see "
+    "Publish), so its sub-tables differ from these."
+)
+st.info(EXACT_PLAN_NOTE)
 beta_name = "β'" if plan.t2 else "β"
 m = st.columns(5)
 m[0].metric("|T|", plan.n)
@@ -437,20 +442,66 @@ if plan.refused:
 # ---------------------------------------------------------------------------- publish
 st.subheader("Publish (Phase 3 — project design)")
 st.caption(
-    "Each record keeps its value with probability p_i, otherwise it gets a uniform value from "
+    "A publication plans its sub-tables from value counts with discrete Laplace noise (ε charged), "
+    "then each row keeps its value with probability p_i, otherwise it gets a uniform value from "
     "its sub-table's domain. Rows are shuffled and a sub-table id is added. "
     + " ".join(STATED_LIMITS)
 )
 noise = current_noise()
 st.caption(f"Noise: {noise.label}")
-id_like = [c for c in columns if c != sa and ("id" in c.lower() or c.lower() in ("name", "record"))]
-drop = st.multiselect(
-    "Direct identifiers to remove",
-    [c for c in columns if c != sa],
+unit = None if dataset is None else dataset.uid
+choices = [c for c in columns if c not in (sa, unit)]
+if dataset is not None:  # a registered dataset: the columns its owner declared publishable
+    choices = [c for c in choices if c in dataset.publishable]
+declared = st.multiselect(
+    "Columns published unchanged next to the SA (none by default: each one makes a record's row "
+    "linkable to the person)",
+    choices,
     persist_state="session",
-    key=_kept(f"pp_drop_{demo_name}", [c for c in columns if c != sa], id_like),
+    key=_kept(f"pp_columns_{demo_name}", choices, []),
 )
-settings = (signature, sa, missing, tuple(drop), record_order, accept_fallback, noise.label)
+plan_epsilon = st.number_input(
+    "ε for the partition plan (more privacy ← smaller)",
+    min_value=0.01,
+    max_value=10.0,
+    step=0.1,
+    persist_state="session",
+    key=persist("pp_plan_epsilon", DEFAULT_PLAN_EPSILON),
+    help="The published sub-tables are planned from value counts with discrete Laplace noise of "
+    "scale 2/ε (sensitivity 2: one record's value changes two counts by one).",
+)
+categories_text = st.text_input(
+    "Categories of the SA, declared public (comma-separated; empty: read from the data, each "
+    "listed only above a noisy threshold)",
+    persist_state="session",
+    key=persist(f"pp_categories_{demo_name}_{sa}", ", ".join(plan.canonical) if demo_name else ""),
+    help="Declared categories are public, so listing them costs nothing (δ = 0). Read from the "
+    "data, a value is listed only when its noisy count reaches a threshold, so a value held by "
+    "a few records is not revealed (δ ≤ 1e-6).",
+)
+if demo_name:
+    st.caption("Demo table: its categories are public and prefilled from the table.")
+if not plan.refused:
+    accept_fallback = st.checkbox(
+        "If the noisy plan is refused, publish the whole table as one sub-table",
+        key="pp_accept_fallback_release",
+    )
+with user_errors():
+    categories = parse_columns(categories_text)
+    release_settings = ReleaseSettings(
+        rho1_value, rho2_value, plan_epsilon=float(plan_epsilon), tie_policy=tie,
+        merge_policy=merge, missing=missing, accept_fallback=accept_fallback,
+        categories=tuple(categories) if categories else None,
+    )  # fmt: skip
+cost = release_settings.cost
+st.caption(
+    f"Publishing charges ε = {cost.epsilon:g}, δ = {cost.delta:.2g}"
+    + (f" to dataset '{dataset.name}'." if dataset is not None else " (recorded, not limited).")
+)
+settings = (
+    signature, sa, missing, tuple(declared), plan_epsilon, tuple(categories), accept_fallback,
+    noise.label,
+)  # fmt: skip
 if st.button("Publish (perturb)", key="pp_publish", type="primary"):
     st.session_state.pop(PUBLICATION, None)  # a refused publish leaves no earlier table on screen
     with user_errors():
@@ -459,20 +510,23 @@ if st.button("Publish (perturb)", key="pp_publish", type="primary"):
                 registry = Registry()
             except InputError as err:
                 st.warning(f"This publication is not recorded: {err}")
+        published_cols = published_columns(
+            columns, sa, unit, declared if dataset is None else dataset.publishable,
+            None if dataset is None else [sa, *declared],
+        )  # fmt: skip
+        accountant = Accountant(noise, release_settings.cost, release_settings.claim)
         release, pub = publish_recorded(
             registry,
             None if dataset is None else dataset.name,
-            (rho1_text, rho2_text),
+            release_settings,
             {
                 "data": data_key, "sa": sa, "rho1": rho1_text, "rho2": rho2_text, "tie": tie,
-                "merge": merge, "missing": missing, "drop": list(drop),
-                "record_order": record_order, "accept_fallback": accept_fallback,
+                "merge": merge, "missing": missing, "columns": published_cols,
+                "plan_epsilon": float(plan_epsilon), "categories": categories,
+                "accept_fallback": accept_fallback,
                 "noise": noise.mode, "via": "app",
             },
-            lambda: publish(
-                df, sa, plan, noise, accept_fallback=accept_fallback, missing=missing,
-                drop_columns=drop, record_order=record_order,
-            ),
+            lambda: publish(df, sa, published_cols, release_settings, accountant),
         )  # fmt: skip
         st.session_state[PUBLICATION] = {
             "pub": pub, "noise": noise, "settings": settings, "recorded": recorded_text(release)
@@ -486,31 +540,37 @@ if stored is not None:
     pub, pub_noise = stored["pub"], stored["noise"]
     if stored["settings"] != settings:
         st.warning(
-            "Earlier publication — made with other settings (identifiers, record order, "
-            "fallback or noise mode) than the ones above. Press **Publish** to publish with the "
-            "current settings."
+            "Earlier publication — made with other settings (columns, plan ε, fallback or noise "
+            "mode) than the ones above. Press **Publish** to publish with the current settings."
         )
     if not pub_noise.is_secure:
         st.warning(f"This publication used seeded noise: {pub_noise.label}.")
     st.info(stored.get("recorded", ""))
+    for line in pub.metadata["privacy"]["statement"]:
+        st.caption(line)
     published = pub.table
+    st.markdown(
+        f"**Published plan** (from noisy counts): {len(pub.release.subtables)} sub-table(s)"
+        + (" — the single-table fallback." if pub.release.fallback else ".")
+    )
+    st.dataframe(published_plan_frame(pub).head(1000), hide_index=True, key="pp_release_plan")
     est = {
         e.value: e
         for e in estimate_distribution(published, sa, SUBTABLE_COLUMN, pub.metadata["subtables"])
     }
-    values = [v for v in plan.canonical if v in est][:60]
-    pub_counts = published[sa].astype(str).value_counts()
+    values = plan.canonical[:60]  # a value without a planned slot is estimated 0
+    pub_counts = pd.Series(published[sa]).value_counts()
     st.plotly_chart(
         distributions_figure(
             values,
             [plan.counts[v] for v in values],
             [int(pub_counts.get(v, 0)) for v in values],
-            [float(est[v].estimate) for v in values],
-            [est[v].half_width for v in values],
+            [float(est[v].estimate) if v in est else 0.0 for v in values],
+            [est[v].half_width if v in est else 0.0 for v in values],
         ),
         key="pp_publish_chart",
     )
-    tv = sum(abs(float(est[v].estimate) - plan.counts[v]) for v in est) / (2 * plan.n)
+    tv = sum(abs(float(e.estimate) - plan.counts.get(v, 0)) for v, e in est.items()) / (2 * plan.n)
     st.caption(
         "evaluation only — uses the raw data: the 'original' bars and the distance below are "
         f"computed from the unperturbed table. Total-variation distance original vs "
@@ -542,13 +602,15 @@ if stored is not None:
     d1, d2, d3 = st.columns(3)
     d1.download_button(
         "Published CSV",
-        published.to_csv(index=False),
+        pub.csv(),
         csv_name.name,
         "text/csv",
         key="pp_dl_csv",
         on_click="ignore",
     )
-    seeded_note = "" if pub_noise.is_secure else f" Seeded: its name says {SEEDED_MARKER}."
+    seeded_note = (
+        "" if pub_noise.is_secure else f" Seeded: its name and header say {SEEDED_MARKER}."
+    )
     d1.caption("The release." + seeded_note)
     d2.download_button(
         "Sub-table metadata",
@@ -558,7 +620,7 @@ if stored is not None:
         key="pp_dl_meta",
         on_click="ignore",
     )
-    d2.caption("Released with the CSV (parameters and sub-table domains).")
+    d2.caption("Released with the CSV (the claim, the mechanisms, the noisy plan).")
     d3.download_button(
         "Run report (INTERNAL)",
         json.dumps(report, indent=2),

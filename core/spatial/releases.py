@@ -27,7 +27,6 @@ from core.errors import BudgetExceededError, InputError
 from core.privacy import Accountant, Cost, Noise
 from core.registry import Claim, Mechanism, Registry
 from core.spatial.evaluate import EVALUATION_LABEL, Comparison, compare, stream
-from core.spatial.export import leaves_json
 from core.spatial.grid import Grid
 from core.spatial.methods import get_method
 from core.spatial.queries import (
@@ -38,7 +37,8 @@ from core.spatial.queries import (
     random_queries,
     relative_errors,
 )
-from core.spatial.release import Release, charge_rows
+from core.spatial.record import location_artefact
+from core.spatial.release import Release
 from core.spatial.unit import POINT, Unit
 
 UNIT = POINT.describe()
@@ -111,10 +111,10 @@ class RegistryCharge:
         dataset: str | None,
         mode: str,
         params: dict,
-        grid: Grid | None = None,
+        grid: Grid,
     ):
         self.registry, self.dataset, self.mode, self.params = registry, dataset, mode, params
-        self.grid = grid  # the public grid, for the artefact (reports draw the leaves on it)
+        self.grid = grid  # the public grid, for the record (reports draw the leaves on it)
 
     def check(self, plans: Sequence[PlannedRelease]) -> None:
         """Refuse the whole set early when it cannot fit (each charge re-checks atomically)."""
@@ -144,22 +144,10 @@ class RegistryCharge:
         return record.id
 
     def attach(self, charged: ChargedRelease) -> None:
-        """The artefact in `dpx htf`'s format (leaves as row/col ranges with their noisy count,
-        the public grid), which reports and the Releases page read; released values only. The
-        registry records the mechanism objects that drew (`release.mechanisms`)."""
+        """The release's typed record (`core.spatial.record`: leaves on the public grid, each
+        leaf's noise scale, the unit) and the mechanism objects that drew."""
         rel = charged.release
-        artefact = {
-            "method": rel.method,
-            "leaves": leaves_json(rel),
-            "values": rel.values.tolist(),
-            "n_leaves": rel.n_leaves,
-            "epsilon": rel.epsilon,
-            "mechanisms": charge_rows(rel),
-            "unit": rel.unit.to_json(),
-            "info": rel.info,
-        }
-        if self.grid is not None:
-            artefact["grid"] = self.grid.describe()
+        artefact = location_artefact(rel, self.grid).to_json()
         self.registry.attach(charged.charge_id, artefact, rel.mechanisms)
 
 

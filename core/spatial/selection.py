@@ -294,6 +294,7 @@ def build_auto(
         **rel.info,
         "selection": selection,
         "selection_reasons": list(selection.reasons),
+        "reasons": list(selection.reasons),  # what core/spatial/record.py's MethodChoice reads
         "requested_method": "auto",
         "label": f"Recommended (private choice): {chosen_label}",
     }

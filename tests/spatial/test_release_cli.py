@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.spatial.release_cli import RELEASE_METHODS
+from core.cli.location import RELEASE_METHODS
 from core.spatial.selection import RULES, SELECTION_SHARE
 
 BBOX = "-118.6,33.7,-117.9,34.4"

@@ -11,6 +11,7 @@ from core.errors import BudgetExceededError
 from core.privacy import Noise, same_mechanism
 from core.registry import Policy, Registry, RunKind, Status
 from core.spatial.evaluate import stream
+from core.spatial.grid import Grid
 from core.spatial.release import Release, release_cost
 from core.spatial.releases import (
     ChargedRelease,
@@ -90,7 +91,8 @@ def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
     table.write_text("lat,lon\n1,2\n")
     registry = Registry(registry_dir)
     registry.add_dataset("visits", [("points", table)], Policy(2.0))
-    charge = RegistryCharge(registry, "visits", "secure", {"grid": [32, 32]})
+    grid = Grid(F.shape[0], F.shape[1], (-1.0, -1.0, 1.0, 1.0))
+    charge = RegistryCharge(registry, "visits", "secure", {"grid": [32, 32]}, grid)
     built = build_releases(F, ["ug", "uniform"], 1.0, lambda m: Noise.secure(), charge)
     records = registry.releases("visits")
     assert [r.method for r in records] == ["ug", "uniform"]

@@ -165,3 +165,14 @@ def test_release_states_its_reasons_in_sentences():
     assert rel.info["selection_reasons"] == list(sel.reasons) == sel.to_dict()["reasons"]
     assert sel.rule in text and "epsilon" in text and text.count(".") >= 4
     assert f"{sel.epsilon:.3g}" in text and f"{sel.epsilon_build:.3g}" in text
+
+
+def test_the_release_record_carries_the_reasons():
+    from core.spatial.grid import Grid
+    from core.spatial.record import location_artefact
+
+    F = np.zeros((32, 32), dtype=np.int64)
+    F[5:9, 5:9] = 30
+    rel = build_auto(F, 1.0, Accountant(Noise.seeded(4), Cost(1.0)))
+    art = location_artefact(rel, Grid(32, 32, (0.0, 0.0, 1.0, 1.0)))
+    assert art.choice is not None and list(art.choice.reasons) == list(rel.info["selection"].reasons)

@@ -1,4 +1,12 @@
-"""`dpx htf` and `dpx compare` (the CLI contract of issue 5).
+"""`dpx htf`, `dpx release` and `dpx compare`: location histograms from the command line.
+
+`dpx htf` and `dpx release --method M` are governed releases (`core.governance.govern`): the
+bounding box, grid, unit and columns are checked before anything is charged; the dataset (or,
+for files given directly, an unregistered run) is charged ε before the points are read; the
+leaves and the mechanisms that drew are recorded. The owner sees the exact counts of points
+used and dropped, labelled as owner-only; an analyst (`DPX_MODE=analyst`) sees what the
+release record holds and nothing else. `dpx compare` is evaluation against the raw points:
+owner only, never a release.
 
 `--out x.csv` writes a plain CSV (one header row) and its metadata to the JSON sidecar
 `x.csv.json`; `--out x.geojson` carries the metadata inline. Files are written whole or not at
@@ -11,11 +19,26 @@ import argparse
 import re
 import textwrap
 
+import numpy as np
+
 from core import cliargs
+from core.cli.common import (
+    add_dataset_argument,
+    params_of,
+    registry_info,
+    registry_line,
+    release_view,
+    resolve,
+    single_table,
+    view_text,
+)
+from core.data.schema import require_columns
 from core.errors import InputError
 from core.files import write_text, write_texts
-from core.privacy import Accountant, Cost, Noise
-from core.registry.cli_hooks import add_dataset_argument, govern_htf
+from core.governance import Request, Role, current_role, govern, require_owner
+from core.governance.artefacts import artefact_of, to_json
+from core.privacy import Cost, Noise
+from core.registry import Claim, Tool
 from core.spatial.evaluate import EVALUATION_LABEL, compare
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
@@ -25,13 +48,26 @@ from core.spatial.export import (
     to_csv_text,
     to_geojson_text,
 )
-from core.spatial.htf import build_htf
 from core.spatial.io import read_points_table
-from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS, parse_methods
+from core.spatial.methods import (
+    DEFAULT_COMPARE,
+    LABELS,
+    METHODS,
+    VARIANTS,
+    get_method,
+    parse_methods,
+)
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
+from core.spatial.record import location_artefact
 from core.spatial.regions import REGION_BY_NAME, check_bbox, region_bbox
 from core.spatial.release import charge_rows
 from core.spatial.unit import MAX_POINTS_LIMIT, unit_from
+
+RELEASE_METHODS = (
+    "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
+    "identity", "uniform", "dawa", "hb",
+)  # fmt: skip
+
 
 GRID_HELP = (
     f"grid rows N (N x N unless --grid-cols; default {DEFAULT_GRID}, as in the app: the HTF "
@@ -140,8 +176,35 @@ def register(sub, common) -> None:
         help="write the release to FILE.geojson (metadata inline) or FILE.csv (plain CSV; "
         f"metadata in the JSON sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
     )
-    add_dataset_argument(p, optional=("input",))  # registry (issue 12)
-    p.set_defaults(handler=govern_htf(run_htf))
+    add_dataset_argument(p, optional=("input",))
+    p.set_defaults(handler=run_htf)
+
+    p = sub.add_parser(
+        "release",
+        parents=[common],
+        help="release a DP location histogram with a chosen method, or let 'auto' choose privately",
+        description="Release an epsilon-DP location histogram. --method auto spends a small, "
+        "share of epsilon on noisy features of the data and picks the method by fixed "
+        "rules (the choice and its reasons are part of the output); the rest builds it.",
+    )
+    _add_data_args(p)
+    p.add_argument(
+        "--method",
+        required=True,
+        type=_method_name,
+        choices=RELEASE_METHODS,  # checked while parsing: a bad name is refused before any charge
+        metavar="METHOD",
+        help="auto (recommended: private choice) or one of: " + ", ".join(RELEASE_METHODS[1:]),
+    )
+    p.add_argument(
+        "--out",
+        type=cliargs.OUTPUT_FILE,
+        default=None,
+        help="write the release to FILE.geojson or FILE.csv (plain CSV; metadata in the JSON "
+        f"sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
+    )
+    add_dataset_argument(p, optional=("input",))
+    p.set_defaults(handler=run_release)
 
     c = sub.add_parser(
         "compare",
@@ -304,43 +367,172 @@ def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
 
 
 def run_htf(args) -> dict | str:
-    noise = Noise.from_seed(args.seed)
+    return run_location(args, "htf")
+
+
+def run_release(args) -> dict | str:
+    return run_location(args, _check_method(args.method))
+
+
+def _htf_params(args, method: str) -> dict:
+    if method != "htf" or not hasattr(args, "eps_height"):
+        return {}
+    return {
+        "eps_height": args.eps_height,
+        "eps_prt_level": args.eps_prt_level,
+        "T": args.T,
+        "stop_count": args.stop_count,
+        "stop_cells": args.stop_cells,
+    }
+
+
+def _use_dataset(args, target) -> None:
+    """A registered dataset supplies INPUT, and its unit column is the person column."""
+    d = target.dataset
+    args.input = single_table(d, "release")
+    if d.uid:
+        if args.uid not in (None, d.uid):
+            raise InputError(f"--uid {args.uid} differs from dataset '{d.name}''s unit {d.uid}.")
+        args.uid = d.uid
+        if args.max_points_per_person is None:
+            raise InputError(
+                f"dataset '{d.name}' protects people (column {d.uid}), who may have many "
+                "points: add --max-points-per-person K (each person then keeps at most K "
+                "points, chosen at random)."
+            )
+
+
+def run_location(args, method: str) -> dict | str:
+    """One governed location histogram (`dpx htf`, `dpx release --method M`).
+
+    Privacy claim: `method`'s mechanisms draw through an accountant holding ε = --epsilon,
+    charged to the dataset (or recorded as an unregistered run) before INPUT is read; the unit
+    is one point, or each person (--uid) with at most --max-points-per-person points.
+    """
+    target = resolve(args, Tool.LOCATION.value, files=("input",))
+    if target.dataset is not None:
+        _use_dataset(args, target)
+    elif not args.input:
+        raise InputError(f"dpx {args.command} needs INPUT (a CSV/Parquet file) or --dataset NAME.")
+    unit = unit_of(args)  # a bad --uid/--max-points-per-person: refused, nothing charged
+    bbox = bbox_from_args(args)
+    if bbox is None and (args.seed is None or target.dataset is not None):
+        raise InputError(
+            "no --bbox given. The bounding box is public and must not come from the private "
+            "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
+        )
     out = args.out
     if out and not out.lower().endswith((".geojson", ".json", ".csv")):
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
-    data = _load(args, noise)
-    rel = build_htf(
-        data.F,
-        args.epsilon,
-        Accountant(noise, budget=Cost(args.epsilon)),
-        unit=data.unit,
-        eps_height=args.eps_height,
-        eps_prt_level=args.eps_prt_level,
-        T=args.T,
-        stop_count=args.stop_count,
-        stop_cells=args.stop_cells,
+    columns = {"latitude": args.lat, "longitude": args.lon, "person": unit.column}
+    request = Request(
+        tool=Tool.LOCATION.value,
+        role=target.role,
+        dataset=target.dataset,
+        params={**params_of(args), "method": method},
+        cost=Cost(args.epsilon),
+        claim=Claim(unit.describe(), unit.column),
+        noise=target.noise,
+        extra_checks=(lambda: require_columns(args.input, columns),),
     )
-    result = release_json(rel, data, noise, out, method="htf")
+
+    def compute(accountant):
+        data = _load(args, accountant.noise)
+        build = get_method(method)
+        rel = build(data.F, args.epsilon, accountant, unit=data.unit, **_htf_params(args, method))
+        return rel, data
+
+    governed = govern(
+        target.registry, request, compute, lambda r: to_json(location_artefact(r[0], r[1].grid))
+    )
+    rel, data = governed.result
+    if target.role is Role.ANALYST:
+        return _analyst_output(target.registry, governed.record, args)
+    result = release_json(rel, data, target.noise, out, method=rel.method)
+    result["requested_method"] = method
+    result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
+    selection = rel.info.get("selection")
+    if selection is not None:
+        result["selection"] = selection.to_dict()
+    if governed.record is not None:
+        result["registry"] = registry_info(target.registry, governed.record)
     if args.json:
         return result
+    text = _text(result, data)
+    return text + ("\n" + registry_line(result["registry"]) if "registry" in result else "")
+
+
+def _analyst_output(registry, record, args) -> dict | str:
+    """What an analyst gets: the release record, and `--out` written from it."""
+    view = release_view(registry, record)
+    if args.out:
+        rel, grid = _release_of(record)
+        info = Noise.secure().describe()
+        if args.out.lower().endswith(".csv"):
+            write_texts(
+                (args.out, to_csv_text(rel, grid, info)),
+                (args.out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, grid, info)),
+            )
+        else:
+            write_whole(args.out, to_geojson_text(rel, grid, info))
+        view["out"] = args.out
+    if args.json:
+        return view
+    art = view["result"]
+    headline = (
+        f"{art['label']} release: {len(art['leaves'])} leaves on a {art['grid']['rows']} x "
+        f"{art['grid']['cols']} grid" + (f", written to {args.out}" if args.out else "")
+    )
+    return view_text(view, headline)
+
+
+def _release_of(record):
+    """The `Release` and `Grid` a record describes (for writing files from the record only)."""
+    from core.spatial.grid import Grid
+    from core.spatial.release import Release
+
+    art = artefact_of(record)
+    info = {"label": art.label}
+    if art.height is not None:
+        info["height"] = art.height
+    if art.leaf_scale is not None:
+        info["leaf_noise_std"] = np.sqrt(2) * np.asarray(art.leaf_scale)
+    rel = Release(
+        method=art.method,
+        leaves=np.asarray(art.leaves, dtype=np.int64).reshape(-1, 4),
+        values=np.asarray(art.values, dtype=np.float64),
+        epsilon={"total": record.epsilon},
+        mechanisms=record.mechanisms,
+        params={},
+        info=info,
+        unit=unit_from(art.unit_column, art.max_points if art.unit_column else None),
+    )
+    return rel, Grid(art.grid.rows, art.grid.cols, art.grid.bbox)
+
+
+def _text(result: dict, data) -> str:
+    eps = result["epsilon"]
     lines = [
-        f"HTF release: {rel.n_leaves} leaves, height {result['height']}, mode {noise.label}",
-        f"epsilon: total {rel.epsilon['total']:g} = height {rel.epsilon['height']:g} + partition "
-        f"{rel.epsilon['partition']:g} + data {rel.epsilon['data']:g}",
-        f"grid {data.grid.ny} x {data.grid.nx} over bbox {list(data.grid.bbox)}",
-        f"privacy unit: {data.unit.describe()}",
-        owner_counts(data),
+        f"{result['label']} release ({result['method']}, requested {result['requested_method']}): "
+        f"{result['n_leaves']} leaves, mode {result['mode']}",
+        "epsilon: total "
+        + f"{eps['total']:g} = "
+        + " + ".join(f"{k} {v:g}" for k, v in eps.items() if k != "total"),
     ]
-    if data.bbox_from_data:
-        lines.append(DEMO_BBOX_LABEL)
-    if out and out.lower().endswith(".csv"):
-        lines.append(f"written to {out} (metadata: {out}{CSV_SIDECAR_SUFFIX})")
+    sel = result.get("selection")
+    if sel:
+        feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
+        lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
+    lines.append(f"grid {result['grid']['rows']} x {result['grid']['cols']}")
+    lines.append(f"privacy unit: {data.unit.describe()}")
+    lines.append(owner_counts(data))
+    if "warning" in result:
+        lines.append(result["warning"])
+    if "out" in result:
+        meta = f" (metadata: {result['metadata']})" if "metadata" in result else ""
+        lines.append(f"written to {result['out']}{meta}")
     else:
-        lines.append(
-            f"written to {out}"
-            if out
-            else "use --out FILE.geojson|FILE.csv or --json for the leaves"
-        )
+        lines.append("use --out FILE.geojson|FILE.csv or --json for the leaves")
     return "\n".join(lines)
 
 
@@ -371,6 +563,7 @@ def _parse_sizes(text: str) -> list[float]:
 
 
 def run_compare(args) -> dict | str:
+    require_owner(current_role(), "dpx compare (evaluation against the raw points)")
     methods = parse_methods(args.methods)
     sizes = _parse_sizes(args.query_sizes)
     if args.queries < 1 or args.reps < 1:
@@ -400,3 +593,14 @@ def run_compare(args) -> dict | str:
             f"{r['method']:<16}{r['query_size']:>6.2f}{r['mre']:>12.4g}{std:>10}{r['build_seconds']:>9.3f}"
         )
     return "\n".join(lines)
+
+
+def _method_name(text: str) -> str:
+    return str(text).strip().lower()
+
+
+def _check_method(name: str) -> str:
+    method = str(name).strip().lower()
+    if method not in RELEASE_METHODS:
+        raise InputError(f"unknown --method '{name}'. Choose from: {', '.join(RELEASE_METHODS)}.")
+    return method
