@@ -23,6 +23,8 @@ Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 20 
        [--eps 0.1,0.5,1.0] [--queries 1000] [--seed 2027] [--datasets a,b] > methods.json
        .venv/bin/python bench/htf_regret.py --reps 20 --phase auto > auto.json
        .venv/bin/python bench/htf_regret.py replay methods.json [auto.json]   # regrets
+       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 (sets the
+       method choice never saw); tables: bench/peers_regret_table.py methods.json auto.json
 """
 
 from __future__ import annotations

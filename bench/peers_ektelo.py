@@ -88,7 +88,9 @@ def run_cell(F, eps, args, workdir) -> dict:
     for rep in range(args.reps):
         for m in OURS:
             rel = get_method(m)(F, eps, Accountant(stream(args.seed, rep, m)))
-            mre.setdefault(m, []).append(mre_of_raster(rel.density_raster(ny, nx), truth[rep], Qs[rep]))
+            mre.setdefault(m, []).append(
+                mre_of_raster(rel.density_raster(ny, nx), truth[rep], Qs[rep])
+            )
         rel = build_dawa_paper(F, eps, seed=args.seed * 1000 + rep)
         mre.setdefault("dawa-paper", []).append(
             mre_of_raster(rel.density_raster(ny, nx), truth[rep], Qs[rep]))  # fmt: skip

@@ -175,4 +175,6 @@ def test_the_release_record_carries_the_reasons():
     F[5:9, 5:9] = 30
     rel = build_auto(F, 1.0, Accountant(Noise.seeded(4), Cost(1.0)))
     art = location_artefact(rel, Grid(32, 32, (0.0, 0.0, 1.0, 1.0)))
-    assert art.choice is not None and list(art.choice.reasons) == list(rel.info["selection"].reasons)
+    assert art.choice is not None and list(art.choice.reasons) == list(
+        rel.info["selection"].reasons
+    )
