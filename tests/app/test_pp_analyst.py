@@ -40,9 +40,9 @@ def _texts(node) -> list[str]:
 def _ready(at):
     at.run()
     assert at.radio(key="pp_source").options == ["Registered dataset"]
-    at.selectbox(key="pp_sa_None").set_value("Disease")
-    at.text_input(key="pp_rho1_None").set_value("1/5")
-    at.text_input(key="pp_rho2_None").set_value("1/2").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease")
+    at.text_input(key="pp_rho1_registered:patients").set_value("1/5")
+    at.text_input(key="pp_rho2_registered:patients").set_value("1/2").run()
     at.radio(key="pp_missing").set_value("drop those records").run()  # always asked
     assert not at.exception, at.exception
     return at
@@ -56,7 +56,7 @@ def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, re
     at.button(key="pp_publish").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     (release,) = registry.releases("patients")
-    assert release.kind is RunKind.RELEASE and release.params["mode"] == "analyst"
+    assert release.kind is RunKind.RELEASE and release.params["role"] == "analyst"
     assert "patient_id" in release.params["drop"]  # other columns dropped unless kept
     assert release.params["data"] == "registered:patients"  # not the file's SHA-256
     labels = [b.label for b in at.get("download_button")]
@@ -75,5 +75,5 @@ def test_owner_mode_still_shows_the_teaching_views(app_test, registry, monkeypat
     monkeypatch.delenv("DPX_MODE")
     at = app_test(PAGE).run()
     at.radio(key="pp_source").set_value("Registered dataset").run()
-    at.selectbox(key="pp_sa_None").set_value("Disease").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease").run()
     assert at.metric and at.get("plotly_chart") and at.dataframe

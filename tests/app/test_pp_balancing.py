@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 
 import pytest
@@ -23,11 +24,11 @@ def chart(at, key: str) -> dict:
 
 
 def shown_group(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Group g"))
+    return next(m.value for m in at.markdown if re.match(r"\*\*g\d+\*\* = ", m.value))
 
 
 def expected_group(j: int, group: dict[str, int]) -> str:
-    return f"**Group g{j}** = {{{', '.join(f'{v}: {c}' for v, c in group.items())}}}"
+    return f"**g{j}** = {{{', '.join(f'{v}: {c}' for v, c in group.items())}}}"
 
 
 def e6_trace():
@@ -82,7 +83,7 @@ def test_publish_in_demo_mode(app_test):
     assert names[0] == "original (evaluation only)" and "reconstructed" in names[2]
     assert spec["data"][0]["y"] == list(FIGURE9_COUNTS.values())
     assert any("evaluation only — uses the raw data" in c.value for c in at.caption)
-    assert any("reproducible demo mode" in c.value for c in at.caption)
+    assert any("reproducible demo mode" in w.value for w in at.warning)
     published = at.dataframe[-1].value
     assert len(published) == 42 and "subtable" in published.columns
     assert "record" not in published.columns  # the id-like column is dropped by default
@@ -90,8 +91,8 @@ def test_publish_in_demo_mode(app_test):
 
 def test_refused_partition_blocks_publish(app_test):
     at = app_test(PAGE).run()
-    at.text_input(key="pp_rho1_pp-figure9").set_value("3/10")
-    at.text_input(key="pp_rho2_pp-figure9").set_value("8/25").run()
+    at.text_input(key="pp_rho1_demo:pp-figure9").set_value("3/10")
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("8/25").run()
     assert not at.exception
     assert any("refused" in e.value for e in at.error)
     assert not [b for b in at.button if b.key == "pp_publish"]
@@ -101,8 +102,8 @@ def test_refused_partition_blocks_publish(app_test):
 
 def test_bad_rho_shows_a_clear_error(app_test):
     at = app_test(PAGE).run()
-    at.text_input(key="pp_rho1_pp-figure9").set_value("2/3")
-    at.text_input(key="pp_rho2_pp-figure9").set_value("1/3").run()
+    at.text_input(key="pp_rho1_demo:pp-figure9").set_value("2/3")
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("1/3").run()
     assert not at.exception
     assert any("must be smaller" in e.value for e in at.error)
 
@@ -121,8 +122,8 @@ def test_nothing_to_protect_needs_confirmation(app_test):
     if not any("pp-palmer-penguins" in o for o in demos):
         pytest.skip("palmerpenguins is not installed")
     at.selectbox(key="pp_demo").set_value("pp-palmer-penguins").run()
-    at.text_input(key="pp_rho1_pp-palmer-penguins").set_value("0.15")
-    at.text_input(key="pp_rho2_pp-palmer-penguins").set_value("0.5").run()
+    at.text_input(key="pp_rho1_demo:pp-palmer-penguins").set_value("0.15")
+    at.text_input(key="pp_rho2_demo:pp-palmer-penguins").set_value("0.5").run()
     assert not at.exception
     # one clear message, not "Phase 1 balances T' (0 records) ..." followed by "PP does not run"
     messages = [m.value for m in [*at.info, *at.warning, *at.error]]
@@ -138,6 +139,7 @@ def test_play_advances_to_the_last_step_and_stops(app_test):
     at.toggle(key="pp_play").set_value(True).run()
     assert not at.exception
     assert shown_group(at).startswith(expected_group(5, trace[4].group))
+    assert at.toggle(key="pp_play").value is False  # Play turns itself off at the last step
 
 
 # -- work survives navigation; stale publications are labelled or cleared ---------------------
@@ -153,8 +155,8 @@ def shell(app_test):
 def test_inputs_and_publication_survive_navigating_home_and_back(shell):
     at = shell
     at.selectbox(key="pp_demo").set_value("pp-synthetic-patients").run()
-    sa = at.selectbox(key="pp_sa_pp-synthetic-patients").value
-    at.text_input(key="pp_rho1_pp-synthetic-patients").set_value("1/5").run()
+    sa = at.selectbox(key="pp_sa_demo:pp-synthetic-patients").value
+    at.text_input(key="pp_rho1_demo:pp-synthetic-patients").set_value("1/5").run()
     at.button(key="pp_publish").click().run()
     assert not at.exception
     published = at.dataframe[-1].value
@@ -163,8 +165,8 @@ def test_inputs_and_publication_survive_navigating_home_and_back(shell):
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.selectbox(key="pp_demo").value == "pp-synthetic-patients"
-    assert at.selectbox(key="pp_sa_pp-synthetic-patients").value == sa
-    assert at.text_input(key="pp_rho1_pp-synthetic-patients").value == "1/5"
+    assert at.selectbox(key="pp_sa_demo:pp-synthetic-patients").value == sa
+    assert at.text_input(key="pp_rho1_demo:pp-synthetic-patients").value == "1/5"
     assert at.dataframe[-1].value.equals(published)
     assert not any("Earlier publication" in w.value for w in at.warning)
 
@@ -172,12 +174,12 @@ def test_inputs_and_publication_survive_navigating_home_and_back(shell):
 def test_publication_with_other_settings_is_labelled_and_a_new_plan_clears_it(shell):
     at = shell
     at.button(key="pp_publish").click().run()
-    at.multiselect(key="pp_drop_pp-figure9").set_value([]).run()  # keep the record column
+    at.multiselect(key="pp_keep_demo:pp-figure9").set_value(["record"]).run()  # publish it
     assert any("Earlier publication" in w.value for w in at.warning)
     at.button(key="pp_publish").click().run()
     assert not any("Earlier publication" in w.value for w in at.warning)
     assert "record" in at.dataframe[-1].value.columns
-    at.text_input(key="pp_rho2_pp-figure9").set_value("3/4").run()  # another plan
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("3/4").run()  # another plan
     assert not any("pp_publish_chart" in (c.proto.id or "") for c in at.get("plotly_chart"))
 
 

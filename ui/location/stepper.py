@@ -14,6 +14,8 @@ from core.privacy import BudgetLedger, Noise
 from core.spatial.htf import build_htf
 from core.spatial.htf_trace import HTFTrace
 from core.viz.htf_steps import level_figure, level_summary
+from ui import state
+from ui.state import persist
 
 TRACE_KEY = "lh_htf_trace"
 
@@ -39,17 +41,22 @@ def show_htf_stepper(
     )
     params = {k: v for k, v in htf_params.items() if v is not None}
     stamp = json.dumps([key, epsilon, params, noise.describe()], sort_keys=True, default=str)
-    kept = st.session_state.get(TRACE_KEY)
+    kept = state.get(TRACE_KEY)
     if kept is None or kept[0] != stamp:
         if not st.button("Build HTF step by step", key="lh_step_build"):
             return
         trace = HTFTrace()
         step_noise = Noise.seeded(noise.seed) if not noise.is_secure else Noise.secure()
         build_htf(F, epsilon, step_noise, BudgetLedger(epsilon), trace=trace, **params)
-        st.session_state[TRACE_KEY] = kept = (stamp, trace)
+        kept = (stamp, trace)
+        state.put(TRACE_KEY, kept, "the HTF step-by-step trace")
     trace = kept[1]
     n = len(trace.levels)
-    index = st.slider("Level (tree height counts down to 0)", 0, n - 1, 0, key="lh_step_level")
+    if st.session_state.get("lh_step_level", 0) > n - 1:
+        st.session_state["lh_step_level"] = 0
+    index = st.slider(
+        "Level (tree height counts down to 0)", 0, n - 1, key=persist("lh_step_level", 0)
+    )
     level = trace.levels[index]
     st.plotly_chart(level_figure(trace, index, *F.shape), width="stretch")
     summary = level_summary(trace, level)
