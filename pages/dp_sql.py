@@ -14,13 +14,13 @@ import streamlit as st
 from core.dpsql.demos import PUBLIC_TABLES
 from ui.data import DemoKind, choose_data
 from ui.noise import current_noise
-from ui.outcomes import user_errors
+from ui.outcomes import show_not_shown, user_errors
 from ui.shell import is_analyst, page_setup
 from ui.sql.engine import prepare
 from ui.sql.explain import explain_tab
 from ui.sql.ledger import ledger_tab, teaching_tab
 from ui.sql.query import query_step
-from ui.sql.run import run_tab
+from ui.sql.run import SQL_TOOL, run_tab
 from ui.sql.tables import choose_tables, previews
 from ui.state import kept
 
@@ -42,6 +42,7 @@ with user_errors():
         "dpsql", DemoKind.SQL, multiple=True,
         public_tables={k: frozenset(v) for k, v in PUBLIC_TABLES.items()},
     )  # fmt: skip
+    show_not_shown(choice, [SQL_TOOL], key="dpsql")
     data = choose_tables(choice)
     previews(data)
 

@@ -110,6 +110,7 @@ epsilon, htf = sidebar_parameters()
 
 with user_errors():
     choice = choose_data("lh", DemoKind.POINTS, upload_help="one point per row, lat/lon columns")
+    show_not_shown(choice, [TOOL], key="lh")
     df = choice.one_table("location histograms")
     columns = choose_columns(choice, df)
     bbox, from_data = choose_bbox(choice, noise.is_secure)
@@ -120,7 +121,6 @@ with user_errors():
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
 
-show_not_shown(choice.registry, choice.dataset_name, [TOOL], key="lh")
 build_button(choice, params, params_json, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)

@@ -73,7 +73,6 @@ def publish_section(choice, df, plan, s: PPSettings, accept_fallback: bool) -> N
     noise = current_noise()
     show_mode(noise)
     columns = publishable_columns(choice, df, s.sa)
-    show_not_shown(choice.registry, choice.dataset_name, [PP_TOOL], key="pp")
     charge = ChargePlan.of(
         choice.registry, choice.dataset, 0.0, seeded=not noise.is_secure,
         note=" A (ρ1, ρ2) publication of the SA, not ε-DP: no ε is charged.",
@@ -103,6 +102,7 @@ st.write(
 )
 with user_errors():
     choice = choose_data("pp", DemoKind.TABLE)
+    show_not_shown(choice, [PP_TOOL], key="pp")
     df = choice.one_table("PP balancing")
     settings = choose_settings(choice, df)
     plan, counts = plan_for(df, settings)

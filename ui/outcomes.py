@@ -295,13 +295,17 @@ def _status_words(r: Release) -> str:
     return "charged, not delivered"
 
 
-def show_not_shown(
-    registry: Registry | None, dataset: str | None, tools: Sequence[str], key: str
-) -> None:
-    """A box listing this page's "charged, not shown" runs, with an acknowledgement button."""
+def show_not_shown(choice, tools: Sequence[str], key: str) -> None:
+    """A box listing the "charged, not shown" runs of this page's tools for the data chosen
+    (`choice`: a `ui.data.DataChoice`), with an acknowledgement button. Drawn right after the
+    data chooser, before anything else can be charged."""
+    registry = choice.registry
     if registry is None:
-        return
-    runs = not_shown(registry, dataset, tools)
+        try:
+            registry = Registry()
+        except InputError:
+            return
+    runs = not_shown(registry, choice.dataset_name, tools)
     if not runs:
         return
     with st.container(border=True, key=f"{key}_not_shown"):

@@ -117,6 +117,7 @@ def page_setup() -> None:
         st.rerun()  # the rerun goes through app.py, to the same page
     reset_budget_lines()
     state.start()
+    state.save_widgets()  # the previous run's values (the app shell saves again after the page)
     show_restore_notes()
 
 

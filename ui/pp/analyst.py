@@ -19,10 +19,10 @@ from core.balancing.plan import STATUS_NOTHING, PartitionPlan
 from core.balancing.publish import STATED_LIMITS
 from core.privacy import Noise
 from ui.data import DataChoice
-from ui.outcomes import ChargePlan, release_button, show_kept_outcome, show_not_shown
+from ui.outcomes import ChargePlan, release_button, show_kept_outcome
 from ui.pp.inputs import PPSettings
 from ui.pp.publication import analyst_publication, downloads, show_kept
-from ui.pp.publish import PP_TOOL, kept_publication, publish_step, publishable_columns
+from ui.pp.publish import kept_publication, publish_step, publishable_columns
 
 
 def analyst_view(choice: DataChoice, df: pd.DataFrame, plan: PartitionPlan, s: PPSettings):
@@ -50,7 +50,6 @@ def analyst_view(choice: DataChoice, df: pd.DataFrame, plan: PartitionPlan, s: P
     st.subheader("Publish")
     st.caption(" ".join(STATED_LIMITS))
     columns = publishable_columns(choice, df, s.sa)
-    show_not_shown(choice.registry, choice.dataset_name, [PP_TOOL], key="pp")
     plan_text = ChargePlan.of(
         choice.registry, choice.dataset, 0.0,
         note="A (ρ1, ρ2) publication: no ε is charged; it is recorded as a release.",

@@ -19,7 +19,6 @@ import streamlit as st
 import core.sparkutil as sparkutil
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
-from core.registry import Registry
 from core.registry.ledger import RegistryLedger
 from core.viz.dpsql import group_labels, key_columns, result_figure, result_table
 from ui import state
@@ -33,7 +32,6 @@ from ui.outcomes import (
     open_registry,
     release_button,
     show_kept_outcome,
-    show_not_shown,
 )
 from ui.shell import role
 from ui.sql.engine import (
@@ -106,8 +104,6 @@ def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noi
             "(same plan, same sampling key: the same seed releases the same rows). Noise is "
             "always added here, in Python.",
         )  # fmt: skip
-    registry = choice.registry if choice.dataset is not None else None
-    show_not_shown(registry or _quiet_registry(), choice.dataset_name, [SQL_TOOL], key="dpsql")
     plan = ChargePlan.of(
         choice.registry, choice.dataset, eps, delta, seeded=not noise.is_secure
     )  # fmt: skip
@@ -117,13 +113,6 @@ def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noi
     res: ShownResult | None = state.get(RESULT)
     if res is not None:
         show_result(res, current=(sql, data.engine_key, noise.label))
-
-
-def _quiet_registry() -> Registry | None:
-    try:
-        return Registry()
-    except InputError:
-        return None
 
 
 def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, engine_name):
