@@ -192,10 +192,13 @@ def governed(what: str, key: str) -> Iterator[None]:
         refresh_budget_lines()
 
 
-def charged() -> None:
+def charged(dataset: Dataset | None = None) -> None:
     """After a charge: the page's budget lines show the registry's spend as of now (the kept
-    result, drawn next, says what was recorded)."""
+    result, drawn next, says what was recorded). A registered dataset's page runs again, so
+    what the next click would charge — and the analyst's confirmation — are read afresh."""
     refresh_budget_lines()
+    if dataset is not None:
+        st.rerun()
 
 
 def recorded_text(release: Release | None, what: str = "Release") -> str:

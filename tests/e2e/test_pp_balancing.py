@@ -20,7 +20,7 @@ SCREENSHOT = "pp_balancing.png"  # written by the `screenshot` fixture (temp dir
 PUBLISH = "Publish (perturb)"
 EARLIER = "Earlier publication"
 SEEDED_MARKER = "SEEDED-demo-not-private"  # core.balancing.publish.SEEDED_MARKER
-INTERNAL_NAME = "INTERNAL_pp_run_report_not_for_release.json"  # core.balancing.report
+INTERNAL_NAME = "INTERNAL_pp_run_report_not_for_release.json"  # core.balancing.report (secure)
 
 
 def _open(page, url: str) -> None:
@@ -70,13 +70,13 @@ def test_step_through_example_6(page, app_url, external_requests, screenshot):
     demo.wait_for()
     assert demo.input_value().startswith("pp-figure9")  # the Figure 9 demo is picked
     first = step_title(page, "Iteration 1: T0 has 42 records")
-    page.get_by_text("Group g1", exact=False).first.wait_for()
+    page.get_by_text("Group g1 takes", exact=False).first.wait_for()
     bars_before = page.locator(".js-plotly-plot").nth(1).locator("g.point").count()
     assert bars_before > 0
 
     page.get_by_role("button", name="Next ▶").click()
     step_title(page, "Iteration 2: T0 has 24 records")
-    page.get_by_text("Group g2", exact=False).first.wait_for()
+    page.get_by_text("Group g2 takes", exact=False).first.wait_for()
     assert first.count() == 0 or "Iteration 1" not in (first.text_content() or "")
     bars = page.locator(".js-plotly-plot").nth(1).locator("g.point")
     for _ in range(100):  # plotly redraws asynchronously after the rerun
@@ -113,13 +113,15 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
         names[label] = info.value.suggested_filename
         _wait_idle(page)
         no_exception(page)
-        if label == "Published CSV":
-            assert len(pd.read_csv(io.BytesIO(data))) == 42
+        if label == "Published CSV":  # seeded: its header says so too
+            frame = pd.read_csv(io.BytesIO(data))
+            assert len(frame) == 42 and frame.columns[0] == "SEEDED_demo_not_private"
         else:
             assert json.loads(data)
     assert SEEDED_MARKER in names["Published CSV"] and names["Published CSV"].endswith(".csv")
     assert SEEDED_MARKER in names["Sub-table metadata"]
-    assert names["Run report (INTERNAL)"] == INTERNAL_NAME
+    assert names["Run report (INTERNAL)"].startswith(INTERNAL_NAME.removesuffix(".json"))
+    assert SEEDED_MARKER in names["Run report (INTERNAL)"]
     _wait_published(page)
 
     # demo mode off: the seeded publication stays, labelled earlier; on again: unlabelled
@@ -139,9 +141,11 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
     _wait_published(page)
     no_exception(page)
 
-    # reload (a new session, secure mode) and publish again
+    # reload: the session's publication and demo mode are kept; publish again
     page.reload()
-    page.get_by_role("button", name=PUBLISH).wait_for(timeout=120_000)
+    page.get_by_role("heading", name="PP balancing").first.wait_for()
+    _wait_published(page)
+    assert page.get_by_text(EARLIER).count() == 0
     _publish(page)
     no_exception(page)
     assert external_requests == [], f"requests left localhost: {external_requests}"
@@ -167,7 +171,7 @@ def test_bad_upload_says_so_and_releases_nothing(
     page, small_upload_app_url, external_requests, no_exception, name, payload, message
 ):
     _open(page, small_upload_app_url)
-    upload_bad_file(page, "Upload a table", name, payload, message)
+    upload_bad_file(page, "Upload CSV/Parquet", name, payload, message)
     _wait_idle(page)
     no_exception(page)
     assert page.get_by_role("button", name=PUBLISH).count() == 0

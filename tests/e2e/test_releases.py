@@ -105,7 +105,8 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
 SENTINEL = "ZQX-SENTINEL-4417"
 SENTINEL_LAT = "34.0123456789"
 BUDGET = 10.0
-LOCATION_METHODS = 7  # the location page's default methods, at its default epsilon 0.5 each
+LOCATION_METHODS = 1  # the location page's default: Recommended alone, at its default ε 0.5
+PP_COLUMNS = "lon"  # the owner declares this column publishable beside PP's SA; nothing else
 
 
 def _no_sentinel(page, where: str) -> None:
@@ -169,7 +170,7 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     before = registry.spent(name)[0]
     page.goto(f"{url}/location_histograms")
     page.get_by_role("heading", name="Location histograms").first.wait_for()
-    assert page.locator(".st-key-lh_src").get_by_text("Upload").count() == 0
+    assert page.locator(".st-key-lh_source").get_by_text("Upload").count() == 0
     _pick_option(page, "Registered dataset", name)
     page.get_by_text(f"Budget of {name}").first.wait_for()
     grid = page.get_by_test_id("stMain").get_by_role("slider").first  # the page's only slider
@@ -200,8 +201,11 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     return [r.id for r in built]
 
 
-def _publish_on_pp_page(page, url: str, name: str) -> int:
-    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (no ε)."""
+def _publish_on_pp_page(page, url: str, name: str, tmp_path: Path) -> int:
+    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (no ε).
+    The analyst cannot add a column: the published CSV holds the SA, the sub-table id and the
+    declared column `lon` only — neither planted value (in `category` and `lat`, not declared)
+    is in it, nor in the page."""
     from core.registry import Registry
 
     registry = Registry()
@@ -211,13 +215,26 @@ def _publish_on_pp_page(page, url: str, name: str) -> int:
     _pick_option(page, "Sensitive attribute (SA) column", "grade")
     page.locator(".st-key-pp_missing").get_by_text("drop those records").click()
     _wait_idle(page)
+    assert page.get_by_text("Columns to publish").count() == 0  # no widget to add a column
+    page.get_by_text("declared publishable: lon").first.wait_for()
     page.get_by_role("button", name="Publish (perturb)").click()
-    page.get_by_role("button", name="Published CSV", exact=True).wait_for(timeout=120_000)
+    csv_button = page.get_by_role("button", name="Published CSV", exact=True)
+    csv_button.wait_for(timeout=120_000)
     _wait_idle(page)
     assert page.get_by_role("button", name="Run report (INTERNAL)").count() == 0
     _no_sentinel(page, "PP page")
+    for button in ("Published CSV", "Sub-table metadata"):
+        with page.expect_download() as info:
+            page.get_by_role("button", name=button, exact=True).click()
+        saved = tmp_path / f"pp-{button[:3]}.download"
+        info.value.save_as(saved)
+        text = saved.read_text(encoding="utf-8")
+        assert SENTINEL not in text and SENTINEL_LAT not in text, f"{button}: raw value"
+        if button == "Published CSV":  # the SA, the sub-table id and the declared column only
+            assert set(text.splitlines()[0].split(",")) == {"lon", "grade", "subtable"}
     (pub,) = [r for r in registry.releases(name) if r.tool == "pp"]
-    assert pub.epsilon == 0.0 and pub.params["mode"] == "analyst"
+    assert pub.epsilon == 0.0 and pub.params["role"] == "analyst"
+    assert pub.params["columns"] == ["lon"]
     return pub.id
 
 
@@ -248,7 +265,8 @@ def test_analyst_mode_never_shows_a_raw_value(
     points = _points_with_sentinel(tmp_path / "pts.csv")
     name = f"sentinel-{tmp_path.name[-10:]}"
     _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid",
-                  "--epsilon", f"{BUDGET:g}", "--delta", "1e-5"])  # fmt: skip
+                  "--epsilon", f"{BUDGET:g}", "--delta", "1e-5",
+                  "--pp-columns", PP_COLUMNS])  # fmt: skip
     ids = [
         _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"]["release_id"],
         _run(capsys, ["sql", "--dataset", name, "--query", QUERY.format(eps=1)])["registry"][
@@ -267,7 +285,7 @@ def test_analyst_mode_never_shows_a_raw_value(
         assert nav.get_by_text(title, exact=True).count() == 1  # each page's analyst view
     ids.append(_release_on_dp_sql_page(page, analyst_app_url, name))
     ids += _release_on_location_page(page, analyst_app_url, name)[:2]
-    ids.append(_publish_on_pp_page(page, analyst_app_url, name))
+    ids.append(_publish_on_pp_page(page, analyst_app_url, name, tmp_path))
     # the releases themselves are listed and their reports carry no raw value either
     page.goto(f"{analyst_app_url}/releases")
     page.get_by_role("heading", name="Reports").wait_for(timeout=120_000)

@@ -70,7 +70,7 @@ def build_step(
         b = _build(params, params_json, prep, noise, registry, choice.dataset)
         state.put(BUILD_KEY, b, "the location releases")
         state.mark_shown(c.charge_id for c in b.charged)
-        charged()
+        charged(choice.dataset)
         return b
     return None
 

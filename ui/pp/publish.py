@@ -116,7 +116,7 @@ def publish_step(
         )  # fmt: skip
         state.put(PUBLICATION, kept_pub, "the publication")
         state.mark_shown([kept_pub.release_id])
-        charged()
+        charged(choice.dataset)
         return kept_pub
     return None
 

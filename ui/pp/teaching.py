@@ -28,32 +28,44 @@ def _names(values, limit: int = 4) -> str:
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
 
 
-def step_sentences(row: TraceRow, order, beta: int, beta_name: str = "β") -> str:
+def _records(n: int) -> str:
+    return f"{n} record" + ("" if n == 1 else "s")
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def step_sentences(row: TraceRow, order, beta: int) -> str:
     """One Phase 1 iteration in two plain sentences: what the group takes from which values,
-    and why that many (no formula; the formula is `phi_text`)."""
+    and why that many (no formula: the formula is `phi_text`, shown beside)."""
     if row.h == 0:
         return (
             f"No equal slice can be taken from the {beta} most frequent values without leaving "
-            f"one value over-represented in the rest, so the whole remainder ({row.n0} records) "
-            f"becomes the last group, g{row.j}."
+            "one value over-represented in the rest, so the whole remainder "
+            f"({_records(row.n0)}) becomes the last group, g{row.j}."
         )
     top = [f"{value} ({count})" for value, count in list(order)[:beta]]
     take = (
-        f"Group g{row.j} takes {row.h} record(s) from each of the {beta} most frequent values "
-        f"still left — {_names(top)} — so every value in the group is equally frequent "
-        f"({beta * row.h} records, 1/{beta} each)."
+        f"Group g{row.j} takes {_records(row.h)} from each of the {beta} most frequent values "
+        f"still left — {_names(top)} — so each of them is exactly 1/{beta} of the group's "
+        f"{beta * row.h} records."
     )
     if row.branch == "h=fb":
+        rest = (
+            "nothing is left after this group"
+            if row.n_after == 0
+            else f"the {_records(row.n_after)} left stay balanced (no value above 1/{beta} of them)"
+        )
         why = (
-            f"That is all {row.fb[1]} records of {row.fb[0]}, the {beta_name}-th value: taking "
-            f"them leaves the other {row.n_after} records balanced (no value above 1/{beta} "
-            "of them)."
+            f"{row.h} is all of {row.fb[0]}, the {_ordinal(beta)} most frequent value, and {rest}."
         )
     else:
         why = (
-            f"It stops below the {row.fb[1]} records of {row.fb[0]} because {row.fb1[0]}, the "
-            f"most frequent value not in the group ({row.fb1[1]} records), must stay at most "
-            f"1/{beta} of what remains; one record more would break that."
+            f"It stops below the {row.fb[1]} records of {row.fb[0]}: {row.fb1[0]} "
+            f"({_records(row.fb1[1])}), the most frequent value not taken, must stay at most "
+            f"1/{beta} of what remains, and one more record from each value would break that."
         )
     return f"{take} {why}"
 
@@ -118,7 +130,7 @@ def phase1_stepper(plan: PartitionPlan, signature) -> None:
     j = st.session_state[STEP]
     row = trace[j - 1]
     order = order_at(plan.phase1, j)
-    st.markdown(f"**Iteration {j} of {t}.** " + step_sentences(row, order, beta, beta_name))
+    st.markdown(f"**Iteration {j} of {t}.** " + step_sentences(row, order, beta))
     chart, formula = st.columns([3, 2])
     chart.plotly_chart(
         step_figure(row, order, beta, beta_name=beta_name, t2_counts=plan.t2 or None),

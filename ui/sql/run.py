@@ -147,7 +147,7 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         release_id = ledger.release.id
     state.put(RESULT, ShownResult.of(result, sql, data.engine_key, release_id), "the result")
     state.mark_shown([release_id])
-    charged()
+    charged(choice.dataset)
 
 
 def _failure(registry, choice, ledger, params, exc: InputError) -> Outcome:
