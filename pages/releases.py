@@ -92,13 +92,14 @@ lost = stranded_or_not_shown(registry)
 if lost:
     st.subheader("Charged, not shown")
     st.error(
-        f"{len(lost)} run(s) were charged but never shown to the person who asked: the app "
+        f"{len(lost)} run(s) ({', '.join(f'#{r.id}' for r in lost)}) were charged but never shown to the person who asked: the app "
         "session was reloaded or the server stopped while they were built, or a process "
         "stopped after the charge. Their charges stand (charge before compute). Finished ones "
         "have a report below; the data owner closes unfinished ones with `dpx dataset "
         "reconcile`."
     )
-    st.dataframe(not_shown_frame(lost), hide_index=True, key="rel_not_shown")
+    with st.container(key="rel_not_shown"):
+        st.dataframe(not_shown_frame(lost), hide_index=True, key="rel_not_shown_table")
 
 runs = registry.releases()
 if is_analyst():

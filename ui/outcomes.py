@@ -302,19 +302,24 @@ def show_not_shown(choice, tools: Sequence[str], key: str) -> None:
     """A box listing the "charged, not shown" runs of this page's tools for the data chosen
     (`choice`: a `ui.data.DataChoice`), with an acknowledgement button. Drawn right after the
     data chooser, before anything else can be charged."""
-    registry = choice.registry
-    if registry is None:
-        try:
-            registry = Registry()
-        except InputError:
-            return
-    runs = not_shown(registry, choice.dataset_name, tools)
+    cache = f"_dpx_not_shown::{key}::{choice.dataset_name}"
+    if cache not in st.session_state:  # read once per browser session and page (a reload or a
+        # restart starts a new one); the registry's list of every release is not read per rerun
+        registry = choice.registry
+        if registry is None:
+            try:
+                registry = Registry()
+            except InputError:
+                return
+        st.session_state[cache] = not_shown(registry, choice.dataset_name, tools)
+    runs = [r for r in st.session_state[cache] if r.id not in state.shown()]
     if not runs:
         return
     with st.container(border=True, key=f"{key}_not_shown"):
         total = sum(r.epsilon for r in runs if r.kind is RunKind.RELEASE)
+        ids = ", ".join(f"#{r.id}" for r in runs)
         st.error(
-            f"**Charged, not shown:** {len(runs)} run(s) of this page were charged "
+            f"**Charged, not shown:** {len(runs)} run(s) of this page ({ids}) were charged "
             + (f"(ε {total:.4g} in total) " if total else "")
             + "but never shown — this session was reloaded or the server restarted while they "
             "were being built. Their charges stand. Finished ones have a report on the "

@@ -46,10 +46,14 @@ RELEASES = PageSpec("pages/releases.py", "Releases", ":material/verified:")
 # before it is listed here.
 PAGES = (HOME, LOCATION, PP, SQL, RELEASES)
 
-# Shown over everything while the browser has no connection to the server (Streamlit draws
-# its small `stConnectionStatus` only then); delayed so a first page load does not flash it.
+# Shown over everything while the browser has no connection to the server: Streamlit marks its
+# app element with the connection state (`data-test-connection-state`) and draws a small
+# `stConnectionStatus` — but not while a script run was under way, when it keeps saying
+# "Running…". Delayed so a first page load does not flash it.
 CONNECTION_CSS = """
 <style>
+body:has([data-test-connection-state]:not([data-test-connection-state="CONNECTED"])
+         :not([data-test-connection-state="STATIC_CONNECTED"]))::before,
 body:has([data-testid="stConnectionStatus"])::before {
   content: "Connection to the server lost — nothing on this page is up to date, and a button "
            "pressed now does nothing. Wait for it to reconnect, or reload the page (your "

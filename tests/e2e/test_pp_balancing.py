@@ -177,3 +177,66 @@ def test_bad_upload_says_so_and_releases_nothing(
     assert page.get_by_role("button", name=PUBLISH).count() == 0
     assert page.get_by_role("button", name="Published CSV", exact=True).count() == 0
     assert external_requests == []
+
+
+# every text box of every plotly chart (title, legend, annotations, tick labels, axis titles)
+OVERLAPS = """() => {
+  const sel = '.gtitle, .legendtext, .annotation-text, .xtick text, .ytick text, '
+            + '.g-xtitle text, .g-ytitle text';
+  const out = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, p) => {
+    const boxes = Array.from(plot.querySelectorAll(sel)).map(e => {
+      const r = e.getBoundingClientRect();
+      return {t: e.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
+    }).filter(b => b.x1 > b.x0 && b.t.trim());
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      const w = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+      const h = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+      if (w > 1 && h > 1) out.push([p, a.t, b.t]);
+    }
+  });
+  return out;
+}"""
+
+
+def test_chart_labels_never_overlap_at_1280x720(browser, app_url, screenshot):
+    """A teacher's 1280×720 screen: no label of any chart sits on another, at every Phase 1
+    step of Figure 9, on the patients demo (T'' distributed) and on the publication chart."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        _open(page, app_url)
+        step_title(page, "Iteration 1: T0 has 42 records")
+        _wait_idle(page)
+        for step in range(1, 6):
+            if step > 1:
+                page.get_by_role("button", name="Next ▶").click()
+                step_title(page, f"Iteration {step}:")
+                _wait_idle(page)
+            page.wait_for_timeout(500)  # plotly lays out after the rerun
+            assert page.evaluate(OVERLAPS) == [], f"step {step}"
+        page.get_by_role("button", name="Next ▶").scroll_into_view_if_needed()
+        screenshot(page, "pp_balancing_1280x720.png")
+        _publish(page)
+        page.wait_for_timeout(500)
+        assert page.evaluate(OVERLAPS) == [], "publication"
+        demo = page.get_by_role("combobox", name="Demo dataset")
+        for _ in range(5):  # retried: a late re-layout can close the list before the click
+            _wait_idle(page)
+            demo.click()
+            try:
+                page.get_by_role("option", name="pp-synthetic-patients").first.click(timeout=5000)
+                break
+            except Exception:  # noqa: BLE001
+                page.keyboard.press("Escape")
+        page.locator(".js-plotly-plot .gtitle", has_text="Iteration 1:").filter(
+            has_not_text="42 records"
+        ).first.wait_for()
+        _wait_idle(page)
+        page.wait_for_timeout(500)
+        found = page.evaluate(OVERLAPS)
+        assert found == [], f"patients demo: {found}"
+    finally:
+        context.close()

@@ -251,11 +251,13 @@ def _points_with_sentinel(path: Path) -> Path:
 
 @pytest.fixture
 def analyst_app_url(monkeypatch):
-    """A server started with DPX_MODE=analyst (the environment is inherited)."""
+    """A server started with DPX_MODE=analyst (the environment is inherited); this test process
+    stays the owner (it registers the dataset with `dpx dataset add`)."""
     from tests.e2e.conftest import serve_app
 
     monkeypatch.setenv("DPX_MODE", "analyst")
     with serve_app() as url:
+        monkeypatch.delenv("DPX_MODE")
         yield url
 
 
