@@ -86,7 +86,7 @@ def publish_section(choice, df, plan, s: PPSettings, accept_fallback: bool) -> N
     if p.settings.plan_inputs() != s.plan_inputs():  # another plan: that publication is gone
         drop_publication()
         return
-    show_kept(p, (s, columns, accept_fallback))
+    show_kept(p, (s, columns, accept_fallback, noise.describe()))
     owner_evaluation(p, df, plan)
     st.dataframe(p.publication.table.head(200), hide_index=True)
     downloads(p, plan)

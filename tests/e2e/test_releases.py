@@ -63,7 +63,7 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     page.goto(f"{app_url}/releases")
     page.get_by_role("heading", name="Releases").first.wait_for()
     page.get_by_text("ε spent 1 of 4 (remaining 3)").first.wait_for()
-    row = page.get_by_text(f"#{release_id} · htf · {name}").first
+    row = page.get_by_text(f"#{release_id} · location · htf · {name}").first
     row.wait_for()
     with page.expect_download() as info:
         page.locator(f".st-key-report_{release_id} button").click()
@@ -85,7 +85,7 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
     page.get_by_role("heading", name="DP SQL").first.wait_for()
     assert page.locator(".st-key-dpsql_source").get_by_text("Upload").count() == 0
     _pick_option(page, "Registered dataset", name)
-    page.get_by_text(f"Budget of {name}").first.wait_for()
+    page.get_by_text(f"Budget of dataset {name}").first.wait_for()
     area = page.locator(".st-key-dpsql_query textarea")
     area.fill(QUERY.format(eps=1))
     area.press("Control+Enter")
@@ -172,7 +172,7 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     page.get_by_role("heading", name="Location histograms").first.wait_for()
     assert page.locator(".st-key-lh_source").get_by_text("Upload").count() == 0
     _pick_option(page, "Registered dataset", name)
-    page.get_by_text(f"Budget of {name}").first.wait_for()
+    page.get_by_text(f"Budget of dataset {name}").first.wait_for()
     grid = page.get_by_test_id("stMain").get_by_role("slider").first  # the page's only slider
     for _ in range(10):  # 64 x 64: quick (retried: a rerun can swallow a key press)
         if grid.get_attribute("aria-valuetext") == "64":

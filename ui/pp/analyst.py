@@ -60,6 +60,6 @@ def analyst_view(choice: DataChoice, df: pd.DataFrame, plan: PartitionPlan, s: P
     p = kept_publication()
     if p is None:
         return
-    show_kept(p, (s, columns, accept_fallback))
+    show_kept(p, (s, columns, accept_fallback, Noise.secure().describe()))
     analyst_publication(p)
     downloads(p, plan=None)

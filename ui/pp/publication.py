@@ -24,11 +24,13 @@ def _noise(p: Published) -> Noise:
 
 
 def show_kept(p: Published, current: tuple) -> None:
-    """The kept publication's header: whether it matches the settings on screen, its noise."""
-    if (p.settings, p.columns, p.accept_fallback) != current:
+    """The kept publication's header: whether it matches the settings on screen (and the noise
+    mode), its noise."""
+    if (p.settings, p.columns, p.accept_fallback, p.noise) != current:
         st.warning(
-            "Earlier publication — made with other settings (SA, ρ, columns, record order or "
-            "fallback) than the ones above. Press **Publish** to publish with the current ones."
+            "Earlier publication — made with other settings (SA, ρ, columns, record order, "
+            "fallback or noise mode) than the ones above. Press **Publish** to publish with the "
+            "current ones."
         )
     if p.seed is not None:
         st.warning(f"This publication used seeded noise: {_noise(p).label}.")
