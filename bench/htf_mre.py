@@ -120,7 +120,7 @@ GRID_METHODS = ["htf", "htf+", "ug", "ag", "privtree", "quadtree", "quadtree-lea
 def selection_grid(args) -> dict:
     """Every (point set, epsilon) cell: overall MRE per method, auto's choices and regret."""
     from bench.htf_datasets import point_sets
-    from core.privacy import BudgetLedger
+    from core.privacy import Accountant
     from core.spatial.evaluate import stream
     from core.spatial.selection import SELECTION_SHARE, choose, measure_features
 
@@ -141,8 +141,8 @@ def selection_grid(args) -> dict:
             for rep in range(args.reps):
                 # the same stream `compare` gives auto in this repetition: the same features
                 e_sel = SELECTION_SHARE * eps
-                f, _, _ = measure_features(F, e_sel, eps - e_sel, stream(args.seed, rep, "auto"),
-                                           BudgetLedger())  # fmt: skip
+                f, _, _ = measure_features(F, e_sel, eps - e_sel,
+                                           Accountant(stream(args.seed, rep, "auto")))  # fmt: skip
                 feats.append(f)
                 picks.append(choose(f).method)
             cells.append({

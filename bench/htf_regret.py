@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DPX_REGISTRY", tempfile.mkdtemp(prefix="dpx-bench-"))
 
-from core.privacy import BudgetLedger  # noqa: E402
+from core.privacy import Accountant, Cost  # noqa: E402
 from core.spatial.evaluate import stream  # noqa: E402
 from core.spatial.methods import get_method  # noqa: E402
 from core.spatial.queries import (  # noqa: E402
@@ -80,7 +80,7 @@ def run_cell(F: np.ndarray, eps: float, args) -> dict:
         truth = {f: answer(S, Q) for f, Q in Qs.items()}
 
         def score(name, method, e, role, rep=rep, truth=truth, Qs=Qs):
-            rel = get_method(method)(F, e, stream(args.seed, rep, role), BudgetLedger(e))
+            rel = get_method(method)(F, e, Accountant(stream(args.seed, rep, role), Cost(e)))
             per_rep.setdefault(name, []).append(overall_mre(rel, truth, Qs, ny, nx))
             return rel
 
@@ -90,8 +90,7 @@ def run_cell(F: np.ndarray, eps: float, args) -> dict:
             for m in CANDIDATES:
                 score(f"{m}@build", m, e_build, f"{m}@build")
             f, _, _ = measure_features(
-                F, SELECTION_SHARE * eps, e_build, stream(args.seed, rep, "features"),
-                BudgetLedger(),
+                F, SELECTION_SHARE * eps, e_build, Accountant(stream(args.seed, rep, "features")),
             )  # fmt: skip
             feats.append(vars(f))
         else:
@@ -134,7 +133,7 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
         for rep in range(len(c["features"])):
             f, _, _ = measure_features(
                 F, SELECTION_SHARE * eps, (1 - SELECTION_SHARE) * eps,
-                stream(seed, rep, "features"), BudgetLedger(),
+                Accountant(stream(seed, rep, "features")),
             )  # fmt: skip
             picks.append(choose(f).method)
         sim = np.array([pr[f"{m}@build"][r] for r, m in enumerate(picks)])

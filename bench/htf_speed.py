@@ -110,7 +110,7 @@ def methods_time(n: int, seed: int) -> dict:
 
 def identity_time(n: int, mode: str, repeat: int) -> dict:
     """The Identity baseline (one noisy count per cell, 1024 x 1024 = 1,048,576 draws)."""
-    from core.privacy import BudgetLedger, Noise
+    from core.privacy import Accountant, Cost, Noise
     from core.spatial.methods import get_method
 
     x, y = mixture_points(n, np.random.default_rng(5))
@@ -120,7 +120,7 @@ def identity_time(n: int, mode: str, repeat: int) -> dict:
     for _ in range(repeat):
         noise = Noise.secure() if mode == "secure" else Noise.seeded(1)
         t0 = time.perf_counter()
-        build(F, 0.1, noise, BudgetLedger(0.1))
+        build(F, 0.1, Accountant(noise, Cost(0.1)))
         times.append(time.perf_counter() - t0)
     return {"grid": 1024, "draws": 1024 * 1024, "build_seconds": round(min(times), 2)}
 

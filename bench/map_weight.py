@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from app_latency import US_BBOX, synthetic_country  # noqa: E402
 
-from core.privacy import BudgetLedger, Noise  # noqa: E402
+from core.privacy import Accountant, Cost, Noise  # noqa: E402
 from core.spatial.grid import Grid, bin_points  # noqa: E402
 from core.spatial.methods import get_method  # noqa: E402
 from core.viz.spatial import release_map  # noqa: E402
@@ -41,7 +41,9 @@ def main() -> None:
     F = bin_points(df["lon"].to_numpy(), df["lat"].to_numpy(), grid).F
     releases = {}
     for i, m in enumerate(METHODS):
-        releases[m] = get_method(m)(F, args.epsilon, Noise.seeded(i), BudgetLedger(args.epsilon))
+        releases[m] = get_method(m)(
+            F, args.epsilon, Accountant(Noise.seeded(i), Cost(args.epsilon))
+        )
     noise_info = Noise.seeded(0).describe()
     t0 = time.perf_counter()
     fmap, skipped = release_map(releases, grid, noise_info)

@@ -45,14 +45,16 @@ from ui.state import persist
 def release_params(epsilon, htf, methods, columns, prep, noise, choice) -> dict:
     """The public parameters every release of this build records."""
     grid = prep.grid
+    person = [columns.person, columns.per_person] if columns.person else None
     return {
         "epsilon": epsilon, "methods": methods, "seed": noise.seed, "mode": noise.mode,
         "htf": htf, "grid": [grid.ny, grid.nx], "bbox": list(grid.bbox), "lat": columns.lat,
         "lon": columns.lon, "bbox_from_data": prep.bbox_from_data, "data": choice.key,
+        "person": person,
     }  # fmt: skip
 
 
-def describe_grid(prep) -> None:
+def describe_grid(prep, person: str | None) -> None:
     grid = prep.grid
     if prep.bbox_from_data:
         st.warning(DEMO_BBOX_LABEL)
@@ -60,8 +62,10 @@ def describe_grid(prep) -> None:
     if not is_analyst():
         where += (
             f" For you as the data owner only (not released): {prep.n_used:,} points inside, "
-            f"{prep.n_dropped:,} outside or without coordinates."
+            f"{prep.n_dropped:,} outside or without coordinates"
+            + (f", {prep.n_capped:,} left out by the per-person bound." if person else ".")
         )
+    st.caption(f"Privacy unit: {prep.unit.describe()}.")
     st.caption(where)
 
 
@@ -96,7 +100,7 @@ def owner_views(result: Build, prep, params: dict, params_json: str, epsilon, ht
         "HTF step by step (teaching view)", key=persist("lh_step_open", False), on_change="rerun"
     ) as box:
         if box.open:  # the expander keeps its state (keyed) and works only when open
-            show_htf_stepper(prep.F, epsilon, htf, noise, params_json)
+            show_htf_stepper(prep.F, epsilon, htf, noise, params_json, prep.unit)
 
 
 page_setup()
@@ -116,8 +120,8 @@ with user_errors():
     bbox, from_data = choose_bbox(choice, noise.is_secure)
     methods = choose_methods()
     st.info(WHEN_NOT_HTF)
-    prep = bin_points(choice, df, columns, bbox, from_data)
-    describe_grid(prep)
+    prep = bin_points(choice, df, columns, bbox, from_data, noise.seed)
+    describe_grid(prep, columns.person)
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.balancing.names import STATED_LIMITS, frac
 from core.balancing.plan import STATUS_NOTHING, PartitionPlan
-from core.balancing.publish import STATED_LIMITS, frac
 from ui.data import DemoKind, choose_data
 from ui.downloads import download
 from ui.noise import current_noise, show_mode
@@ -31,10 +31,16 @@ from ui.pp.publish import (
     drop_publication,
     kept_publication,
     publish_step,
-    publishable_columns,
+    release_options,
 )
 from ui.pp.teaching import overview, phase1_stepper, subtable_table, t2_distribution
 from ui.shell import is_analyst, page_setup
+
+EXACT_PLAN_NOTE = (
+    "**Exact plan** — thesis Phase 1 on the exact counts: the owner's teaching and evaluation "
+    "view, not a release. A publication plans its sub-tables from noisy counts instead (see "
+    "Publish), so its sub-tables differ from these."
+)
 
 
 def nothing_to_do(df, plan: PartitionPlan, s: PPSettings) -> None:
@@ -51,7 +57,7 @@ def nothing_to_do(df, plan: PartitionPlan, s: PPSettings) -> None:
 
 
 def fallback_choice(plan: PartitionPlan) -> bool:
-    """A refused partition: stop, unless the single-table fallback is accepted."""
+    """The exact plan is refused: stop, unless the single-table fallback is accepted."""
     if not plan.refused:
         return False
     st.error(
@@ -63,22 +69,24 @@ def fallback_choice(plan: PartitionPlan) -> bool:
     return True
 
 
-def publish_section(choice, df, plan, s: PPSettings, accept_fallback: bool) -> None:
+def publish_section(choice, df, plan: PartitionPlan, s: PPSettings) -> None:
     st.subheader("Publish (Phase 3 — project design)")
     st.caption(
-        "Each record keeps its value with probability p_i, otherwise it gets a uniform value "
-        "from its sub-table's domain. Rows are shuffled and a sub-table id is added. "
-        + " ".join(STATED_LIMITS)
+        "A publication plans its sub-tables from value counts with discrete Laplace noise (ε "
+        "charged), then each row keeps its value with probability p_i, otherwise it gets a "
+        "uniform value from its sub-table's domain. Rows are shuffled and a sub-table id is "
+        "added. " + " ".join(STATED_LIMITS)
     )
     noise = current_noise()
     show_mode(noise)
-    columns = publishable_columns(choice, df, s.sa)
+    with user_errors():
+        options = release_options(choice, df, s, plan)
+        cost = options.release_settings(s).cost
     charge = ChargePlan.of(
-        choice.registry, choice.dataset, 0.0, seeded=not noise.is_secure,
-        note=" A (ρ1, ρ2) publication of the SA, not ε-DP: no ε is charged.",
-    )  # fmt: skip
+        choice.registry, choice.dataset, cost.epsilon, cost.delta, seeded=not noise.is_secure
+    )
     if release_button("Publish (perturb)", charge, key="pp_publish"):
-        publish_step(choice, df, plan, s, columns, accept_fallback, noise)
+        publish_step(choice, df, s, options, noise)
     show_kept_outcome("pp")
     p = kept_publication()
     if p is None:
@@ -86,7 +94,7 @@ def publish_section(choice, df, plan, s: PPSettings, accept_fallback: bool) -> N
     if p.settings.plan_inputs() != s.plan_inputs():  # another plan: that publication is gone
         drop_publication()
         return
-    show_kept(p, (s, columns, accept_fallback, noise.describe()))
+    show_kept(p, (s, options, noise.describe()))
     owner_evaluation(p, df, plan)
     st.dataframe(p.publication.table.head(200), hide_index=True)
     downloads(p, plan)
@@ -105,12 +113,14 @@ with user_errors():
     show_not_shown(choice, [PP_TOOL], key="pp")
     df = choice.one_table("PP balancing")
     settings = choose_settings(choice, df)
-    plan, counts = plan_for(df, settings)
 
-if is_analyst():  # releases and public parameters only
-    analyst_view(choice, df, plan, settings)
+if is_analyst():  # releases and public parameters only: no exact plan
+    analyst_view(choice, df, settings)
     st.stop()
 
+with user_errors():
+    plan, counts = plan_for(df, settings)
+st.info(EXACT_PLAN_NOTE)
 overview(plan, settings.rho1)
 if plan.status == STATUS_NOTHING:
     nothing_to_do(df, plan, settings)
@@ -118,5 +128,5 @@ signature = (tuple(counts.items()), settings.rho1, settings.rho2, settings.tie, 
 phase1_stepper(plan, signature)
 t2_distribution(plan)
 subtable_table(plan)
-accept_fallback = fallback_choice(plan)
-publish_section(choice, df, plan, settings, accept_fallback)
+fallback_choice(plan)
+publish_section(choice, df, plan, settings)

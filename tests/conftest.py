@@ -18,6 +18,8 @@ if str(ROOT) not in sys.path:
 # `dpx` / streamlit subprocess the tests start.
 _SESSION_REGISTRY = tempfile.mkdtemp(prefix="dpx-test-registry-")
 os.environ["DPX_REGISTRY"] = _SESSION_REGISTRY
+# `dpx` turns an unexpected exception into one "internal error" line; tests must see it instead.
+os.environ.setdefault("DPX_DEBUG", "1")
 os.environ.pop("DPX_MODE", None)  # owner unless a test sets the analyst role itself
 
 

@@ -128,22 +128,28 @@ def test_sql_htf_balance_charge_one_persistent_budget(capsys, registry_dir, poin
     _add(capsys, points)
     sql = _json(capsys, ["sql", "--dataset", "pts", "--query", QUERY.format(eps=1)])
     assert sql["registry"]["epsilon_remaining"] == pytest.approx(2.0)
-    htf = _json(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1.5"])
+    htf = _json(
+        capsys,
+        ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1.5"],
+    )
     assert htf["registry"]["kind"] == "release"
-    pp = _json(
+    # the exact plan is the owner's view: nothing charged, nothing recorded
+    plan = _json(
         capsys, ["balance", "--dataset", "pts", "--sa", "sa", "--rho1", "0.3", "--rho2", "0.7"]
     )
-    assert pp["registry"]["epsilon_charged"] == 0.0
+    assert "registry" not in plan and plan["plan"].startswith("exact plan")
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == pytest.approx(2.5) and shown["delta_spent"] == pytest.approx(
         1e-6
     )
     assert [(r["tool"], r["epsilon"], r["mode"]) for r in shown["releases"]] == [
-        ("sql", 1.0, "secure"), ("location", 1.5, "secure"), ("pp", 0.0, "secure"),
+        ("sql", 1.0, "secure"), ("location", 1.5, "secure"),
     ]  # fmt: skip
     assert {"id", "tool", "epsilon", "delta", "time", "mode"} <= set(shown["releases"][0])
     # over budget: exit 2, remaining in the message, a refusal recorded, nothing charged
-    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    err = _fail(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     assert "remaining epsilon 0.5 of 3" in err
     err = _fail(capsys, ["sql", "--dataset", "pts", "--query", QUERY.format(eps=1)])
     assert "remaining epsilon = 0.5" in err
@@ -155,28 +161,38 @@ def test_over_cap_is_refused_with_the_remaining_budget(capsys, registry_dir, poi
     _add(capsys, points, "pts", "--max-epsilon-per-query", "0.5")
     err = _fail(capsys, ["sql", "--dataset", "pts", "--query", QUERY.format(eps=1)])
     assert "max_epsilon_per_query = 0.5" in err and "remaining epsilon 3 of 3" in err
-    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    err = _fail(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     assert "per-query cap 0.5" in err and "remaining epsilon 3 of 3" in err
     assert _json(capsys, ["dataset", "show", "pts"])["refusals"] == 2
 
 
 def test_budget_command_raises_total_and_keeps_history(capsys, registry_dir, points):
     _add(capsys, points)
-    _json(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "3"])
-    _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    _json(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "3"]
+    )
+    _fail(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     raised = _json(capsys, ["dataset", "budget", "pts", "--epsilon", "4"])
     assert raised["epsilon_total"] == 4.0 and raised["epsilon_spent"] == 3.0
     assert [(c["epsilon_before"], c["epsilon_after"]) for c in raised["budget_history"]] == [
         (3.0, 4.0)
     ]
-    _json(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    _json(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     assert "no reset" in _fail(capsys, ["dataset", "budget", "pts", "--epsilon", "1"])
 
 
 def test_changed_file_is_refused(capsys, registry_dir, points):
     _add(capsys, points)
     points.write_text(points.read_text() + "9999,34.0,-118.2,a\n")
-    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    err = _fail(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     assert "changed since registration" in err
     assert _json(capsys, ["dataset", "show", "pts"])["epsilon_spent"] == 0.0
 
@@ -184,11 +200,37 @@ def test_changed_file_is_refused(capsys, registry_dir, points):
 def test_seeded_noise_refused_on_registered_data_unless_teaching(capsys, registry_dir, points):
     _add(capsys, points)
     assert "not flagged --teaching" in _fail(
-        capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--seed", "1"]
+        capsys,
+        [
+            "htf",
+            "--dataset",
+            "pts",
+            "--max-points-per-person",
+            "1",
+            BBOX,
+            "--epsilon",
+            "1",
+            "--seed",
+            "1",
+        ],
     )
     _add(capsys, points, "class", "--teaching")
     for _ in range(4):  # 4 x 1 > 3: demo runs are never counted as releases
-        out = _json(capsys, ["htf", "--dataset", "class", BBOX, "--epsilon", "1", "--seed", "1"])
+        out = _json(
+            capsys,
+            [
+                "htf",
+                "--dataset",
+                "class",
+                "--max-points-per-person",
+                "1",
+                BBOX,
+                "--epsilon",
+                "1",
+                "--seed",
+                "1",
+            ],
+        )
         assert out["mode"] == "seeded"
     shown = _json(capsys, ["dataset", "show", "class"])
     assert (
@@ -209,7 +251,7 @@ def test_unregistered_files_keep_working_and_are_recorded_not_limited(capsys, re
 
 def test_charge_is_written_before_the_data_is_read(capsys, registry_dir, points, monkeypatch):
     """Whatever reads the points sees the charge already committed by another connection."""
-    import core.spatial.cli as spatial_cli
+    import core.cli.location as spatial_cli
     from core.registry import Registry
 
     _add(capsys, points)
@@ -221,18 +263,36 @@ def test_charge_is_written_before_the_data_is_read(capsys, registry_dir, points,
         return real(*a, **k)
 
     monkeypatch.setattr(spatial_cli, "read_points_table", spy)
-    _json(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "2"])
+    _json(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "2"]
+    )
     assert seen == [2.0]
-    _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "2"])
+    _fail(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "2"]
+    )
     assert seen == [2.0]  # the refused request never read the data
 
 
 def test_unknown_column_is_refused_before_charging(capsys, registry_dir, points):
     _add(capsys, points)
-    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--lat", "nope"])
+    err = _fail(
+        capsys,
+        [
+            "htf",
+            "--dataset",
+            "pts",
+            "--max-points-per-person",
+            "1",
+            BBOX,
+            "--epsilon",
+            "1",
+            "--lat",
+            "nope",
+        ],
+    )
     assert "latitude column 'nope' is not in the table" in err and "Nothing was charged" in err
     err = _fail(capsys, ["balance", "--dataset", "pts", "--sa", "nope", "--rho1", "0.3",
-                         "--rho2", "0.7"])  # fmt: skip
+                         "--rho2", "0.7", "--perturb", "--out", "x.csv"])  # fmt: skip
     assert "sensitive attribute column 'nope'" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == 0.0 and shown["releases"] == [] and shown["refusals"] == 2
@@ -241,7 +301,21 @@ def test_unknown_column_is_refused_before_charging(capsys, registry_dir, points)
 def test_failed_computation_keeps_its_charge(capsys, registry_dir, points):
     _add(capsys, points)
     # the column exists (the header check passes) but holds text: the run fails after the charge
-    err = _fail(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--lat", "sa"])
+    err = _fail(
+        capsys,
+        [
+            "htf",
+            "--dataset",
+            "pts",
+            "--max-points-per-person",
+            "1",
+            BBOX,
+            "--epsilon",
+            "1",
+            "--lat",
+            "sa",
+        ],
+    )
     assert "stands" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == 1.0 and shown["releases"][0]["status"] == "failed"
@@ -249,7 +323,21 @@ def test_failed_computation_keeps_its_charge(capsys, registry_dir, points):
 
 def test_dpx_release_is_recorded_under_its_method(capsys, registry_dir, points):
     _add(capsys, points)
-    out = _json(capsys, ["release", "--dataset", "pts", BBOX, "--epsilon", "1", "--method", "ug"])
+    out = _json(
+        capsys,
+        [
+            "release",
+            "--dataset",
+            "pts",
+            "--max-points-per-person",
+            "1",
+            BBOX,
+            "--epsilon",
+            "1",
+            "--method",
+            "ug",
+        ],
+    )
     assert out["registry"]["epsilon_remaining"] == pytest.approx(2.0)
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert [(r["tool"], r["method"], r["epsilon"]) for r in shown["releases"]] == [

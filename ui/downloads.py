@@ -1,7 +1,8 @@
 """Downloads, one way: a button that needs no rerun (a rerun right after the click could cancel
 the browser's fetch), and files made with seeded noise that say so in their name AND in their
-header: a seeded CSV gets a first column `SEEDED_demo_not_private` (plain CSV that any reader
-reads as is — no comment lines) and its file name carries `SEEDED-demo-not-private`.
+header: a seeded CSV gets a first column `SEEDED-demo-not-private` (plain CSV that any reader
+reads as is — no comment lines; PP's `Publication.csv()` writes the same column itself) and
+its file name carries `SEEDED-demo-not-private`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import PurePath
 from core.privacy import SEEDED_LABEL
 
 SEEDED_MARKER = "SEEDED-demo-not-private"
-SEEDED_COLUMN = "SEEDED_demo_not_private"
+SEEDED_COLUMN = SEEDED_MARKER  # the same header column as core.balancing.names
 
 
 def seeded_name(file_name: str, seeded: bool) -> str:
@@ -29,7 +30,7 @@ def seeded_csv(text: str, seed: int | None) -> str:
     """A CSV whose header says it was made with seeded noise: a first column `SEEDED_COLUMN`
     holding "seed S: <the seeded label>" on every row."""
     rows = list(csv.reader(io.StringIO(text)))
-    if not rows or (rows[0] and rows[0][0] == SEEDED_COLUMN):
+    if not rows or (rows[0] and rows[0][0].startswith("SEEDED")):  # already says so
         return text
     mark = f"seed {seed}: {SEEDED_LABEL}"
     out = io.StringIO()

@@ -16,6 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
+from core.balancing.records import value_labels
+
 Z95 = 1.959963984540054
 
 
@@ -50,7 +52,7 @@ def estimate_distribution(
 ) -> list[Estimate]:
     """Estimated original counts per value, summed over sub-tables (metadata as published)."""
     ids = published[subtable_column].to_numpy()
-    values = published[sa].astype(str).to_numpy()
+    values = value_labels(published[sa])
     totals: dict[str, list[Fraction]] = {}
     for meta in subtables_meta:
         rows = ids == meta["id"]
@@ -92,18 +94,22 @@ def random_count_queries(
     domain = sorted({v for m in subtables_meta for v in m["domain"]})
     if not cols or not domain:
         return pd.DataFrame()
-    pub_sa = published[sa].astype(str).to_numpy()
+    # one spelling of missing on both sides (MISSING_LABEL): a missing SA value or predicate
+    # level is a category like any other, in the truth as in the estimate
+    pub_sa = value_labels(published[sa])
     pub_ids = published[subtable_column].to_numpy()
-    orig_sa = original[sa].astype(str).to_numpy()
+    orig_sa = value_labels(original[sa])
     floor = max(sanity * len(original), 1.0)
     rows = []
     picks_col = noise.integers(len(cols), size=n_queries)
     picks_val = noise.integers(len(domain), size=n_queries)
     picks_row = noise.integers(len(published), size=n_queries)
+    pub_levels = {c: value_labels(published[c]) for c in cols}
+    orig_levels = {c: value_labels(original[c]) for c in cols}
     for qc, qv, qr in zip(picks_col.tolist(), picks_val.tolist(), picks_row.tolist(), strict=True):
         col, x = cols[qc], domain[qv]
-        level = published[col].iloc[qr]  # a value that occurs, so the predicate selects rows
-        in_pub = (published[col] == level).to_numpy()
+        level = pub_levels[col][qr]  # a level that occurs, so the predicate selects rows
+        in_pub = pub_levels[col] == level
         est = Fraction(0)
         var = Fraction(0)
         for meta in subtables_meta:
@@ -116,7 +122,7 @@ def random_count_queries(
             )[x]
             est += e
             var += v
-        true = int(((original[col] == level).to_numpy() & (orig_sa == x)).sum())
+        true = int(((orig_levels[col] == level) & (orig_sa == x)).sum())
         half = Z95 * math.sqrt(float(var))
         rows.append(
             {

@@ -1,232 +1,242 @@
-"""Phase 3: perturb SA within each sub-table and publish (spec sections 6.2-6.3).
+"""Phase 3 of a PP release: plan from noisy counts, rows, perturbation, the published table and
+its metadata (spec sections 6.2-6.3, with the covered plan of `core.balancing.release`).
 
-PROJECT DESIGN (the thesis text available to the project does not describe this phase).
-Each record keeps its value with probability p_i = a/b exactly (r uniform in {0..b-1}, keep if
-r < a), otherwise it gets a uniform value of its sub-table's domain D_i (possibly itself).
+PROJECT DESIGN (the thesis text available to the project does not describe this phase). Each
+row keeps its value with probability p_i = a/b exactly (r uniform in {0..b-1}, keep if r < a),
+otherwise it gets a uniform value of its sub-table's domain D_i (possibly itself).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from core import __version__
-from core.balancing.plan import PartitionPlan
-from core.balancing.records import EncodedSA, assign_records, encode_sa
-from core.balancing.subtables import SubTable
+from core.balancing.assign import Slots, draw_record_subtables, perturb, slot_rows
+from core.balancing.names import (
+    SEEDED_MARKER,
+    SEEDED_VALUE,
+    STATED_LIMITS,
+    SUBTABLE_COLUMN,
+    frac,
+)
+from core.balancing.records import MISSING_LABEL, encode_sa
+from core.balancing.release import (
+    PLAN_UNIT,
+    ReleasePlan,
+    ReleaseSettings,
+    plan_epsilon_within_claim,
+    posterior_after_plan,
+    release_plan,
+)
 from core.errors import InputError
-from core.privacy import Noise
+from core.privacy import Accountant, Noise
 
-SUBTABLE_COLUMN = "subtable"
-SEEDED_MARKER = (
-    "SEEDED-demo-not-private"  # in the file name of a publication made with seeded noise
-)
-
-
-def published_name(name: str | Path, noise: Noise) -> Path:
-    """The file name for a published CSV: with seeded noise, `SEEDED_MARKER` is inserted before
-    the suffix (unless already present) so the file says it is a reproducible demo, not a
-    private release (whoever has the seed can undo the randomization)."""
-    path = Path(name)
-    if noise.is_secure or SEEDED_MARKER in path.name:
-        return path
-    return path.with_name(f"{path.stem}.{SEEDED_MARKER}{path.suffix or '.csv'}")
-
-
-STATED_LIMITS = (
-    "The guarantee is per record and per single SA' value.",
-    "Non-SA' values are not protected by design, because their prior already exceeds rho1.",
-    "D_i reveals 'SA is in D_i' for the records of sub-table i.",
-)
-
-
-def frac(x: Fraction | None) -> str | None:
-    """Exact JSON form of a Fraction: "a/b", or "n" when whole."""
-    if x is None:
-        return None
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def perturb_codes(
-    codes: np.ndarray,
-    sub_ids: np.ndarray,
-    subtables: Sequence[SubTable],
-    labels: Sequence[str],
-    noise: Noise,
-) -> np.ndarray:
-    """Perturbed value codes; `sub_ids` are 0-based sub-table indices per record (vectorised)."""
-    index = {lab: i for i, lab in enumerate(labels)}
-    keep_num, keep_den, m, offset, domain = [], [], [], [], []
-    for s in subtables:
-        if not s.admissible or s.p is None:
-            raise ValueError("refusing to perturb an inadmissible sub-table (rho1_i >= rho2)")
-        assert s.p + s.m * s.q == 1
-        keep_num.append(s.p.numerator)
-        keep_den.append(s.p.denominator)
-        offset.append(len(domain))
-        m.append(s.m)
-        domain.extend(index[v] for v in s.counts)  # D_i in canonical order
-    keep_num = np.asarray(keep_num, dtype=np.int64)
-    keep_den = np.asarray(keep_den, dtype=np.int64)
-    m_arr = np.asarray(m, dtype=np.int64)
-    offset = np.asarray(offset, dtype=np.int64)
-    domain = np.asarray(domain, dtype=np.int64)
-    r = noise.integers(keep_den[sub_ids])
-    replace = r >= keep_num[sub_ids]
-    out = np.asarray(codes, dtype=np.int64).copy()
-    rs = sub_ids[replace]
-    k = noise.integers(m_arr[rs]) if rs.size else np.zeros(0, dtype=np.int64)
-    out[replace] = domain[offset[rs] + k]
-    return out
-
-
-def posterior_check(subtables: Sequence[SubTable], rho2: Fraction) -> list[str]:
-    """Section 6.3: the worst-case posterior implied by the p_i, q_i actually used, per sub-table.
-
-    Recomputed from p and q (gamma = (p + q)/q), not read from a stored field, so a plan whose
-    retention came from a global gamma (test T8) is caught here.
-    """
-    problems = []
-    for i, s in enumerate(subtables, 1):
-        if s.p is None or s.q is None:
-            problems.append(f"g{i}: inadmissible (rho1_i = {s.rho1} >= rho2 = {rho2})")
-            continue
-        gamma = (s.p + s.q) / s.q
-        posterior = gamma * s.rho1 / (gamma * s.rho1 + 1 - s.rho1)
-        if posterior > rho2:
-            problems.append(f"g{i}: worst posterior {posterior} > rho2 = {rho2}")
-    return problems
-
-
-def publishable_subtables(
-    plan: PartitionPlan, accept_fallback: bool
-) -> tuple[Sequence[SubTable], bool]:
-    """The sub-tables to perturb (or the single-table fallback) after the posterior check;
-    raises InputError, nothing published, when the plan is refused."""
-    subtables = plan.publishable(accept_fallback)
-    fallback = subtables is not plan.subtables
-    problems = posterior_check(subtables, plan.rho2)
-    if problems:
-        raise InputError("refusing to publish: " + "; ".join(problems) + ". Nothing was published.")
-    if any(s.p.denominator >= 2**63 for s in subtables):
-        raise InputError(
-            "the exact retention probabilities have denominators beyond 64-bit integers, so they "
-            "cannot be sampled exactly. Nothing was published; type rho1 and rho2 with fewer "
-            "digits (e.g. 1/3 instead of 0.3333333333333333333)."
-        )
-    return subtables, fallback
+ROWS_FROM_SLOTS = "plan slots"  # SA only: one row per planned slot, no record read
+ROWS_FROM_RECORDS = "records"  # SA + declared columns: one row per record
 
 
 @dataclass
 class Publication:
-    table: pd.DataFrame  # shuffled rows, SA perturbed, sub-table id column added
+    table: pd.DataFrame  # shuffled rows: published columns, SA perturbed, sub-table id added
     metadata: dict
-    subtables: list[SubTable]
-    assignment: np.ndarray  # group per original row (audit only, never released)
-    encoded: EncodedSA
+    release: ReleasePlan  # the plan on noisy counts (publishable: it is ε-DP)
+    columns: list[str]  # the published columns of the input table (SA + declared)
+    assignment: np.ndarray | None  # sub-table per input row (-1: not published); audit only
+    seeded: bool
+
+    @property
+    def sa(self) -> str:
+        return self.metadata["sa_column"]
+
+    def csv(self) -> str:
+        """The published CSV. A seeded publication says so in its header: a first column named
+        `SEEDED_MARKER` (and its file name, `published_name`)."""
+        table = self.table
+        if self.seeded:
+            table = table.copy()
+            table.insert(0, SEEDED_MARKER, SEEDED_VALUE)
+        return table.to_csv(index=False)
 
 
-def subtable_metadata(subtables: Sequence[SubTable]) -> list[dict]:
-    return [
-        {
-            "id": i,
-            "size": s.size,
-            "domain": list(s.counts),
-            "m": s.m,
-            "p": frac(s.p),
-            "q": frac(s.q),
-            "gamma": frac(s.gamma),
-        }
-        for i, s in enumerate(subtables, 1)
-    ]
+def with_missing_label(frame: pd.DataFrame) -> pd.DataFrame:
+    """Missing cells written as `MISSING_LABEL`, the one spelling of missing in a publication."""
+    out = frame.copy()
+    for col in out.columns:
+        gaps = out[col].isna()
+        if gaps.any():
+            out[col] = out[col].astype(object).where(~gaps, MISSING_LABEL)
+    return out
 
 
 def publish(
     df: pd.DataFrame,
     sa: str,
-    plan: PartitionPlan,
-    noise: Noise,
-    *,
-    accept_fallback: bool = False,
-    missing: str = "error",
-    drop_columns: Sequence[str] = (),
-    record_order: str = "original",
+    columns: Sequence[str],
+    settings: ReleaseSettings,
+    accountant: Accountant,
 ) -> Publication:
-    """Perturb and publish `df`; raises InputError (nothing published) if the plan is refused."""
-    subtables, fallback = publishable_subtables(plan, accept_fallback)
-    encoded = encode_sa(df[sa], missing=missing)
-    if encoded.counts() != plan.counts:
-        # the p_i were derived for the plan's groups; other data would form other groups whose
-        # real rho1_i (and posterior) the plan never checked
-        raise InputError(
-            f"the SA counts of column '{sa}' do not match the counts the plan was made from. "
-            "Nothing was published; plan the partition again from this table (same missing-value "
-            "choice)."
-        )
-    if fallback:
-        assignment = np.where(encoded.codes >= 0, 0, -1)
+    """Publish `df` as a PP release; raises InputError (nothing published) on a refusal.
+
+    `columns` are the published columns (from `core.balancing.columns.published_columns`: the
+    SA plus the owner's declared columns). `accountant` is the release's: charged
+    `settings.cost` (the plan's ε) with claim `settings.claim`.
+
+    Privacy claim ((ρ1, ρ2) per record) + (ε for the plan, unit: one record's SA value):
+    the plan is drawn through `settings.plan_mechanism` (discrete Laplace, sensitivity 2,
+    scale 2/ε) and every row through the sub-tables' `PPRandomization` objects (see
+    `core.balancing.release` for why the published partition is covered). With the SA alone,
+    the rows are the plan's slots and the whole publication is ε-DP."""
+    columns = [str(c) for c in columns]
+    if sa not in columns or len(set(columns)) != len(columns):
+        raise ValueError("columns must list the SA once (core.balancing.columns)")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(f"column '{missing[0]}' not found. Columns: {', '.join(map(str, df))}.")
+    encoded = encode_sa(df[sa], missing=settings.missing)
+    plan = release_plan(encoded.counts(), settings, accountant)
+    slots = Slots.of(plan.subtables)
+    from_records = columns != [sa]
+    if from_records:
+        kept = encoded.codes >= 0
+        value_index = slots.codes_of(encoded.labels)[encoded.codes[kept]]
+        group, local = draw_record_subtables(value_index, slots, accountant, plan.mechanisms[0])
+        out = with_missing_label(df.loc[kept, columns])
+        assignment = np.full(len(df), -1, dtype=np.int64)
+        assignment[kept] = group
     else:
-        groups = [s.counts for s in subtables]
-        assignment = assign_records(
-            encoded.codes, encoded.labels, groups, noise if record_order == "seeded" else None
-        )
-    kept = assignment >= 0
-    published = perturb_codes(
-        encoded.codes[kept], assignment[kept], subtables, encoded.labels, noise
-    )
-    out = df.loc[kept].drop(columns=list(drop_columns)).copy()
-    out[sa] = np.asarray(encoded.labels, dtype=object)[published]
-    out[SUBTABLE_COLUMN] = assignment[kept] + 1
+        group, local = slot_rows(slots)
+        out = pd.DataFrame(index=range(group.size))
+        assignment = None
+    out[sa] = perturb(accountant, plan.mechanisms, slots, group, local)
+    out[SUBTABLE_COLUMN] = group + 1
+    noise = accountant.noise
     out = out.iloc[noise.permutation(len(out))].reset_index(drop=True)
     metadata = publication_metadata(
-        plan, subtables, noise, sa=sa, fallback=fallback, record_order=record_order,
-        missing_policy=encoded.missing_policy, drop_columns=drop_columns,
-    )  # fmt: skip
+        plan,
+        settings,
+        accountant,
+        sa=sa,
+        columns=columns,
+        rows_from=ROWS_FROM_RECORDS if from_records else ROWS_FROM_SLOTS,
+        missing_policy=encoded.missing_policy,
+    )
     return Publication(
         table=out,
         metadata=metadata,
-        subtables=list(subtables),
+        release=plan,
+        columns=columns,
         assignment=assignment,
-        encoded=encoded,
+        seeded=not noise.is_secure,
     )
 
 
+def subtable_metadata(plan: ReleasePlan) -> list[dict]:
+    return [
+        {
+            "id": i,
+            "size": s.size,  # the planned size (noisy); with records, rows per id may differ
+            "domain": list(s.counts),
+            "m": s.m,
+            "rho1_i": frac(s.rho1),
+            "p": frac(s.p),
+            "q": frac(s.q),
+            "gamma": frac(s.gamma),
+            "retention": frac(s.p),
+            "posterior_bound": frac(m.posterior_bound),
+            "mechanism": m.label,
+        }
+        for i, (s, m) in enumerate(zip(plan.subtables, plan.mechanisms, strict=True), 1)
+    ]
+
+
+def privacy_statement(settings: ReleaseSettings, rows_from: str) -> list[str]:
+    """The release's claim in sentences (metadata, CLI, pages, reports)."""
+    eps = settings.plan_epsilon
+    delta = settings.cost.delta
+    at_rho1 = posterior_after_plan(settings.rho1, eps)
+    select = settings.selection_mechanism
+    lines = [
+        f"(rho1, rho2) = ({settings.rho1}, {settings.rho2}) per record: a belief of at most "
+        "rho1 in a protected value (the plan's frequency in the record's sub-table) rises to at "
+        "most rho2 from the record's published value.",
+        f"epsilon = {eps:g}, delta = {delta:.2g} for the partition plan (discrete Laplace on "
+        f"the value counts, sensitivity 2, unit: {PLAN_UNIT}): sub-table sizes, domains, "
+        "canonical order and retention probabilities are computed from noisy counts only.",
+        "The SA values were declared by the data owner (delta = 0)."
+        if select is None
+        else f"The SA values are read from the data and listed only when their noisy count "
+        f"reaches {select.threshold} (a value held by one record is listed with probability at "
+        f"most delta = {select.delta:.2g}).",
+    ]
+    if rows_from == ROWS_FROM_SLOTS:
+        lines.append(
+            "Only the sensitive attribute is published: the rows are the plan's slots, so the "
+            "whole publication is (epsilon, delta)-DP; a prior of rho1 rises to at most "
+            f"{at_rho1:.3f} "
+            f"(at most rho2 while epsilon <= ln gamma = "
+            f"{plan_epsilon_within_claim(settings.rho1, settings.rho2):.3f})."
+        )
+    else:
+        lines.append(
+            "Declared columns are published unchanged: every record's row is published, drawn "
+            "into a sub-table on its own from the plan; the plan and all other rows tell at most "
+            "a factor e^epsilon about a record's value, its own row the (rho1, rho2) above."
+        )
+    return lines
+
+
 def publication_metadata(
-    plan: PartitionPlan,
-    subtables: Sequence[SubTable],
-    noise: Noise,
+    plan: ReleasePlan,
+    settings: ReleaseSettings,
+    accountant: Accountant,
     *,
     sa: str,
-    fallback: bool,
-    record_order: str,
+    columns: Sequence[str],
+    rows_from: str,
     missing_policy: str,
-    drop_columns: Sequence[str],
 ) -> dict:
-    """The metadata file of a publication (in memory or on Spark): parameters, sub-tables, the
-    noise mode without its seed."""
+    """The metadata file of a publication (in memory or on Spark): the claim and the mechanisms
+    that drew, the published plan (noisy), the noise mode without its seed."""
+    p = plan.plan
+    noise: Noise = accountant.noise
+    select = settings.selection_mechanism
     return {
         "software": f"dp-explorer {__version__}",
         "sa_column": sa,
         "subtable_column": SUBTABLE_COLUMN,
-        "rho1": frac(plan.rho1),
-        "rho2": frac(plan.rho2),
-        "sa_prime": plan.sa_prime,
-        "canonical_order": plan.canonical,
-        "tie_policy": plan.tie_policy,
-        "merge_policy": plan.merge_policy,
-        "record_order": record_order,
-        # the choice only: the number of missing values is an original count (audit artefact)
-        "missing_values": {"policy": missing_policy},
-        "single_table_fallback": fallback,
-        "dropped_columns": list(drop_columns),
+        "published_columns": [*columns, SUBTABLE_COLUMN],
+        "rows": rows_from,
+        "privacy": {
+            "rho1": frac(settings.rho1),
+            "rho2": frac(settings.rho2),
+            "plan_epsilon": settings.plan_epsilon,
+            "plan_delta": settings.cost.delta,
+            "plan_unit": PLAN_UNIT,
+            "statement": privacy_statement(settings, rows_from),
+            "mechanisms": [m.to_json() for m in accountant.mechanisms],
+        },
+        "rho1": frac(settings.rho1),
+        "rho2": frac(settings.rho2),
+        "categories": {
+            "source": plan.categories_source,
+            "values": list(plan.noisy_counts),
+            "threshold": None if select is None else select.threshold,
+        },
+        "plan_counts": dict(plan.noisy_counts),  # noisy (ε-DP), what the plan was made from
+        "sa_prime": list(p.sa_prime),
+        "canonical_order": list(p.canonical),
+        "tie_policy": p.tie_policy,
+        "merge_policy": p.merge_policy,
+        # the choice and the one spelling; the number of missing values is not published
+        "missing_values": {"policy": missing_policy, "label": MISSING_LABEL},
+        "single_table_fallback": plan.fallback,
         # the seed is never released: it would undo the randomization (spec 6.2)
         "noise": {k: v for k, v in noise.describe().items() if k != "seed"},
         "phase3": "project design: uniform perturbation per sub-table (SDR-style)",
         "stated_limits": list(STATED_LIMITS),
-        "subtables": subtable_metadata(subtables),
+        "subtables": subtable_metadata(plan),
     }

@@ -1,14 +1,15 @@
-"""Record level: encode the SA column to integer codes, count, and give every record its
-sub-table id (spec section 2.6), all vectorised - no per-record Python loop.
+"""Record level: check that the sensitive attribute (SA) is categorical, encode it to integer
+codes and count its values, all vectorised (no per-record Python loop).
 
-Records of value x are consumed in original row order, in group order: the first group that
-contains x takes x's first records, and so on. Optionally a seeded permutation (via `Noise`)
-decides which records of a value go where; counts are identical either way.
+Missing values have ONE spelling everywhere PP shows or writes them: `MISSING_LABEL`
+("(missing)"), in the plan, the evaluation, the published CSV and its metadata. Whether they are
+dropped or counted as a category of their own is the user's explicit choice (spec 1.1).
+
+No message here names a raw value or states an exact count (an analyst may read it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,10 +17,17 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.privacy import Noise
 
 MissingPolicy = Literal["error", "drop", "category"]
+MISSING_POLICIES = ("error", "drop", "category")
 MISSING_LABEL = "(missing)"
+
+# A sensitive attribute with more distinct values than this is not a small-domain attribute:
+# PP would make one group per value and a page would list every value.
+MAX_SA_VALUES = 1000
+# Below this many distinct values a column is categorical whatever its share of distinct values
+# (the thesis's Figure 9 has 10 values in 42 rows).
+FEW_VALUES = 20
 
 
 @dataclass(frozen=True)
@@ -36,89 +44,111 @@ class EncodedSA:
         return {self.labels[i]: int(c) for i, c in enumerate(bins) if c > 0}
 
 
+def _is_nested(series: pd.Series) -> bool:
+    """A list, struct or map column (Parquet nested types, or Python containers in objects)."""
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        t = dtype.pyarrow_dtype
+        return bool(
+            pa.types.is_list(t)
+            or pa.types.is_large_list(t)
+            or pa.types.is_fixed_size_list(t)
+            or pa.types.is_struct(t)
+            or pa.types.is_map(t)
+        )
+    if not pd.api.types.is_object_dtype(dtype):
+        return False
+    sample = series.dropna().iloc[:1000]
+    return any(isinstance(v, (list, tuple, dict, set, np.ndarray)) for v in sample)
+
+
+_FIX = "Bin it into a few categories first, or pick another column."
+
+
+def nested_column_error(name: str) -> InputError:
+    return InputError(
+        f"column '{name}' holds lists or structs, not single values: PP needs a categorical "
+        "sensitive attribute. Pick a column of plain values or flatten it first."
+    )
+
+
+def check_distinct(name: str, distinct: int, present: int) -> None:
+    """Refuse a column with too many distinct values (of `present` non-missing values)."""
+    if distinct > MAX_SA_VALUES:
+        raise InputError(
+            f"column '{name}' looks continuous (more than {MAX_SA_VALUES:,} distinct values): PP "
+            f"needs a categorical sensitive attribute with few values. {_FIX}"
+        )
+    if distinct > FEW_VALUES and 2 * distinct > present:
+        raise InputError(
+            f"column '{name}' looks continuous (more than half of its values are distinct): PP "
+            f"needs a categorical sensitive attribute with few values. {_FIX}"
+        )
+
+
+def check_categorical(series: pd.Series) -> None:
+    """Refuse, before anything is computed, a sensitive attribute that is not a small categorical
+    domain: nested (list/struct) values, more than `MAX_SA_VALUES` distinct values, more than
+    half of the non-missing rows distinct, or a float column of non-whole numbers with many
+    distinct values (a measurement such as a longitude). One line, no value, no exact count."""
+    name = series.name
+    if _is_nested(series):
+        raise nested_column_error(name)
+    try:
+        distinct = int(series.nunique(dropna=True))
+    except TypeError:  # unhashable values that the sample above did not catch
+        raise InputError(
+            f"column '{name}' holds values that cannot be compared (lists, dicts or similar): "
+            "PP needs a categorical sensitive attribute. Pick a column of plain values."
+        ) from None
+    check_distinct(name, distinct, int(series.notna().sum()))
+    if distinct > 2 * FEW_VALUES and pd.api.types.is_float_dtype(series.dtype):
+        values = series.dropna().to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
+            raise InputError(
+                f"column '{name}' looks continuous (a decimal measurement with many distinct "
+                f"values): PP needs a categorical sensitive attribute with few values. {_FIX}"
+            )
+
+
+def value_labels(series: pd.Series) -> np.ndarray:
+    """The text label of every value (object array of str), missing as `MISSING_LABEL`: the one
+    spelling the plan, the evaluation and the published CSV share. Vectorised: one factorize,
+    then `str` of each distinct value only."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    table = np.array([str(u) for u in uniques] + [MISSING_LABEL], dtype=object)
+    return table[np.asarray(codes, dtype=np.int64)]  # code -1 (missing) -> the last entry
+
+
 def encode_sa(series: pd.Series, missing: MissingPolicy = "error") -> EncodedSA:
-    """Integer codes for the SA column; missing values need an explicit choice (spec 1.1)."""
+    """Integer codes for the SA column; missing values need an explicit choice (spec 1.1).
+
+    The column is first checked to be categorical (`check_categorical`)."""
     if len(series) == 0:
         raise InputError("the table is empty: there are no records to balance. Provide data rows.")
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    codes = np.asarray(codes, dtype=np.int64)
-    labels = [str(u) for u in uniques]
-    n_missing = int((codes < 0).sum())
-    if n_missing:
-        if missing == "error":
-            raise InputError(
-                f"the sensitive attribute '{series.name}' has {n_missing} missing value(s). Choose "
-                "to drop those records or to treat 'missing' as a category of its own "
-                "(CLI: --missing drop|category)."
-            )
-        if missing == "category":
-            labels.append(MISSING_LABEL)
-            codes = np.where(codes < 0, len(labels) - 1, codes)
-        elif missing != "drop":
-            raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
-    # distinct raw values may print the same (1 and "1"): merge them under one label
-    unique_labels = list(dict.fromkeys(labels))
-    if len(unique_labels) != len(labels):
-        remap = np.array([unique_labels.index(lab) for lab in labels], dtype=np.int64)
-        codes = np.where(codes >= 0, remap[np.maximum(codes, 0)], -1)
-        labels = unique_labels
-    return EncodedSA(codes=codes, labels=labels, n_missing=n_missing, missing_policy=missing)
-
-
-def _sort_codes(codes: np.ndarray, n_labels: int) -> np.ndarray:
-    """Stable argsort of the codes; small integer types let numpy use its O(n) radix sort."""
-    if n_labels + 1 < 2**15:
-        return np.argsort(codes.astype(np.int16), kind="stable")
-    return np.argsort(codes, kind="stable")
-
-
-def assign_records(
-    codes: np.ndarray,
-    labels: Sequence[str],
-    groups: Sequence[dict[str, int]],
-    noise: Noise | None = None,
-) -> np.ndarray:
-    """Group index (0-based) per record, -1 for dropped records (code -1).
-
-    `noise=None`: original row order within each value; otherwise a random permutation from
-    `noise` decides which records of a value go to which group.
-    """
-    codes = np.asarray(codes, dtype=np.int64)
-    index = {lab: i for i, lab in enumerate(labels)}
-    entry_code, entry_group, entry_count = [], [], []
-    for g, group in enumerate(groups):
-        for value, count in group.items():
-            entry_code.append(index[value])
-            entry_group.append(g)
-            entry_count.append(count)
-    entry_code = np.asarray(entry_code, dtype=np.int64)
-    entry_group = np.asarray(entry_group, dtype=np.int64)
-    entry_count = np.asarray(entry_count, dtype=np.int64)
-    # entries sorted by (value, group): concatenated, they tile the records sorted by value
-    by = np.lexsort((entry_group, entry_code))
-    per_record_group = np.repeat(entry_group[by], entry_count[by])
-    kept = codes >= 0
-    n_dropped = int((~kept).sum())
-    if per_record_group.size != codes.size - n_dropped:
-        raise ValueError("group counts do not add up to the number of records")
-    if noise is None:
-        order = _sort_codes(codes, len(labels))
-    else:
-        perm = noise.permutation(codes.size)
-        order = perm[_sort_codes(codes[perm], len(labels))]
-    out = np.full(codes.size, -1, dtype=np.int64)
-    out[order[n_dropped:]] = per_record_group  # dropped records (-1) sort first
-    return out
-
-
-def group_counts(
-    codes: np.ndarray, assignment: np.ndarray, labels: Sequence[str], n_groups: int
-) -> list[dict[str, int]]:
-    """Per group: value -> count, recomputed from a record-level assignment (for checks)."""
-    kept = assignment >= 0
-    flat = assignment[kept] * len(labels) + codes[kept]
-    keys, counts = np.unique(flat, return_counts=True)
-    out: list[dict[str, int]] = [{} for _ in range(n_groups)]
-    for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
-        out[key // len(labels)][labels[key % len(labels)]] = count
-    return out
+    if missing not in MISSING_POLICIES:
+        raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
+    check_categorical(series)
+    is_missing = series.isna().to_numpy()
+    n_missing = int(is_missing.sum())
+    if n_missing and missing == "error":
+        raise InputError(
+            f"the sensitive attribute '{series.name}' has missing values. Choose to drop those "
+            "records or to count 'missing' as a category of its own (CLI: --missing drop|category)."
+        )
+    labels_per_row = value_labels(series)
+    if n_missing and missing == "drop":
+        codes = np.full(len(series), -1, dtype=np.int64)
+        kept_codes, labels = pd.factorize(labels_per_row[~is_missing])
+        codes[~is_missing] = kept_codes
+    else:  # no missing value, or missing counted as the category MISSING_LABEL
+        codes, labels = pd.factorize(labels_per_row)
+    # text labels: distinct raw values that print the same (1 and "1") share one label
+    return EncodedSA(
+        codes=np.asarray(codes, dtype=np.int64),
+        labels=[str(v) for v in labels],
+        n_missing=n_missing,
+        missing_policy=missing,
+    )

@@ -5,9 +5,9 @@ Exact quantities are strings "a/b" (or "n" when whole); counts are ints.
 
 from __future__ import annotations
 
+from core.balancing.names import STATED_LIMITS, frac
 from core.balancing.phase1 import TraceRow, iter_orders
 from core.balancing.plan import STATUS_NOTHING, PartitionPlan
-from core.balancing.publish import STATED_LIMITS, frac
 from core.balancing.subtables import SubTable
 
 MERGE_LABEL = "project design (not from the thesis): greedy merge while sum n_i p_i increases"

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.balancing.records import MISSING_LABEL, MissingPolicy
+from core.balancing.records import (
+    MAX_SA_VALUES,
+    MISSING_LABEL,
+    MISSING_POLICIES,
+    MissingPolicy,
+    check_distinct,
+    nested_column_error,
+)
 from core.errors import InputError
 
 
@@ -38,26 +45,35 @@ def count_values(frame, sa: str, missing: MissingPolicy = "error") -> dict[str, 
         raise InputError(
             f"sensitive attribute column '{sa}' not found. Columns: {', '.join(frame.columns)}."
         )
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    if missing not in MISSING_POLICIES:
+        raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
+    if isinstance(frame.schema[sa].dataType, (ArrayType, MapType, StructType)):
+        raise nested_column_error(sa)
     value = fn.col(sa).cast("string")
     rows = (
         frame.select(value.alias("v"), fn.monotonically_increasing_id().alias("i"))
         .groupBy("v")
         .agg(fn.count(fn.lit(1)).alias("n"), fn.min("i").alias("first"))
+        .limit(MAX_SA_VALUES + 2)  # a continuous column is refused, not collected
         .collect()
     )
     if not rows:
         raise InputError("the table is empty: there are no records to balance. Provide data rows.")
+    present = [r for r in rows if r["v"] is not None]
+    check_distinct(sa, len(present), sum(int(r["n"]) for r in present))
     rows.sort(key=lambda r: r["first"])
     n_missing = sum(int(r["n"]) for r in rows if r["v"] is None)
     if n_missing and missing == "error":
         raise InputError(
-            f"the sensitive attribute '{sa}' has {n_missing} missing value(s). Choose "
-            "to drop those records or to treat 'missing' as a category of its own "
-            "(CLI: --missing drop|category)."
+            f"the sensitive attribute '{sa}' has missing values. Choose to drop those records or "
+            "to count 'missing' as a category of its own (CLI: --missing drop|category)."
         )
-    if missing not in ("error", "drop", "category"):
-        raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
-    counts = {str(r["v"]): int(r["n"]) for r in rows if r["v"] is not None}
-    if n_missing and missing == "category":
-        counts[MISSING_LABEL] = counts.get(MISSING_LABEL, 0) + n_missing
+    counts: dict[str, int] = {}
+    for r in rows:  # first appearance, missing as the category MISSING_LABEL where chosen
+        if r["v"] is None and missing != "category":
+            continue
+        label = MISSING_LABEL if r["v"] is None else str(r["v"])
+        counts[label] = counts.get(label, 0) + int(r["n"])
     return counts

@@ -1,24 +1,24 @@
-"""PP publication on Apache Spark (issue 11): assign records to sub-tables and perturb them on
-the executors, for tables larger than memory; no record is collected to the driver.
+"""PP publication on Apache Spark (issue 11): rows drawn and perturbed on the executors, for
+tables larger than memory; no record is collected to the driver.
 
-Randomness is DERIVED FROM A SECRET KEY, not drawn per record in the driver: per-record draws
-made in the driver would have to be shipped to the executors (memory and traffic per record),
-while a keyed pseudo-random function lets every executor compute its records' draws on its own.
-The key is 248 bits drawn in the driver from `Noise` (secure mode: OpenDP's sampler over OS
-entropy; seeded mode: the seed, reproducible and labelled). It is never written out: it lives
-only in this process and in the Spark plan sent to the executors, which see the data anyway.
+The plan is the release plan of the in-memory path (`core.balancing.release`): only the exact
+value counts reach the driver, the plan's noise is drawn there through the same
+`DiscreteLaplace`, and the sub-tables' `PPRandomization` objects are recorded on the accountant
+exactly as in memory (same labels, ρ1ᵢ, retention pᵢ, domain size mᵢ, posterior bound).
+
+Per-row randomness is DERIVED FROM A SECRET KEY, not drawn per record in the driver (that would
+ship one draw per record to the executors). The key is 248 bits drawn in the driver from the
+release's noise source, under the sub-table mechanisms (secure mode: OpenDP's sampler over OS
+entropy; seeded mode: the seed, reproducible and labelled). It is never written out.
 
     draw(tag, id, n) = (first 120 bits of SHA-256(key ':' tag ':' id)) mod n
 
-`id` is the record's position key (Spark's monotonically increasing id over the file's splits)
-and `tag` separates the uses (record order, keep, pick, output shuffle). Without the key the
-draws are unpredictable (SHA-256 as a PRF); `mod n` for n < 2^63 is biased by at most
-n / 2^120 < 2^-57, where the in-memory path (`core.balancing.publish`) samples exactly.
-
-Mechanism (as in memory, spec 6.2): record of value x in sub-table i keeps x with probability
-p_i = a/b (r = draw(keep) < a with r in {0..b-1}), else takes the draw(pick)-th value of D_i;
-rows are written in a keyed random order. Privacy claim: the worst-case posterior of every
-SA' value is <= rho2 (checked by `publishable_subtables` before anything is written).
+`tag` separates the uses (slot, keep, pick, output shuffle); `mod n` for n < 2^63 is biased by
+at most n / 2^120 < 2^-57, where the in-memory path samples exactly. The mechanism is the
+in-memory one (`core.balancing.assign`): with the SA alone the rows are the plan's slots; with
+declared columns each record takes a uniformly drawn slot of its value (of all slots when its
+value has none), then keeps its value with probability p_i = a/b (draw(keep) < a) or takes the
+draw(pick)-th value of D_i. Privacy claim: as `core.balancing.publish.publish`.
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.balancing.plan import PartitionPlan
-from core.balancing.publish import SUBTABLE_COLUMN, publication_metadata, publishable_subtables
+import numpy as np
+
+from core.balancing.assign import Slots
+from core.balancing.names import SEEDED_MARKER, SEEDED_VALUE, SUBTABLE_COLUMN
+from core.balancing.publish import ROWS_FROM_RECORDS, ROWS_FROM_SLOTS, publication_metadata
 from core.balancing.records import MISSING_LABEL
-from core.errors import InputError
-from core.privacy import Noise
+from core.balancing.release import ReleasePlan, ReleaseSettings, release_plan
+from core.privacy import Accountant, Noise
 
 KEY_WORDS = 4  # 4 x 62 bits = 248-bit key
 
@@ -55,97 +58,122 @@ def draw(key: str, tag: str, rid, n):
     return fn.pmod(x, n.cast(wide)).cast("bigint")
 
 
+def _key_under_mechanisms(plan: ReleasePlan, accountant: Accountant) -> str:
+    """Record every sub-table mechanism on the accountant; the key is drawn under the first."""
+    key = None
+    for m in plan.mechanisms:
+        with accountant.drawing(m) as noise:
+            if key is None:
+                key = secret_key(noise)
+    return key
+
+
 def publish_spark(
     spark,
     frame,
     sa: str,
-    plan: PartitionPlan,
-    noise: Noise,
+    counts: dict[str, int],
+    columns: Sequence[str],
+    settings: ReleaseSettings,
+    accountant: Accountant,
     out: Path,
-    *,
-    accept_fallback: bool = False,
-    missing: str = "error",
-    drop_columns: Sequence[str] = (),
-    record_order: str = "original",
-) -> dict:
-    """Perturb `frame` (the table the plan's counts were taken from, same missing-value policy)
-    and write one CSV to `out`; returns the metadata. Raises InputError, writing nothing, when
-    the plan is refused."""
-    from pyspark.sql import Window
+) -> tuple[dict, ReleasePlan]:
+    """Publish `frame` (whose exact SA counts, per `settings.missing`, are `counts`) as one CSV
+    at `out`; returns (metadata, release plan). Raises InputError, writing nothing, on a
+    refusal. `columns` come from `core.balancing.columns.published_columns`."""
     from pyspark.sql import functions as fn
 
-    subtables, fallback = publishable_subtables(plan, accept_fallback)
-    for col in drop_columns:
-        if col not in frame.columns:
-            raise InputError(
-                f"column to drop '{col}' not found. Columns: {', '.join(frame.columns)}."
+    plan = release_plan(counts, settings, accountant)
+    slots = Slots.of(plan.subtables)
+    key = _key_under_mechanisms(plan, accountant)
+    from_records = list(columns) != [sa]
+    ends = np.cumsum(slots.count)
+    runs = spark.createDataFrame(
+        [
+            (k, int(g), int(loc), int(e - c), int(e))
+            for k, (g, loc, c, e) in enumerate(
+                zip(slots.group, slots.local, slots.count, ends, strict=True)
             )
-    key = secret_key(noise)
-    value = fn.col(sa).cast("string")
-    if missing == "category":
-        value = fn.coalesce(value, fn.lit(MISSING_LABEL))
-    data = frame.withColumn("_v", value).where(fn.col("_v").isNotNull())
-    data = data.withColumn("_rid", fn.monotonically_increasing_id())
-
-    groups = [s.counts for s in subtables]
-    if fallback:
-        data = data.withColumn("_g", fn.lit(0))
-    else:  # records of x, in (keyed) order, fill the groups holding x in group order
-        order = (
-            fn.col("_rid")
-            if record_order == "original"
-            else draw(key, "order", fn.col("_rid"), 2**62)
-        )
-        data = data.withColumn(
-            "_rank", fn.row_number().over(Window.partitionBy("_v").orderBy(order, "_rid"))
-        )
-        quotas, filled = [], {}
-        for g, group in enumerate(groups):
-            for x, count in group.items():
-                lo = filled.get(x, 0)
-                quotas.append((x, lo + 1, lo + count, g))
-                filled[x] = lo + count
-        quota = spark.createDataFrame(quotas, "_qv string, _lo long, _hi long, _g int")
-        data = data.join(
-            fn.broadcast(quota),
-            (data["_v"] == quota["_qv"]) & data["_rank"].between(quota["_lo"], quota["_hi"]),
-        )
-    params = spark.createDataFrame(
-        [(g, s.p.numerator, s.p.denominator, s.m) for g, s in enumerate(subtables)],
-        "_pg int, _num long, _den long, _m long",
+        ],
+        "_run long, _g int, _loc long, _lo long, _hi long",
     )
-    domain = spark.createDataFrame(
-        [(g, k, x) for g, s in enumerate(subtables) for k, x in enumerate(s.counts)],
-        "_dg int, _dk long, _dx string",
-    )
-    data = data.join(fn.broadcast(params), data["_g"] == params["_pg"])
-    keep = draw(key, "keep", fn.col("_rid"), fn.col("_den")) < fn.col("_num")
-    data = data.withColumn("_keep", keep).withColumn(
-        "_k", draw(key, "pick", fn.col("_rid"), fn.col("_m"))
-    )
-    data = data.join(
-        fn.broadcast(domain), (data["_g"] == domain["_dg"]) & (data["_k"] == domain["_dk"]), "left"
-    )
-    published = fn.when(fn.col("_keep"), fn.col("_v")).otherwise(fn.col("_dx"))
-    columns = [
-        published.alias(sa) if c == sa else fn.col(f"`{c}`")
-        for c in frame.columns
-        if c not in drop_columns
+    if from_records:
+        data = _records_with_slots(frame, sa, slots, settings, key, runs, spark)
+    else:  # the plan's slots: one row per slot, no record read
+        data = runs.withColumn("_i", fn.explode(fn.sequence(fn.col("_lo"), fn.col("_hi") - 1)))
+        data = data.withColumn("_rid", fn.col("_i").cast("string"))
+    data = _perturbed(data, plan, slots, key, spark)
+    published = [
+        fn.col("_y").alias(sa)
+        if c == sa
+        else fn.coalesce(fn.col(f"`{c}`").cast("string"), fn.lit(MISSING_LABEL)).alias(c)
+        for c in columns
     ]
+    leading = [] if accountant.noise.is_secure else [fn.lit(SEEDED_VALUE).alias(SEEDED_MARKER)]
     table = data.orderBy(draw(key, "shuffle", fn.col("_rid"), 2**62), "_rid").select(
-        *columns, (fn.col("_g") + 1).alias(SUBTABLE_COLUMN)
+        *leading, *published, (fn.col("_g") + 1).alias(SUBTABLE_COLUMN)
     )
     _write_one_csv(table, out)
     metadata = publication_metadata(
-        plan, subtables, noise, sa=sa, fallback=fallback, record_order=record_order,
-        missing_policy=missing, drop_columns=drop_columns,
-    )  # fmt: skip
+        plan,
+        settings,
+        accountant,
+        sa=sa,
+        columns=columns,
+        rows_from=ROWS_FROM_RECORDS if from_records else ROWS_FROM_SLOTS,
+        missing_policy=settings.missing,
+    )
     metadata["engine"] = {
         "name": "spark",
         "randomness": "derived: SHA-256 keyed by a 248-bit secret drawn from the noise source "
         "in the driver (never written); draws mod n biased by at most n / 2^120 < 2^-57",
     }
-    return metadata
+    return metadata, plan
+
+
+def _records_with_slots(frame, sa, slots: Slots, settings, key, runs, spark):
+    """Each record's slot: uniform among its value's slots (all slots if its value has none)."""
+    from pyspark.sql import functions as fn
+
+    value = fn.col(sa).cast("string")
+    if settings.missing == "category":
+        value = fn.coalesce(value, fn.lit(MISSING_LABEL))
+    data = frame.withColumn("_v", value).where(fn.col("_v").isNotNull())
+    data = data.withColumn("_rid", fn.monotonically_increasing_id())
+    totals = slots.value_totals()
+    first = np.concatenate(([0], np.cumsum(totals)[:-1]))
+    per_value = spark.createDataFrame(
+        [(v, int(t), int(f)) for v, t, f in zip(slots.values, totals, first, strict=True)],
+        "_pv string, _total long, _first long",
+    )
+    data = data.join(fn.broadcast(per_value), data["_v"] == per_value["_pv"], "left")
+    high = fn.coalesce(fn.col("_total"), fn.lit(slots.n_slots))
+    data = data.withColumn(
+        "_i", fn.coalesce(fn.col("_first"), fn.lit(0)) + draw(key, "slot", fn.col("_rid"), high)
+    )
+    return data.join(fn.broadcast(runs), (data["_i"] >= runs["_lo"]) & (data["_i"] < runs["_hi"]))
+
+
+def _perturbed(data, plan: ReleasePlan, slots: Slots, key, spark):
+    """`_y`: the row's value kept with p_i, else the draw(pick)-th value of D_i."""
+    from pyspark.sql import functions as fn
+
+    params = spark.createDataFrame(
+        [(g, s.p.numerator, s.p.denominator, s.m) for g, s in enumerate(plan.subtables)],
+        "_pg int, _num long, _den long, _m long",
+    )
+    domain = spark.createDataFrame(
+        [(g, k, x) for g, d in enumerate(slots.domains) for k, x in enumerate(d)],
+        "_dg int, _dk long, _dx string",
+    )
+    data = data.join(fn.broadcast(params), data["_g"] == params["_pg"])
+    keep = draw(key, "keep", fn.col("_rid"), fn.col("_den")) < fn.col("_num")
+    local = fn.when(keep, fn.col("_loc")).otherwise(draw(key, "pick", fn.col("_rid"), fn.col("_m")))
+    data = data.withColumn("_k", local)
+    data = data.join(
+        fn.broadcast(domain), (data["_g"] == domain["_dg"]) & (data["_k"] == domain["_dk"])
+    )
+    return data.withColumn("_y", fn.col("_dx"))
 
 
 def _write_one_csv(table, out: Path) -> None:

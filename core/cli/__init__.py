@@ -24,6 +24,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -37,10 +38,10 @@ SUBCOMMANDS: dict[str, str] = {
     "datasets": "core.cli.demos",  # deprecated alias of `demos`
     "dataset": "core.cli.dataset",
     "report": "core.cli.report",
-    "htf": "core.spatial.cli",
-    "compare": "core.spatial.cli",
-    "release": "core.spatial.release_cli",
-    "balance": "core.balancing.cli",
+    "htf": "core.cli.location",
+    "compare": "core.cli.location",
+    "release": "core.cli.location",
+    "balance": "core.cli.balance",
     "sql": "core.dpsql.cli",
 }
 
@@ -151,6 +152,8 @@ def _json_default(obj):
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    args = None
+    previous = _on_sigterm_raise()
     try:
         parser = build_parser(argv)
         args = parser.parse_args(argv)
@@ -170,11 +173,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except sqlite3.Error as exc:
         from core.registry.dberrors import registry_error
 
-        return _fail(str(registry_error(exc)))
+        return _fail(str(registry_error(exc, _registry_path(args))))
     except OSError as exc:
         return _fail(_os_error_line(exc))
     except KeyboardInterrupt:
         return _fail("interrupted.", code=130)
+    except Terminated:
+        return _fail("terminated (SIGTERM); no output file was left half-written.", code=143)
     except Exception as exc:
         if os.environ.get(DEBUG_ENV) == "1":
             raise
@@ -182,9 +187,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"internal error ({type(exc).__name__}): a fault in DP Explorer, not in your input. "
             f"Fix: report it with the command line (run with {DEBUG_ENV}=1 for the details)."
         )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is, so that `with` blocks clean up: the atomic writer
+    removes its temporaries and an open registry transaction rolls back."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _on_sigterm_raise():
+    """Install the SIGTERM handler (main thread only); returns the previous one."""
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread (e.g. called from a server)
+        return None
 
 
 DEBUG_ENV = "DPX_DEBUG"
+
+
+def _registry_path(args) -> str | None:
+    """The registry file this command used (for the message), if it can be told."""
+    if args is None:
+        return None
+    from pathlib import Path
+
+    from core.registry.store import FILE_NAME, default_directory
+
+    directory = getattr(args, "registry", None)
+    return str((Path(directory).expanduser() if directory else default_directory()) / FILE_NAME)
 
 
 def _short(value, limit: int = 160) -> str:

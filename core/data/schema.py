@@ -14,6 +14,8 @@ from core.errors import InputError
 def columns_of(path: str | Path) -> list[str]:
     """The column names of a CSV (header line, separator sniffed) or Parquet (footer) file."""
     path = Path(path)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Fix: check the path.")
     try:
         if path.suffix.lower() in (".parquet", ".pq"):
             import pyarrow.parquet as pq
@@ -37,8 +39,8 @@ def require_columns(path: str | Path, wanted: dict[str, str | None], table: str 
     columns = columns_of(path)
     for role, name in wanted.items():
         if name is not None and name not in columns:
-            where = f"table '{table}'" if table else Path(path).name
+            where = f" '{table}'" if table else ""
             raise InputError(
-                f"{role} column '{name}' is not in {where} (columns: {', '.join(columns)}). "
-                "Nothing was charged."
+                f"{role} column '{name}' is not in the table{where} (columns: "
+                f"{', '.join(columns)}). Nothing was charged."
             )

@@ -300,7 +300,10 @@ def _write_whole(path: Path, text: str) -> None:
     try:
         write_text(path, text)
     except InputError as err:
-        raise InputError(f"DPX-C006 {err}") from None
+        reason, _, fix = str(err).partition(" Fix: ")
+        raise InputError(
+            f"DPX-C006 {reason} Fix: {fix or 'choose a writable file path.'}"
+        ) from None
 
 
 def _result_text(out: dict) -> str:

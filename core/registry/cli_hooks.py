@@ -14,9 +14,7 @@ Seeded runs are recorded as labelled demo runs and never count as releases.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 
 from core import cliargs
 from core.errors import InputError
@@ -25,22 +23,16 @@ from core.registry.governed import (
     Handler,
     Tool,
     as_json,
-    check_columns,
-    compute_after_charge,
-    keeps_own_output,
     noise_mode,
     open_registry,
     params_of,
-    refused_if_bad,
     registry_info,
     registry_line,
     remaining_text,
     resolve_dataset,
-    run_unchanged,
-    single_table,
 )
 from core.registry.ledger import RegistryLedger, mechanisms_from_spends
-from core.registry.models import Dataset, Mechanism, RunKind
+from core.registry.models import Dataset
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -61,91 +53,6 @@ def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
         default=None,
         help="a registered dataset (see `dpx dataset`): its files are read and its budget charged",
     )
-
-
-# -- htf -------------------------------------------------------------------------------------
-def govern_htf(handler: Handler) -> Handler:
-    """Wrap `dpx htf` (and `dpx release --method M`): charges the full --epsilon before the
-    points are read. The recorded tool is "htf", or the requested method of `dpx release`."""
-
-    def run(args):
-        tool_name = str(getattr(args, "method", None) or Tool.HTF.value).lower()
-        registered = args.dataset is not None
-        if registered and args.input:
-            raise InputError("give INPUT or --dataset NAME, not both.")
-        if not registered and not args.input:
-            raise InputError(
-                f"dpx {getattr(args, 'command', None) or 'htf'} needs INPUT (a CSV/Parquet "
-                "file) or --dataset NAME."
-            )
-        if not args.epsilon > 0:
-            raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
-        from core.spatial.cli import bbox_from_args  # a bad --bbox/--region: refused uncharged
-
-        if bbox_from_args(args) is None and args.seed is None:
-            raise InputError(
-                "no --bbox given. The bounding box is public and must not come from the private "
-                "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
-            )
-        registry = open_registry(args, registered)
-        dataset = resolve_dataset(registry, Tool.HTF, args) if registered else None
-        if dataset is not None:
-            args.input = single_table(dataset, Tool.HTF)
-            refused_if_bad(
-                registry,
-                Tool.HTF,
-                args,
-                lambda: check_columns(args.input, {"latitude": args.lat, "longitude": args.lon}),
-            )
-        release = None
-        if registry is not None:
-            release = registry.charge(
-                "location",
-                None if dataset is None else dataset.name,
-                {**params_of(args), "method": tool_name},
-                [Mechanism(f"{tool_name}: location histogram (planned total)", args.epsilon)],
-                noise_mode(args),
-                privacy={"unit": "one point (one row of the table)"},
-            )
-        if keeps_own_output(release, args):
-            return run_unchanged(registry, release, handler, args)
-        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
-        artefact = {k: v for k, v in result.items() if not k.startswith("n_points")}
-        spends = [make_spend(**s) for s in result.get("ledger", [])]
-        rows = mechanisms_from_spends(spends) if spends else None
-        if rows is not None and tool_name == Tool.HTF.value:
-            rows = [_htf_row(m) for m in rows]
-        if rows is not None and abs(sum(m.cost.epsilon for m in rows) - release.epsilon) > 1e-6:
-            rows = None  # the tool's ledger does not add up to the charge: keep the plan row
-        registry.attach(release.id, artefact, rows)
-        if release.kind is RunKind.RELEASE:
-            result["registry"] = registry_info(registry, release)
-        return result if args.json else _htf_text(result, result.get("registry"))
-
-    return run
-
-
-def _htf_row(m: Mechanism) -> Mechanism:
-    """HTF's node counts are Laplace with sensitivity 1 (one point changes one count by 1)."""
-    if "counts" in m.label and m.cost.epsilon > 0:
-        return Mechanism(m.label, m.cost.epsilon, m.cost.delta, 1.0, 1.0 / m.cost.epsilon)
-    return m
-
-
-def _htf_text(result: dict, info: dict | None) -> str:
-    height = "" if result.get("height") is None else f", height {result['height']}"
-    lines = [
-        f"{result.get('label') or 'HTF'} release: {result['n_leaves']} leaves{height}, "
-        f"mode {result['mode']}",
-        "epsilon: " + ", ".join(f"{k} {v:g}" for k, v in result["epsilon"].items()),
-    ]
-    if "warning" in result:
-        lines.append(result["warning"])
-    if "out" in result:
-        lines.append(f"written to {result['out']}")
-    if info is not None:
-        lines.append(registry_line(info))
-    return "\n".join(lines)
 
 
 # -- sql -------------------------------------------------------------------------------------
@@ -240,71 +147,3 @@ def _use_dataset_tables(args, dataset: Dataset) -> None:
     args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
     # the dataset's public tables, plus any public table given on the command line
     args.public = [f"{t.name}={t.path}" for t in dataset.public_tables] + list(args.public)
-
-
-# -- balance ---------------------------------------------------------------------------------
-def govern_balance(handler: Handler) -> Handler:
-    """Wrap `dpx balance`: PP is not ε-DP; a run is recorded as a (ρ1, ρ2) publication that
-    charges no ε, before the table is read."""
-
-    def run(args):
-        registered = args.dataset is not None
-        if registered and (args.input or args.freqs):
-            raise InputError("give INPUT/--freqs or --dataset NAME, not both.")
-        registry = open_registry(args, registered)
-        dataset = resolve_dataset(registry, Tool.PP, args) if registered else None
-        if dataset is not None:
-            args.input = single_table(dataset, Tool.PP)
-            refused_if_bad(
-                registry,
-                Tool.PP,
-                args,
-                lambda: check_columns(args.input, {"sensitive attribute": args.sa}),
-            )
-        release = None
-        if registry is not None:
-            release = registry.charge(
-                Tool.PP.value,
-                None if dataset is None else dataset.name,
-                params_of(args),
-                [],
-                noise_mode(args),
-                privacy={
-                    "model": "(rho1, rho2)-privacy (PP balancing); not epsilon-DP",
-                    "rho1": args.rho1,
-                    "rho2": args.rho2,
-                    "unit": "one record",
-                },
-            )
-        if keeps_own_output(release, args):
-            return run_unchanged(registry, release, handler, args)
-        result = compute_after_charge(registry, release, lambda: as_json(handler, args))
-        artefact = dict(result)
-        published = result.get("published")
-        if published:
-            meta = Path(published["metadata"])
-            if meta.is_file():
-                artefact["published_metadata"] = json.loads(meta.read_text())
-        registry.attach(release.id, artefact)
-        if release.kind is RunKind.RELEASE:
-            result["registry"] = registry_info(registry, release)
-        if args.json:
-            return result
-        lines = [
-            f"PP partition: status {result['status']}, {len(result['groups'])} groups, "
-            f"rho1 {result['rho1']}, rho2 {result['rho2']}"
-        ]
-        if result.get("published"):
-            pub = result["published"]
-            lines.append(
-                f"published {pub['rows']} rows to {pub['out']} (metadata {pub['metadata']})"
-            )
-        if "registry" in result:
-            lines.append(
-                registry_line(result["registry"]).replace(
-                    "charged epsilon 0, delta 0", "a (rho1, rho2) publication, no epsilon charged"
-                )
-            )
-        return "\n".join(lines)
-
-    return run

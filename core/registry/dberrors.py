@@ -41,8 +41,13 @@ class RegistryError(InputError):
     with what happened and what to do; the CLI exits 2 and the app shows it."""
 
 
+SQLITE_IOERR_SHMSIZE = SQLITE_IOERR | (19 << 8)  # no space for the shared-memory file
+
+
 def _code(err: sqlite3.Error) -> int | None:
     code = getattr(err, "sqlite_errorcode", None)
+    if code == SQLITE_IOERR_SHMSIZE:
+        return SQLITE_FULL
     if isinstance(code, int):
         return code & 0xFF  # extended codes carry the primary code in the low byte
     text = str(err).lower()
@@ -61,6 +66,11 @@ def _code(err: sqlite3.Error) -> int | None:
     return None
 
 
+def is_disk_full(err: sqlite3.Error) -> bool:
+    """Did SQLite fail because the disk (or its quota) is full?"""
+    return _code(err) == SQLITE_FULL
+
+
 def registry_error(err: sqlite3.Error, path: str | Path | None = None) -> RegistryError:
     """The one-line `RegistryError` for an SQLite failure of the registry at `path`."""
     where = f" {path}" if path else ""
@@ -74,9 +84,10 @@ def registry_error(err: sqlite3.Error, path: str | Path | None = None) -> Regist
         )
     if code == SQLITE_FULL:
         return RegistryError(
-            f"the disk holding the registry{where} is full ({detail}); the change was not "
-            "recorded. Fix: free space on that disk, then run the command again (`dpx dataset "
-            "reconcile` closes a release that was charged but could not be recorded)."
+            f"the disk holding the registry{where} is full ({detail}); the registry could not "
+            "record this step. Fix: free space on that disk, then run the command again "
+            "(`dpx dataset reconcile` closes a release that was charged but could not be "
+            "recorded)."
         )
     if code in (SQLITE_READONLY, SQLITE_PERM):
         return RegistryError(

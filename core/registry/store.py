@@ -18,6 +18,7 @@ and what to do (`registry_errors`). `backup` copies the registry with SQLite's o
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
@@ -27,8 +28,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.errors import InputError
-from core.files import atomic_outputs, clean_stale, temp_prefix
-from core.registry.dberrors import RegistryError, registry_errors
+from core.files import atomic_outputs, clean_stale, temp_prefix, write_failure
+from core.registry.dberrors import (
+    RegistryError,
+    is_disk_full,
+    registry_error,
+    registry_errors,
+)
 
 __all__ = [
     "APPLICATION_ID",
@@ -295,13 +301,18 @@ def backup(directory: Path, dest: str | Path) -> Path:
     fsync, rename); the copy is checked before it appears. Returns the path written."""
     source = connect(directory)
     try:
-        with atomic_outputs(dest) as (out,), registry_errors(out.temp):
+        with atomic_outputs(dest) as (out,):
             copy = sqlite3.connect(out.temp, isolation_level=None)
             try:
                 copy.execute("PRAGMA journal_mode = MEMORY")
                 source.backup(copy)
                 copy.execute("PRAGMA journal_mode = DELETE")  # a plain file, no WAL beside it
                 check_registry(copy, Path(dest))
+            except sqlite3.Error as err:
+                if is_disk_full(err):
+                    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    raise write_failure(dest, full) from None
+                raise registry_error(err, directory / FILE_NAME) from None
             finally:
                 copy.close()
     finally:

@@ -9,12 +9,17 @@ from html import escape
 from importlib import metadata
 from pathlib import Path
 
+import core.reports.common as common
+import core.reports.location as location
+import core.reports.pp as pp
+import core.reports.sql as sql
 from core import __version__
+from core.balancing.record import PPArtefact
 from core.errors import InputError
 from core.files import write_text
-from core.registry.models import Release, RunKind
-from core.registry.registry import Registry
-from core.reports.sections import accuracy, figures, guarantee, mechanism_table, table
+from core.governance.artefacts import SqlArtefact, artefact_of
+from core.registry import Registry, Release, RunKind, Tool
+from core.spatial.record import LocationArtefact
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;color:#222}
@@ -40,25 +45,64 @@ def versions() -> dict[str, str]:
 
 
 def _what(release: Release) -> str:
-    tool = {"htf": "location histogram (HTF)", "sql": "DP SQL query result", "pp": "PP publication"}
     kind = {
         RunKind.RELEASE: f"a release of registered dataset <b>{escape(str(release.dataset))}</b>",
         RunKind.UNREGISTERED: "an unregistered run (files given directly by the data owner)",
         RunKind.DEMO: "a seeded demo run (not a release)",
     }[release.kind]
-    name = tool.get(release.tool, f"location histogram ({escape(release.tool)})")
-    return f"<p>{name}: {kind}.</p>"
+    return f"<p>{_TOOL_NAMES.get(release.tool, escape(release.tool))}: {kind}.</p>"
+
+
+_TOOL_NAMES = {
+    Tool.LOCATION.value: "location histogram",
+    Tool.SQL.value: "DP SQL query result",
+    Tool.PP.value: "PP publication",
+}
+
+_SECTIONS = {LocationArtefact: location, SqlArtefact: sql, PPArtefact: pp}
+
+
+def _sections(release: Release) -> list[str]:
+    """Guarantee, accuracy and result, rendered from the typed artefact of the record."""
+    art = artefact_of(release)
+    if art is None:
+        unit = release.claim.unit
+        note = (
+            f'<p class="muted">No result is attached (status: {release.status.value}'
+            + (" — charged, never delivered" if release.status.value != "released" else "")
+            + ").</p>"
+        )
+        return [
+            "<h2>Privacy guarantee</h2>",
+            common.dp_claim(release, unit) + common.does_not_mean(release, common.DP_LIMITS),
+            "<h2>Mechanisms</h2>",
+            common.mechanism_table(release),
+            "<h2>Result</h2>",
+            note,
+        ]
+    module = _SECTIONS[type(art)]
+    return [
+        "<h2>Privacy guarantee</h2>",
+        module.guarantee(release, art),
+        "<h2>Mechanisms</h2>",
+        common.mechanism_table(release),
+        "<h2>Accuracy (from public parameters)</h2>",
+        module.accuracy(release, art),
+        "<h2>Result</h2>",
+        module.figures(release, art),
+    ]
 
 
 def render_report(release: Release, dataset_status: dict | None = None) -> str:
-    """The report of `release` as one HTML string. `dataset_status` (spent/total) is shown
-    when given."""
+    """The report of `release` as one HTML string, rendered from its registry record only.
+    `dataset_status` (spent/total) is shown when given."""
     r = release
     summary = [
         ["release id", r.id],
         ["time (UTC)", r.time],
-        ["tool", r.tool],
-        ["dataset", r.dataset],
+        ["tool", r.title],
+        ["dataset", r.dataset or "(unregistered)"],
+        ["unit", r.claim.unit],
         # a failure's message may depend on the data: reports (for stakeholders) withhold it
         ["status", r.status.value + (" — computation failed after the charge" if r.note else "")],
         ["ε charged", r.epsilon if r.kind is RunKind.RELEASE else 0.0],
@@ -84,25 +128,20 @@ def render_report(release: Release, dataset_status: dict | None = None) -> str:
     params = [[k, json.dumps(v) if not isinstance(v, str) else v] for k, v in r.params.items()]
     body = "".join(
         [
-            f"<h1>Release #{r.id}: {escape(r.tool)}"
+            f"<h1>Release #{r.id}: {escape(r.title)}"
             + (f" on {escape(r.dataset)}" if r.dataset else "")
             + "</h1>",
             banner,
             "<h2>What was released</h2>",
             _what(r),
-            table(["field", "value"], summary, "summary"),
-            "<h2>Privacy guarantee</h2>",
-            guarantee(r),
+            common.table(["field", "value"], summary, "summary"),
+            *_sections(r),
             "<h2>Parameters</h2>",
-            table(["parameter", "value"], params, "params"),
-            "<h2>Mechanisms</h2>",
-            mechanism_table(r),
-            "<h2>Accuracy (from public parameters)</h2>",
-            accuracy(r),
-            "<h2>Result</h2>",
-            figures(r),
+            common.table(["parameter", "value"], params, "params"),
             "<h2>Versions</h2>",
-            table(["software", "version"], [[k, v] for k, v in versions().items()], "versions"),
+            common.table(
+                ["software", "version"], [[k, v] for k, v in versions().items()], "versions"
+            ),
         ]
     )
     return (

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from html import escape
+
+from core.viz.colorscale import density_scale, leaf_density
 
 
 def _fmt(v: float) -> str:
@@ -57,43 +58,86 @@ def bar_chart(
     return "".join(parts)
 
 
-def _colour(t: float) -> str:
-    """Light yellow (t=0) to dark red (t=1)."""
-    t = min(1.0, max(0.0, t))
-    r = int(255 - 80 * t)
-    g = int(245 - 215 * t)
-    b = int(200 - 170 * t)
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def leaves_map(leaves: list[dict], rows: int, cols: int, title: str, size: int = 520) -> str:
-    """HTF leaves as rectangles coloured by noisy density (count per cell, log scale).
+def leaves_map(art, title: str, size: int = 560) -> str:
+    """The released leaves as rectangles coloured by noisy density (points per km², on bins
+    fitted to this release), over country and US-state boundaries, with a legend.
     Row 0 is the south edge of the bounding box, so it is drawn at the bottom."""
-    if not leaves:
+    if not art.leaves:
         return f'<p class="muted">{escape(title)}: no leaves.</p>'
-    sx, sy = size / cols, size / rows
-    dens = [
-        max(leaf["noisy_count"], 0)
-        / max(1, (leaf["row1"] - leaf["row0"]) * (leaf["col1"] - leaf["col0"]))
-        for leaf in leaves
-    ]
-    top = math.log1p(max(dens)) or 1.0
+    g = art.grid
+    sx, sy = size / g.cols, size / g.rows
+    dens = leaf_density(art.values, art.leaves, g.bbox, g.rows, g.cols)
+    scale = density_scale(dens)
+    colours = scale.colors_of(dens)
+    legend_h = 36
     parts = [
         f'<svg class="figure leaves-map" role="img" aria-label="{escape(title)}" '
-        f'width="{size}" height="{size + 24}" viewBox="0 0 {size} {size + 24}">',
+        f'width="{size}" height="{size + 24 + legend_h + 10}" '
+        f'viewBox="0 0 {size} {size + 24 + legend_h + 10}">',
         f'<text x="0" y="16" class="fig-title">{escape(title)}</text>',
-        '<g transform="translate(0,24)">',
+        f'<g transform="translate(0,24)"><rect width="{size}" height="{size}" fill="#f4f4f4"/>',
     ]
-    for leaf, d in zip(leaves, dens, strict=True):
-        x = leaf["col0"] * sx
-        y = (rows - leaf["row1"]) * sy
-        w = (leaf["col1"] - leaf["col0"]) * sx
-        h = (leaf["row1"] - leaf["row0"]) * sy
+    for (r0, r1, c0, c1), v, d, fill in zip(art.leaves, art.values, dens, colours, strict=True):
         parts.append(
-            f'<rect x="{x:.2f}" y="{y:.2f}" width="{w:.2f}" height="{h:.2f}" '
-            f'fill="{_colour(math.log1p(d) / top)}" stroke="#333" stroke-width="0.5">'
-            f"<title>rows {leaf['row0']}-{leaf['row1']}, cols {leaf['col0']}-{leaf['col1']}: "
-            f"noisy count {_fmt(leaf['noisy_count'])}</title></rect>"
+            f'<rect class="leaf" x="{c0 * sx:.2f}" y="{(g.rows - r1) * sy:.2f}" width="{(c1 - c0) * sx:.2f}" '
+            f'height="{(r1 - r0) * sy:.2f}" fill="{fill}" stroke="#555" '
+            f'stroke-width="0.3"><title>noisy count {_fmt(v)}; {_fmt(d)} per km²</title></rect>'
         )
-    parts.append("</g></svg>")
+    parts.append(_boundaries(art, size))
+    parts.append("</g>")
+    parts.append(_legend(scale, size, size + 24 + 6))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _boundaries(art, size: int) -> str:
+    """Country and US-state outlines in the bbox (offline public layers), as SVG paths."""
+    try:
+        from core.viz.basemap import reference_layers
+    except Exception:  # noqa: BLE001 - a report without outlines is still a report
+        return ""
+    g = art.grid
+    minlon, minlat, _, maxlat = g.bbox
+    try:
+        layers = reference_layers(tuple(g.bbox))
+    except Exception:  # noqa: BLE001
+        return ""
+
+    def xy(lon: float, lat: float) -> str:
+        east = (lon - minlon) % 360 if g.bbox[0] > g.bbox[2] else lon - minlon
+        x = east / g.width * size if g.width else 0.0
+        y = size - (lat - minlat) / ((maxlat - minlat) or 1) * size
+        return f"{x:.1f},{y:.1f}"
+
+    paths = []
+    for layer, colour, width in ((layers.countries, "#222", 0.9), (layers.states, "#666", 0.5)):
+        for feature in layer.get("features", []):
+            geom = feature.get("geometry") or {}
+            polys = geom.get("coordinates", [])
+            if geom.get("type") == "Polygon":
+                polys = [polys]
+            for poly in polys:
+                for ring in poly:
+                    if len(ring) > 1:
+                        d = "M" + " L".join(xy(lon, lat) for lon, lat in ring) + " Z"
+                        paths.append(
+                            f'<path d="{d}" fill="none" stroke="{colour}" '
+                            f'stroke-width="{width}" opacity="0.8"/>'
+                        )
+    return '<g class="boundaries">' + "".join(paths) + "</g>"
+
+
+def _legend(scale, size: int, y: int) -> str:
+    """The scale's classes as swatches with their bounds (the page's legend, in SVG)."""
+    rows = scale.legend()
+    w = size / max(1, len(rows))
+    parts = [f'<g class="legend" transform="translate(0,{y})">']
+    for k, (label, colour) in enumerate(rows):
+        short = label.split(" (")[0]
+        parts.append(
+            f'<rect x="{k * w:.1f}" y="0" width="{w:.1f}" height="10" fill="{colour}" '
+            f'stroke="#555" stroke-width="0.3"><title>{escape(label)}</title></rect>'
+            f'<text x="{k * w + 2:.1f}" y="21">{escape(short)}</text>'
+        )
+    parts.append(f'<text x="0" y="34">{escape(scale.unit)}</text></g>')
     return "".join(parts)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.methods import get_method
 from core.spatial.queries import (
     DEFAULT_SIZES,
@@ -24,6 +24,7 @@ from core.spatial.queries import (
     random_queries,
     relative_errors,
 )
+from core.spatial.unit import POINT, Unit
 
 EVALUATION_LABEL = "evaluation only — uses the raw data; not differentially private"
 
@@ -78,8 +79,12 @@ def compare(
     shape: str = "random",
     progress: Callable[[float, str], None] | None = None,
     keep_releases: bool = False,
+    unit: Unit = POINT,
 ) -> Comparison:
-    """Run every method `reps` times on F and score it on the same random queries per repetition."""
+    """Run every method `reps` times on F and score it on the same random queries per repetition.
+
+    Each rebuild draws on its own `Accountant` (budget eps_tot, an evaluation stream); nothing
+    is charged to any dataset: these builds are evaluation only."""
     if not eps_tot > 0:
         raise InputError(f"epsilon must be > 0, got {eps_tot}.")
     if reps < 1 or n_queries < 1:
@@ -108,9 +113,9 @@ def compare(
         for m in methods:
             if progress:
                 progress(done / steps, f"repetition {rep + 1}/{reps}: {m}")
-            ledger = BudgetLedger(eps_tot)
+            accountant = Accountant(stream(seed, rep, m), Cost(eps_tot))
             t0 = time.perf_counter()
-            rel = builders[m](F, eps_tot, stream(seed, rep, m), ledger, **method_params.get(m, {}))
+            rel = builders[m](F, eps_tot, accountant, unit=unit, **method_params.get(m, {}))
             P = prefix_sums(rel.density_raster(ny, nx))
             seconds[m].append(time.perf_counter() - t0)
             res = []

@@ -15,29 +15,47 @@ import math
 import numpy as np
 
 from core.spatial.grid import Grid
-from core.spatial.release import Release
+from core.spatial.release import Release, charge_rows
+from core.spatial.unit import POINT
 
 DEMO_BBOX_LABEL = "DEMO — bounding box derived from the data; not differentially private"
-PRIVACY_UNIT = (
-    "record-level epsilon-DP: neighbouring datasets differ by one point; "
-    "a person with k points is protected at k x epsilon"
-)
+PRIVACY_UNIT = POINT.guarantee()  # the default unit's claim (a release states its own)
 DROPPED_NOTE = "n_points_dropped is a private statistic for the data owner and is NOT included here"
 
 
-def leaf_bounds(release: Release, grid: Grid) -> np.ndarray:
-    """(k, 4) lon/lat bounds (minlon, minlat, maxlon, maxlat) of every leaf."""
+def leaf_bounds(release: Release, grid: Grid, unwrapped: bool = False) -> np.ndarray:
+    """(k, 4) lon/lat bounds (minlon, minlat, maxlon, maxlat) of every leaf.
+
+    Longitudes are in [-180, 180]; in a bbox across the antimeridian a leaf that crosses it
+    has minlon > maxlon (its west edge east of 180° reads e.g. 179.5, its east edge -179.5).
+    `unwrapped=True` keeps the grid's continuous axis instead (east edges may exceed 180; what
+    a map draws so the leaves stay contiguous)."""
     x0, y0, _, _ = grid.bbox
     L = release.leaves
+    west = x0 + L[:, 2] * grid.cell_width
+    east = x0 + L[:, 3] * grid.cell_width
+    if not unwrapped:
+        west, east = _normal_lon(west), _normal_lon(east)
     return np.stack(
-        [
-            x0 + L[:, 2] * grid.cell_width,
-            y0 + L[:, 0] * grid.cell_height,
-            x0 + L[:, 3] * grid.cell_width,
-            y0 + L[:, 1] * grid.cell_height,
-        ],
-        axis=1,
+        [west, y0 + L[:, 0] * grid.cell_height, east, y0 + L[:, 1] * grid.cell_height], axis=1
     )
+
+
+def _normal_lon(lon: np.ndarray) -> np.ndarray:
+    """Longitudes of the unwrapped axis back in [-180, 180] (180 itself stays 180)."""
+    return np.where(lon > 180.0, lon - 360.0, lon)
+
+
+def leaf_geometry(x0: float, y0: float, x1: float, y1: float) -> dict:
+    """A leaf as GeoJSON: a Polygon, or a MultiPolygon cut at 180° when it crosses the
+    antimeridian (x0 > x1, RFC 7946 §3.1.9)."""
+
+    def ring(a: float, b: float) -> list:
+        return [[[a, y0], [b, y0], [b, y1], [a, y1], [a, y0]]]
+
+    if x0 > x1:
+        return {"type": "MultiPolygon", "coordinates": [ring(x0, 180.0), ring(-180.0, x1)]}
+    return {"type": "Polygon", "coordinates": ring(x0, x1)}
 
 
 def leaf_noise_std(release: Release) -> np.ndarray | None:
@@ -80,8 +98,9 @@ def metadata(release: Release, grid: Grid, noise_info: dict, bbox_from_data: boo
         "noise": {k: v for k, v in noise_info.items() if k != "seed"},
         "n_leaves": release.n_leaves,
         "params": _jsonable(release.params),
-        "ledger": release.ledger.to_records(),
-        "privacy_unit": PRIVACY_UNIT,
+        "mechanisms": charge_rows(release),
+        "privacy_unit": release.unit.guarantee(),
+        "unit": release.unit.to_json(),
         "note": DROPPED_NOTE,
     }
     if "height" in release.info:
@@ -136,10 +155,7 @@ def to_geojson(
         features.append(
             {
                 "type": "Feature",
-                "geometry": {
-                    "type": "Polygon",
-                    "coordinates": [[[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]],
-                },
+                "geometry": leaf_geometry(x0, y0, x1, y1),
                 "properties": props,
             }
         )
@@ -162,7 +178,7 @@ CSV_COLUMNS = {
     "row1": "one past the last grid row (half-open)",
     "col0": "first grid column (0 = west edge of the bbox)",
     "col1": "one past the last grid column (half-open)",
-    "minlon": "west edge (degrees)",
+    "minlon": "west edge (degrees; greater than maxlon when the leaf crosses the antimeridian)",
     "minlat": "south edge (degrees)",
     "maxlon": "east edge (degrees)",
     "maxlat": "north edge (degrees)",
@@ -203,7 +219,7 @@ def csv_sidecar(
 ) -> dict:
     """The metadata of a CSV release (what the GeoJSON carries inline) plus the column meanings.
 
-    Public only: method, ε split, grid/bbox, mode and its warning, ledger, privacy unit. The seed
+    Public only: method, ε split, grid/bbox, mode and its warning, mechanisms, privacy unit. The seed
     of a seeded run and the private point counts are never included.
     """
     return {

@@ -13,14 +13,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise, make_spend
-from core.spatial.common import (
-    geometric_shares,
-    h_max,
-    remaining_path_budget,
-    tree_height,
-)
+from core.privacy import Accountant, Cost
+from core.spatial.common import N_SHARE
 from core.spatial.consistency import combine_measurements, gls_levels
+from core.spatial.htf_budget import BudgetPlan, HTFMechanisms, height_mechanism, plan_budget
 from core.spatial.htf_trace import HTFTrace, LevelTrace, node_fates, split_traces
 from core.spatial.release import Release
 from core.spatial.split_search import (
@@ -28,15 +24,22 @@ from core.spatial.split_search import (
     exhaustive_split_offset,
     level_split_offsets,
     split_draws,
-    split_noise_scale,
 )
+from core.spatial.unit import POINT, Unit
+
+__all__ = ["BudgetPlan", "HTFParams", "build_htf", "plan_budget"]
 
 
 @dataclass(frozen=True)
 class HTFParams:
-    """HTF's parameters; the defaults are the paper's (preset `htf_paper`, spec §2.9)."""
+    """HTF's parameters; the defaults are the paper's (preset `htf_paper`, spec §2.9).
 
-    eps_height: float = 1e-4
+    `eps_height` = 1e-4 is the paper's fixed budget for the noisy N (faithful HTF keeps it, and
+    says so); None spends the share `N_SHARE` of eps_tot instead (the improved variants: a
+    fixed 1e-4 puts Laplace noise of scale 10,000 on N whatever ε, see core/spatial/common.py).
+    """
+
+    eps_height: float | None = 1e-4
     eps_prt_level: float = 1e-3
     T: int = 3
     stop_count: float = 100
@@ -55,10 +58,14 @@ class HTFParams:
         """Active §2.10 improvements (the UI then labels the release "HTF (modified)")."""
         return [f for f in ("combine_pruned", "consistency", "cap_height") if getattr(self, f)]
 
+    def eps_height_for(self, eps_tot: float) -> float:
+        """The noisy N's budget: the fixed eps_height, or N_SHARE x eps_tot when it is None."""
+        return N_SHARE * float(eps_tot) if self.eps_height is None else float(self.eps_height)
+
     def validate(self, eps_tot: float) -> None:
         if not (eps_tot > 0 and math.isfinite(eps_tot)):
             raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
-        if self.height is None and not self.eps_height > 0:
+        if self.height is None and self.eps_height is not None and not self.eps_height > 0:
             raise InputError(f"eps_height must be > 0 (or fix the height), got {self.eps_height}.")
         if not self.eps_prt_level > 0:
             raise InputError(
@@ -76,67 +83,6 @@ class HTFParams:
             )
         if self.height is not None and self.height < 1:
             raise InputError(f"a fixed height must be >= 1, got {self.height}.")
-
-
-def plan_budget(n_hat: float | None, eps_tot: float, ny: int, nx: int, p: HTFParams) -> dict:
-    """Height and budget split (Eq. 4, 9-10; §2.10.4). Raises if no data budget is left."""
-    eps_height = 0.0 if p.height is not None else p.eps_height
-    if p.height is not None:
-        h = min(int(p.height), h_max(ny, nx))
-    else:
-        h = tree_height(n_hat, eps_tot, ny, nx, p.c0)
-    if p.cap_height:
-        while h > 1 and h * p.eps_prt_level + eps_height > p.max_share * eps_tot:
-            h -= 1
-    eps_data = eps_tot - eps_height - h * p.eps_prt_level
-    if eps_data <= 0:
-        raise InputError(
-            f"the budget split leaves nothing for the counts: epsilon {eps_tot:g} - eps_height "
-            f"{eps_height:g} - height {h} x per-level partition budget {p.eps_prt_level:g} = "
-            f"{eps_data:g}. Raise epsilon, lower the partition budget, or enable cap_height."
-        )
-    shares = geometric_shares(h, eps_data)
-    return {
-        "h": h,
-        "eps_height": eps_height,
-        "eps_partition": h * p.eps_prt_level,
-        "eps_data": eps_data,
-        "shares": shares,
-        "rem": remaining_path_budget(shares),
-    }
-
-
-def ledger_plan(plan: dict, p: HTFParams, eps_tot: float, scope: str = "htf") -> list:
-    """HTF's planned worst-case spends (spec §7); they sum to eps_tot.
-
-    `scope` prefixes the parallel groups; it must be unique on the ledger (`BudgetLedger.scope`).
-    """
-    h = plan["h"]
-    spends = []
-    if plan["eps_height"] > 0:
-        spends.append(make_spend("htf: noisy N (height)", "number of points", plan["eps_height"]))
-    for i in range(h, 0, -1):
-        spends.append(
-            make_spend(
-                f"htf: split search, height {i} ({2 * p.T + 1} evaluations)",
-                "split positions (parallel over the level's nodes)",
-                p.eps_prt_level,
-                composition="parallel",
-                group=f"{scope}-partition-height-{i}",
-            )
-        )
-    for i in range(h, -1, -1):
-        note = "; a node pruned here spends rem(i) instead of the deeper shares" if i > 0 else ""
-        spends.append(
-            make_spend(
-                f"htf: counts, height {i}",
-                f"node counts (parallel over the level's nodes){note}",
-                float(plan["shares"][i]),
-                composition="parallel",
-                group=f"{scope}-counts-height-{i}",
-            )
-        )
-    return spends
 
 
 def _counts(S: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -176,17 +122,20 @@ def split_children(nodes: np.ndarray, axes: np.ndarray, offsets: np.ndarray) -> 
 def build_htf(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     trace: HTFTrace | None = None,
+    *,
+    unit: Unit = POINT,
     **params,
 ) -> Release:
     """Release an HTF histogram of the frequency matrix F with total budget eps_tot.
 
-    Privacy (one point, add/remove): eps_height on the noisy N (sensitivity 1), eps_prt_level
-    per level on the split search (2T + 1 evaluations of sensitivity < 2 each, parallel over the
-    level's disjoint nodes), and the geometric count shares on each root-to-leaf path (sensitivity
-    1, parallel within a level): eps_tot in total (spec §2, ledgered in `ledger_plan`).
+    Privacy (unit: a point, or a person with at most K points; add/remove): eps_height on the
+    noisy N (Laplace, sensitivity K), eps_prt_level per level on the split search (2T + 1
+    evaluations of sensitivity < 2K each, lattice Laplace, parallel over the level's disjoint
+    nodes), and the geometric count shares on each root-to-leaf path (discrete Laplace,
+    sensitivity K, parallel within a level; replacements per path): eps_tot in total. The
+    mechanisms are `HTFMechanisms` (core/spatial/htf_budget.py).
     `trace`, if given, is filled level by level by this same code (see core/spatial/htf_trace.py).
     """
     p = HTFParams(**params)
@@ -195,22 +144,16 @@ def build_htf(
     if F.ndim != 2 or not np.issubdtype(F.dtype, np.integer):
         raise ValueError("F must be a 2-D integer frequency matrix")
     ny, nx = F.shape
-    # refuse before any draw if the whole release cannot fit the ledger's remaining budget
-    ledger.check([make_spend("htf", "the whole release (worst case over paths)", float(eps_tot))])
+    # refuse before any draw if the whole release cannot fit the accountant's charge
+    accountant.require(Cost(float(eps_tot)), "htf (the whole release, worst case over paths)")
     S = summed_area(F)
     n_hat = None
     if p.height is None:
-        # drawn before the ledger entry so the plan can use it; recorded atomically below
-        n_hat = float(S[-1, -1]) + noise.laplace(1.0 / p.eps_height)
-    try:
-        plan = plan_budget(n_hat, eps_tot, ny, nx, p)
-    except InputError:
-        if n_hat is not None:  # the refusal (and the h it names) depends on N_hat: ledger it
-            ledger.spend("htf: noisy N (height); release refused", "number of points", p.eps_height)
-        raise
-    ledger.spend_all(ledger_plan(plan, p, eps_tot, ledger.scope("htf")))
+        n_hat = float(height_mechanism(p.eps_height_for(eps_tot), unit).draw(accountant, S[-1, -1]))
+    plan = plan_budget(n_hat, eps_tot, ny, nx, p, unit)  # a refusal here is recorded: N drew
+    mech = HTFMechanisms(plan, p.T, p.eps_prt_level, unit, accountant)
 
-    h, shares, rem = plan["h"], plan["shares"], plan["rem"]
+    h, shares = plan.h, plan.shares
     if trace is not None:
         trace.start(plan, eps_tot, p.stop_count, p.stop_cells)
     fast = FastObjective(F, S)
@@ -232,40 +175,46 @@ def build_htf(
         structural = (axes < 0) | (cells < p.stop_cells)  # stop that does not depend on y1
         y1 = np.full(len(nodes), np.nan)
         measure = ~structural if p.combine_pruned else np.ones(len(nodes), bool)
-        y1[measure] = noise.add_laplace(cnt[measure], 1.0 / shares[i])
+        if measure.any():
+            y1[measure] = mech.counts[i].draw(accountant, cnt[measure])
         leaf = structural | (y1 <= p.stop_count)
-        val = _leaf_values(cnt, y1, leaf, structural, shares[i], rem[i], p, noise)
+        val = _leaf_values(cnt, y1, leaf, structural, i, p, mech, accountant)
 
         if tree is not None:
-            tree.add(parents, y1, shares[i], leaf, val, rem[i], structural, p)
+            tree.add(parents, y1, leaf, val, structural, i, p, mech)
         leaves.append(nodes[leaf])
         values.append(val[leaf])
-        stds.append(_leaf_noise_std(structural[leaf], shares[i], rem[i], p.combine_pruned))
+        stds.append(_leaf_noise_std(structural[leaf], i, p.combine_pruned, mech))
         heights.append(np.full(int(leaf.sum()), i))
 
         grow = np.flatnonzero(~leaf)
         expanded.append(np.column_stack([nodes[grow], np.full(len(grow), i)]))
         g_nodes, g_axes = nodes[grow], axes[grow]
-        if p.split_search == "binary":
+        record = {} if trace is not None and p.split_search == "binary" else None
+        if not len(grow):
+            offsets = np.zeros(0, dtype=np.int64)
+        elif p.split_search == "binary":
             # the level's split noise in one vector draw (2T + 1 fresh values per node), then
             # Algorithm 1 for all of the level's nodes at once
             k = 2 * p.T + 1
-            level_draws = split_draws(noise, k, p.eps_prt_level, (len(grow), k))
-            record = {} if trace is not None else None
+            level_draws = split_draws(mech.splits[i], accountant, (len(grow), k))
             offsets = level_split_offsets(g_nodes, g_axes, level_draws, p.T, fast, record)
         else:
             offsets = np.array(
                 [
                     exhaustive_split_offset(
-                        F[r0:r1, c0:c1], "y" if ax == 0 else "x", p.eps_prt_level, noise
-                    )
+                        F[r0:r1, c0:c1],
+                        "y" if ax == 0 else "x",
+                        lambda n, i=i: mech.exhaustive(i, n),
+                        accountant,
+                    )  # fmt: skip
                     for (r0, r1, c0, c1), ax in zip(g_nodes, g_axes, strict=True)
                 ],
                 dtype=np.int64,
             )
         if trace is not None:
             _trace_level(trace, i, nodes, y1, leaf, structural, val, grow, g_axes, offsets,
-                         record if p.split_search == "binary" else None, shares, plan, p)  # fmt: skip
+                         record, plan, p, mech)  # fmt: skip
         children = split_children(g_nodes, g_axes, offsets)
         nodes = children
         parents = np.repeat(grow, 2)  # children's parent index within this level
@@ -281,16 +230,24 @@ def build_htf(
         values=values_arr,
         epsilon={
             "total": float(eps_tot),
-            "height": plan["eps_height"],
-            "partition": plan["eps_partition"],
-            "data": plan["eps_data"],
+            "height": plan.eps_height,
+            "partition": plan.eps_partition,
+            "data": plan.eps_data,
         },
-        ledger=ledger,
-        params={**asdict(p), "eps_tot": float(eps_tot)},
+        mechanisms=accountant.mechanisms,
+        planned=mech.planned,
+        unit=unit,
+        params={**asdict(p), "eps_height": plan.eps_height, "eps_tot": float(eps_tot)},
         info={
             "height": h,
-            "label": "HTF" if not p.modified else "HTF (modified: " + ", ".join(p.modified) + ")",
+            "label": _label(p),
             "modified": p.modified,
+            "budget_note": PAPER_BUDGET_NOTE
+            if p.eps_height is not None
+            else (
+                f"noisy N with {N_SHARE:.0%} of epsilon (improved variant); "
+                f"eps_prt_level = {p.eps_prt_level:g} per split level"
+            ),
             "leaf_heights": np.concatenate(heights),
             # GLS mixes measurements across the tree: no per-leaf Laplace std is stated then
             "leaf_noise_std": None if p.consistency else np.concatenate(stds),
@@ -300,12 +257,22 @@ def build_htf(
     )
 
 
+def _label(p: HTFParams) -> str:
+    return "HTF" if not p.modified else "HTF (modified: " + ", ".join(p.modified) + ")"
+
+
+PAPER_BUDGET_NOTE = (
+    "the paper's fixed budgets: eps_height = 1e-4 for the noisy N and eps_prt_level = 1e-3 per "
+    "split level, whatever epsilon (faithful HTF, spec §2.9)"
+)
+
+
 def _trace_level(trace, i, nodes, y1, leaf, structural, val, grow, axes, offsets, record,
-                 shares, plan, p: HTFParams) -> None:  # fmt: skip
+                 plan: BudgetPlan, p: HTFParams, mech: HTFMechanisms) -> None:  # fmt: skip
     """Append level i to the trace (worst-case budget spent once the level is done)."""
-    h = plan["h"]
+    h = plan.h
     n_split_levels = h - i + 1 if i >= 1 else h
-    spent = plan["eps_height"] + float(np.sum(shares[i:])) + n_split_levels * p.eps_prt_level
+    spent = plan.eps_height + float(np.sum(plan.shares[i:])) + n_split_levels * p.eps_prt_level
     trace.levels.append(
         LevelTrace(
             height=i,
@@ -315,30 +282,32 @@ def _trace_level(trace, i, nodes, y1, leaf, structural, val, grow, axes, offsets
             released_values=np.where(leaf, val, np.nan),
             splits=split_traces(grow, axes, offsets, record),
             epsilon_spent=min(spent, trace.epsilon_total),
-            count_scale=1.0 / float(shares[i]),
-            split_scale=split_noise_scale(2 * p.T + 1, p.eps_prt_level) if i >= 1 else None,
+            count_scale=float(mech.counts[i].scale),
+            split_scale=float(mech.splits[i].scale) if i >= 1 else None,
         )
     )
 
 
-def _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p: HTFParams, noise: Noise) -> np.ndarray:
+def _leaf_values(cnt, y1, leaf, structural, i: int, p: HTFParams, mech: HTFMechanisms,
+                 accountant: Accountant) -> np.ndarray:  # fmt: skip
     """Released values of the level's leaves (Alg. 3, or §2.10.1 when combine_pruned)."""
+    eps_i, rem_i = float(mech.plan.shares[i]), float(mech.plan.rem[i])
     val = np.full(len(cnt), np.nan)
     if not leaf.any():
         return val
     if not p.combine_pruned:
         if rem_i > 0:
-            val[leaf] = noise.add_laplace(cnt[leaf], 1.0 / rem_i)  # faithful: y1 discarded
+            val[leaf] = mech.leaf(i).draw(accountant, cnt[leaf])  # faithful: y1 discarded
         else:
             val[leaf] = y1[leaf]  # height 0: the whole path budget is used
         return val
     # structural stops never looked at y1: one measurement with eps_i + rem(i)
     if structural.any():
-        val[structural] = noise.add_laplace(cnt[structural], 1.0 / (eps_i + rem_i))
+        val[structural] = mech.structural(i).draw(accountant, cnt[structural])
     pruned = leaf & ~structural
     if pruned.any():
         if rem_i > 0:
-            y2 = noise.add_laplace(cnt[pruned], 1.0 / rem_i)
+            y2 = mech.leaf(i).draw(accountant, cnt[pruned])
             w1, w2 = eps_i**2, rem_i**2
             val[pruned] = (w1 * y1[pruned] + w2 * y2) / (w1 + w2)
         else:
@@ -346,16 +315,20 @@ def _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p: HTFParams, noise: N
     return val
 
 
-def _leaf_noise_std(
-    structural: np.ndarray, eps_i: float, rem_i: float, combine: bool
-) -> np.ndarray:
-    """Std of the noise in each leaf value released at height i (Laplace(b) has std sqrt(2) b)."""
+def _leaf_noise_std(structural: np.ndarray, i: int, combine: bool, mech: HTFMechanisms
+                    ) -> np.ndarray:  # fmt: skip
+    """Std of the noise in each leaf value released at height i (Laplace(b) has std sqrt(2) b;
+    b = K / eps for a unit of K points)."""
+    k = mech.unit.max_points
+    eps_i, rem_i = float(mech.plan.shares[i]), float(mech.plan.rem[i])
     if rem_i == 0:  # height 0: the value is y1
-        return np.full(len(structural), math.sqrt(2) / eps_i)
+        return np.full(len(structural), math.sqrt(2) * k / eps_i)
     if not combine:  # faithful: a fresh measurement with rem(i)
-        return np.full(len(structural), math.sqrt(2) / rem_i)
+        return np.full(len(structural), math.sqrt(2) * k / rem_i)
     return np.where(
-        structural, math.sqrt(2) / (eps_i + rem_i), math.sqrt(2 / (eps_i**2 + rem_i**2))
+        structural,
+        math.sqrt(2) * k / (eps_i + rem_i),
+        k * math.sqrt(2 / (eps_i**2 + rem_i**2)),
     )
 
 
@@ -368,22 +341,26 @@ class _TreeLog:
         self.var: list[np.ndarray] = []
         self.is_leaf: list[np.ndarray] = []
 
-    def add(self, parents, y1, eps_i, leaf, val, rem_i, structural, p) -> None:
+    def add(self, parents, y1, leaf, val, structural, i: int, p, mech: HTFMechanisms) -> None:
         """Record one level; `parents` index the previous level's nodes."""
+        eps_i, rem_i = float(mech.plan.shares[i]), float(mech.plan.rem[i])
+        k2 = float(mech.unit.max_points) ** 2  # variances 2 K^2 / eps^2
         measured = ~np.isnan(y1)
         y = np.where(measured, y1, 0.0).astype(float)
-        var = np.where(measured, 2.0 / eps_i**2, np.inf)
+        var = np.where(measured, 2.0 * k2 / eps_i**2, np.inf)
         if p.combine_pruned:
             # the released value already combines every measurement of the node optimally
-            v_leaf = np.where(structural, 2.0 / (eps_i + rem_i) ** 2, 2.0 / (eps_i**2 + rem_i**2))
+            v_leaf = np.where(
+                structural, 2.0 * k2 / (eps_i + rem_i) ** 2, 2.0 * k2 / (eps_i**2 + rem_i**2)
+            )
             if rem_i == 0:
-                v_leaf = np.full(len(y), 2.0 / eps_i**2)
+                v_leaf = np.full(len(y), 2.0 * k2 / eps_i**2)
             y = np.where(leaf, val, y)
             var = np.where(leaf, v_leaf, var)
         elif rem_i > 0:
             extra = leaf & measured  # a fresh y2 with rem(i): a second measurement of the node
             y2 = np.where(extra, val, 0.0)
-            var2 = np.where(extra, 2.0 / rem_i**2, np.inf)
+            var2 = np.where(extra, 2.0 * k2 / rem_i**2, np.inf)
             y, var = combine_measurements(y, var, y2, var2)
         self.parents.append(np.asarray(parents, dtype=np.int64))
         self.y.append(y)

@@ -2,7 +2,7 @@
 
 Pass `trace=HTFTrace()` to `build_htf`; the same code path that makes the release appends one
 `LevelTrace` per visited level (no re-implementation), so a seeded build and its trace are
-reproducible together. Everything recorded is an output of the ledgered noisy mechanisms
+reproducible together. Everything recorded is an output of the noisy mechanisms
 (noisy counts, noisy split objectives) or public (node rectangles follow from earlier noisy
 choices), but it is far more detail than a release needs: it is a teaching view.
 """

@@ -13,7 +13,10 @@ import pandas as pd
 
 from core.data.validation import detect_lat_lon, validate_points
 from core.errors import InputError
-from core.spatial.grid import Grid, bin_points
+from core.privacy import Noise
+from core.spatial.grid import Grid
+from core.spatial.persons import bin_units, person_ids
+from core.spatial.unit import POINT, Unit
 
 MIN_POINTS = 10
 DEFAULT_GRID = 1024
@@ -21,7 +24,8 @@ DEFAULT_GRID = 1024
 
 @dataclass(frozen=True)
 class Prepared:
-    """The binned data: F, the grid, and data-owner diagnostics (never part of a release)."""
+    """The binned data: F, the grid, the unit it was bounded for, and data-owner diagnostics
+    (never part of a release)."""
 
     F: np.ndarray
     grid: Grid
@@ -30,6 +34,8 @@ class Prepared:
     bbox_from_data: bool
     lat_col: str
     lon_col: str
+    unit: Unit = POINT
+    n_capped: int = 0  # left out by the per-person bound (or a missing id): owner only
 
 
 def parse_bbox(text: str) -> tuple[float, float, float, float]:
@@ -61,10 +67,23 @@ def prepare(
     rows: int = DEFAULT_GRID,
     cols: int | None = None,
     allow_data_bbox: bool = False,
+    unit: Unit = POINT,
+    noise: Noise | None = None,
 ) -> Prepared:
-    """Validate coordinates and bin them; raises InputError with a fix for every bad input."""
+    """Validate coordinates and bin them; raises InputError with a fix for every bad input.
+
+    With a `PersonUnit`, each person (value of `unit.column`) keeps at most `unit.k` of their
+    points inside the bbox, drawn with `noise` (`core.spatial.persons`); F then has
+    per-person L1 sensitivity k, which every builder is told through `Prepared.unit`."""
     lat_col, lon_col = detect_lat_lon(df, lat, lon)
+    uid = None
+    if unit.column is not None:
+        uid = person_ids(df, unit.column)
     pts = validate_points(df, lat_col, lon_col, drop_nan=True)
+    if uid is not None:  # align the ids with the points that kept their coordinates
+        lat_v = pd.to_numeric(df[lat_col], errors="coerce").to_numpy(dtype=float)
+        lon_v = pd.to_numeric(df[lon_col], errors="coerce").to_numpy(dtype=float)
+        uid = uid[~(np.isnan(lat_v) | np.isnan(lon_v))].reset_index(drop=True)
     if pts.lon.size < MIN_POINTS:
         raise InputError(
             f"only {pts.lon.size} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
@@ -86,8 +105,8 @@ def prepare(
         bbox = derive_bbox(pts.lon, pts.lat)
         from_data = True
     grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
-    binned = bin_points(pts.lon, pts.lat, grid)
-    if binned.n_used == 0:
+    binned, n_capped = bin_units(pts.lon, pts.lat, uid, grid, unit, noise)
+    if binned.n_used == 0 and n_capped == 0:
         raise InputError(
             f"all {binned.n_dropped} points are outside the bounding box {list(grid.bbox)}. "
             "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
@@ -105,4 +124,6 @@ def prepare(
         bbox_from_data=from_data,
         lat_col=lat_col,
         lon_col=lon_col,
+        unit=unit,
+        n_capped=n_capped,
     )

@@ -111,8 +111,12 @@ def geo_to_cells(
     """A (minlon, minlat, maxlon, maxlat) query box snapped to the nearest cell boundaries (§4)."""
     x0, y0, x1, y1 = bbox
     qx0, qy0, qx1, qy1 = box
-    c0 = int(np.clip(round((qx0 - x0) / (x1 - x0) * nx), 0, nx - 1))
-    c1 = int(np.clip(round((qx1 - x0) / (x1 - x0) * nx), c0 + 1, nx))
+    width = x1 - x0
+    if x0 > x1:  # the bbox crosses the antimeridian: longitudes east of 180° read as 180 + ...
+        width += 360.0
+        qx0, qx1 = (q + 360.0 if q < x0 else q for q in (qx0, qx1))
+    c0 = int(np.clip(round((qx0 - x0) / width * nx), 0, nx - 1))
+    c1 = int(np.clip(round((qx1 - x0) / width * nx), c0 + 1, nx))
     r0 = int(np.clip(round((qy0 - y0) / (y1 - y0) * ny), 0, ny - 1))
     r1 = int(np.clip(round((qy1 - y0) / (y1 - y0) * ny), r0 + 1, ny))
     return r0, r1, c0, c1

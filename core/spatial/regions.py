@@ -13,6 +13,9 @@ from core.errors import InputError
 from core.spatial.synthetic import SYNTHETIC_BBOX
 
 BBox = tuple[float, float, float, float]
+# A box across the antimeridian wider than this is almost surely MINLON and MAXLON swapped
+# (e.g. -118,34,-119,35 would be 359° wide): refused with that hint.
+MAX_WRAP_WIDTH = 180.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ REGIONS: tuple[Region, ...] = (
     Region("san-francisco", "San Francisco", (-122.52, 37.70, -122.35, 37.83)),
     Region("london", "Greater London", (-0.51, 51.28, 0.34, 51.70)),
     Region("paris", "Paris (inner suburbs)", (2.20, 48.75, 2.50, 48.95)),
+    # across the antimeridian: MINLON > MAXLON
+    Region("fiji", "Fiji (across the antimeridian)", (176.8, -19.3, -178.2, -15.6)),
 )
 REGION_BY_NAME = {r.name: r for r in REGIONS}
 
@@ -48,11 +53,19 @@ def region_bbox(name: str) -> BBox:
 
 
 def check_bbox(bbox: BBox) -> BBox:
-    """A bbox with min < max on both axes inside [-180, 180] × [-90, 90], else InputError."""
+    """A bbox inside [-180, 180] × [-90, 90] with MINLAT < MAXLAT and MINLON != MAXLON, else
+    InputError. MINLON > MAXLON is a box across the antimeridian (east from MINLON over 180°)."""
     x0, y0, x1, y1 = (float(v) for v in bbox)
-    if not (-180 <= x0 < x1 <= 180 and -90 <= y0 < y1 <= 90):
+    if not (-180 <= x0 <= 180 and -180 <= x1 <= 180 and x0 != x1 and -90 <= y0 < y1 <= 90):
         raise InputError(
-            f"bounding box {[x0, y0, x1, y1]} is not valid: need min < max on both axes "
-            "(MINLON < MAXLON within [-180, 180], MINLAT < MAXLAT within [-90, 90])."
+            f"bounding box {[x0, y0, x1, y1]} is not valid: need MINLAT < MAXLAT within "
+            "[-90, 90] and two different longitudes within [-180, 180] (MINLON < MAXLON, or "
+            "MINLON > MAXLON for a box across the antimeridian, e.g. 176.8,-19.3,-178.2,-15.6)."
+        )
+    if x0 > x1 and x1 + 360 - x0 > MAX_WRAP_WIDTH:
+        raise InputError(
+            f"bounding box {[x0, y0, x1, y1]} is not valid: MINLON > MAXLON means a box across "
+            f"the antimeridian, and this one would span {x1 + 360 - x0:g}° of longitude. Were "
+            "MINLON and MAXLON swapped? Give MINLON,MINLAT,MAXLON,MAXLAT."
         )
     return (x0, y0, x1, y1)

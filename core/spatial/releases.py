@@ -1,9 +1,11 @@
 """Location histograms as two steps: build the releases (charged), then evaluate them (not).
 
-1. `build_releases(F, methods, epsilon, noise_for, charge)` builds one release per chosen
-   method, each charged once — `epsilon` per method, before its builder reads the data — to a
-   `Charge`: a plain `BudgetLedger` (`LedgerCharge`) or the release registry
-   (`RegistryCharge`, one registry release per method, its leaves attached after the build).
+1. `build_releases(F, methods, epsilon, noise_for, charge, unit=...)` builds one release per
+   chosen method, each charged once — `epsilon` per method, before its builder reads the data —
+   to a `Charge`: an in-memory total (`LedgerCharge`) or the release registry (`RegistryCharge`,
+   one registry release per method, its leaves and mechanism rows attached after the build).
+   Each build draws on its own `Accountant(noise, budget=Cost(epsilon))`, so the builder cannot
+   spend more than its charge, and `release.mechanisms` is exactly what drew its noise.
    These are the releases a map shows.
 2. `evaluate(releases, F, ...)` scores them against the raw data: the MRE of each charged
    release on fresh random queries, and the MRE over `reps` evaluation-only rebuilds
@@ -22,10 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import BudgetExceededError, InputError
-from core.privacy import BudgetLedger, Noise, Spend, make_spend
-from core.registry import Mechanism, Registry
+from core.privacy import Accountant, Cost, Noise
+from core.registry import Claim, Mechanism, Registry
 from core.spatial.evaluate import EVALUATION_LABEL, Comparison, compare, stream
-from core.spatial.export import leaves_json
 from core.spatial.grid import Grid
 from core.spatial.methods import get_method
 from core.spatial.queries import (
@@ -36,21 +37,25 @@ from core.spatial.queries import (
     random_queries,
     relative_errors,
 )
+from core.spatial.record import location_artefact
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit
 
-UNIT = "one point (one row of the table)"
+UNIT = POINT.describe()
 
 
 @dataclass(frozen=True)
 class PlannedRelease:
-    """One method's release before it is built: what will be charged for it."""
+    """One method's release before it is built: what will be charged for it, and for whom."""
 
     method: str
     epsilon: float
     params: dict = field(default_factory=dict)
+    unit: Unit = POINT
 
-    def spend(self) -> Spend:
-        return make_spend(f"{self.method}: location histogram (charged once)", UNIT, self.epsilon)
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon)
 
 
 @dataclass(frozen=True)
@@ -65,20 +70,35 @@ class ChargedRelease:
 
 
 class LedgerCharge:
-    """Charges a `BudgetLedger`: one sequential spend of ε per method."""
+    """Charges an in-memory total (`total_epsilon`; None: unlimited): one charge of ε per method."""
 
-    def __init__(self, ledger: BudgetLedger):
-        self.ledger = ledger
+    def __init__(self, total_epsilon: float | None = None):
+        self.total = None if total_epsilon is None else Cost(float(total_epsilon))
+        self.charged: list[PlannedRelease] = []
+
+    @property
+    def epsilon_spent(self) -> float:
+        return float(sum(p.epsilon for p in self.charged))
+
+    def _refuse_unless_fits(self, plans: Sequence[PlannedRelease]) -> None:
+        need = self.epsilon_spent + sum(p.epsilon for p in plans)
+        if self.total is not None and not Cost(need).fits(self.total):
+            raise BudgetExceededError(
+                f"privacy budget exceeded: {len(plans)} release(s) need epsilon "
+                f"{sum(p.epsilon for p in plans):g}; remaining epsilon "
+                f"{max(0.0, self.total.epsilon - self.epsilon_spent):g}. Nothing was charged."
+            )
 
     def check(self, plans: Sequence[PlannedRelease]) -> None:
-        self.ledger.check([p.spend() for p in plans])
+        self._refuse_unless_fits(plans)
 
     def charge(self, plan: PlannedRelease) -> int | None:
-        self.ledger.spend_all([plan.spend()])
+        self._refuse_unless_fits([plan])
+        self.charged.append(plan)
         return None
 
     def attach(self, charged: ChargedRelease) -> None:
-        """Nothing to attach: a ledger keeps spends, not artefacts."""
+        """Nothing to attach: an in-memory total keeps charges, not artefacts."""
 
 
 class RegistryCharge:
@@ -91,10 +111,10 @@ class RegistryCharge:
         dataset: str | None,
         mode: str,
         params: dict,
-        grid: Grid | None = None,
+        grid: Grid,
     ):
         self.registry, self.dataset, self.mode, self.params = registry, dataset, mode, params
-        self.grid = grid  # the public grid, for the artefact (reports draw the leaves on it)
+        self.grid = grid  # the public grid, for the record (reports draw the leaves on it)
 
     def check(self, plans: Sequence[PlannedRelease]) -> None:
         """Refuse the whole set early when it cannot fit (each charge re-checks atomically)."""
@@ -114,26 +134,21 @@ class RegistryCharge:
         mechanism = Mechanism(f"{plan.method}: location histogram", plan.epsilon)
         params = {**self.params, **plan.params, "method": plan.method, "epsilon": plan.epsilon}
         record = self.registry.charge(
-            "location", self.dataset, params, [mechanism], self.mode, privacy={"unit": UNIT}
+            "location",
+            self.dataset,
+            params,
+            [mechanism],
+            self.mode,
+            privacy=Claim(unit=plan.unit.describe(), unit_column=plan.unit.column),
         )
         return record.id
 
     def attach(self, charged: ChargedRelease) -> None:
-        """The artefact in `dpx htf`'s format (leaves as row/col ranges with their noisy count,
-        the public grid), which reports and the Releases page read; released values only."""
+        """The release's typed record (`core.spatial.record`: leaves on the public grid, each
+        leaf's noise scale, the unit) and the mechanism objects that drew."""
         rel = charged.release
-        artefact = {
-            "method": rel.method,
-            "leaves": leaves_json(rel),
-            "values": rel.values.tolist(),
-            "n_leaves": rel.n_leaves,
-            "epsilon": rel.epsilon,
-            "ledger": rel.ledger.to_records(),
-            "info": rel.info,
-        }
-        if self.grid is not None:
-            artefact["grid"] = self.grid.describe()
-        self.registry.attach(charged.charge_id, artefact)
+        artefact = location_artefact(rel, self.grid).to_json()
+        self.registry.attach(charged.charge_id, artefact, rel.mechanisms)
 
 
 def build_releases(
@@ -143,12 +158,14 @@ def build_releases(
     noise_for: Callable[[str], Noise],
     charge: LedgerCharge | RegistryCharge,
     method_params: dict[str, dict] | None = None,
+    unit: Unit = POINT,
 ) -> list[ChargedRelease]:
     """One ε-DP location histogram per method, each charged once before it is built.
 
-    Privacy claim: each release is `epsilon`-DP for the unit "one point" (its builder's
-    mechanisms — Laplace counts and the method's own choices — spend at most `epsilon` on its
-    own ledger); the set costs len(methods)·`epsilon` under basic composition. The whole set is
+    Privacy claim: each release is `epsilon`-DP for `unit` (one point, or one person with at
+    most K points: F must have been built with that bound, `core.spatial.persons`); its
+    builder's mechanisms draw on an `Accountant` whose budget is `epsilon`, so they cannot
+    spend more; the set costs len(methods)·`epsilon` under basic composition. The whole set is
     checked against the budget first (all refused, nothing built, if it does not fit), then
     each method is charged and only then built. `noise_for(method)` gives its noise source.
     """
@@ -158,14 +175,16 @@ def build_releases(
         raise InputError("choose at least one method.")
     method_params = method_params or {}
     builders = {m: get_method(m) for m in methods}  # unknown names refused before any charge
-    plans = [PlannedRelease(m, float(epsilon), dict(method_params.get(m, {}))) for m in methods]
+    plans = [
+        PlannedRelease(m, float(epsilon), dict(method_params.get(m, {})), unit) for m in methods
+    ]
     charge.check(plans)
     built: list[ChargedRelease] = []
     for plan in plans:
         charge_id = charge.charge(plan)
         noise = noise_for(plan.method)
-        own = BudgetLedger(plan.epsilon)  # the builder cannot spend more than its charge
-        release = builders[plan.method](F, plan.epsilon, noise, own, **plan.params)
+        accountant = Accountant(noise, budget=plan.cost)  # no more than its charge
+        release = builders[plan.method](F, plan.epsilon, accountant, unit=unit, **plan.params)
         charged = ChargedRelease(plan.method, plan.epsilon, release, noise.label, charge_id)
         charge.attach(charged)
         built.append(charged)
@@ -210,6 +229,7 @@ def evaluate(
     shape: str = "random",
     method_params: dict[str, dict] | None = None,
     progress: Callable[[float, str], None] | None = None,
+    unit: Unit = POINT,
 ) -> Evaluation:
     """Score charged releases against the raw data F (evaluation only; owner mode).
 
@@ -238,6 +258,6 @@ def evaluate(
     comparison = compare(
         F, eps, methods, sizes, n_queries, reps, smoothing,
         None if seed is None else seed + 1,  # a seed of its own, not the releases' seed
-        method_params, shape, progress,
+        method_params, shape, progress, unit=unit,
     )  # fmt: skip
     return Evaluation(released_mre, comparison, reps * eps * len(methods))

@@ -1,7 +1,7 @@
 """Private choice of the location-histogram method ("Recommended (private choice)", method `auto`).
 
-Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): a small, ledgered
-share of the release's epsilon buys public-safe features of the data; fixed rules (derived from
+Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): a small share of
+the release's epsilon buys public-safe features of the data (two discrete Laplace mechanisms); fixed rules (derived from
 the benchmark grid in `bench/htf_mre.py --selection-grid`, see docs/benchmarks/htf.md) pick a
 method from those noisy features and the public parameters; the chosen method is built with the
 rest of epsilon. The whole release — features, choice and histogram — is eps_tot-DP (sequential
@@ -18,9 +18,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
-from core.spatial.common import near_equal_edges
+from core.privacy import Accountant, Cost
+from core.spatial.common import count_mechanism, near_equal_edges
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit
 
 SELECTION_SHARE = 0.06  # share of eps_tot spent on the features
 N_SHARE = 0.5  # of the selection budget: noisy N; the rest: the coarse grid's counts
@@ -32,10 +33,10 @@ TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 
 class Features:
     """Noisy, public-safe features (each is post-processing of two Laplace measurements).
 
-    `noisy_n`: N + discrete Laplace(1 / eps_n). `signal`: noisy_n x eps_build, the number of points
-    per unit of count-noise scale the chosen method will have. `top_share`: share of the noisy
+    `noisy_n`: N + discrete Laplace(K / eps_n). `signal`: noisy_n x eps_build / K, the number of
+    points per unit of count-noise scale the chosen method will have (K: the unit's point bound). `top_share`: share of the noisy
     coarse mass (negatives clipped to 0) held by the densest 1/16 of the coarse cells.
-    `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise scales plus 1 %
+    `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise scales (3K/eps_c) plus 1 %
     of the noisy mean cell count (i.e. clearly non-empty). `dispersion`: over those clearly
     non-empty cells, weighted by their noisy count above that threshold, the RMS distance from
     their centre of mass as a fraction of the coarse grid's side (on the benchmark grid: 0.035-0.28
@@ -154,38 +155,39 @@ def dispersion(noisy: np.ndarray, thresh: float) -> float:
 
 
 def measure_features(
-    F: np.ndarray, eps_sel: float, eps_build: float, noise: Noise, ledger: BudgetLedger
+    F: np.ndarray,
+    eps_sel: float,
+    eps_build: float,
+    accountant: Accountant,
+    unit: Unit = POINT,
 ) -> tuple[Features, np.ndarray, dict[str, float]]:
     """Spend eps_sel on the features; returns (features, noisy coarse counts, noise scales).
 
-    Privacy (unit: one point; add/remove neighbours): N has sensitivity 1 and gets discrete
-    Laplace(1 / eps_n) with eps_n = N_SHARE x eps_sel; the coarse cells are disjoint, so the
-    vector of their counts has L1 sensitivity 1 and gets discrete Laplace(1 / eps_c) per cell with
-    eps_c = eps_sel - eps_n (parallel composition over cells). Total: eps_sel, both ledgered.
+    Privacy (unit: a point, or a person with at most K points; add/remove neighbours): N has
+    sensitivity K and gets discrete Laplace(K / eps_n) with eps_n = N_SHARE x eps_sel; the
+    coarse cells are disjoint, so the vector of their counts has L1 sensitivity K and gets
+    discrete Laplace(K / eps_c) per cell with eps_c = eps_sel - eps_n (parallel composition over
+    cells). Total: eps_sel, two `DiscreteLaplace` mechanisms.
     """
     eps_n = N_SHARE * eps_sel
     eps_c = eps_sel - eps_n
-    ledger.spend("auto: noisy N (method choice)", "number of points", eps_n)
-    ledger.spend(
-        "auto: noisy coarse counts (method choice)",
-        "disjoint coarse cells (parallel)",
-        eps_c,
-    )
-    n_hat = float(noise.add_laplace(np.array([int(F.sum())], dtype=np.int64), 1.0 / eps_n)[0])
-    noisy = noise.add_laplace(coarse_counts(F), 1.0 / eps_c).astype(np.float64)
+    n_mech = count_mechanism("auto: noisy N (method choice)", eps_n, unit)
+    coarse = count_mechanism("auto: noisy coarse counts (method choice)", eps_c, unit)
+    n_hat = float(n_mech.draw(accountant, np.array([int(F.sum())], dtype=np.int64))[0])
+    noisy = coarse.draw(accountant, coarse_counts(F)).astype(np.float64)
     pos = np.clip(noisy.reshape(-1), 0.0, None)
     k = max(1, round(TOP_FRACTION * pos.size))
     mass = pos.sum()
     top = np.sort(pos)[::-1][:k].sum() / mass if mass > 0 else 0.0
-    thresh = 3.0 / eps_c + 0.01 * max(n_hat, 0.0) / pos.size
+    thresh = 3.0 * coarse.scale + 0.01 * max(n_hat, 0.0) / pos.size
     feats = Features(
         noisy_n=n_hat,
-        signal=max(n_hat, 0.0) * eps_build,
+        signal=max(n_hat, 0.0) * eps_build / unit.max_points,
         top_share=float(top),
         occupied=float(np.mean(noisy.reshape(-1) > thresh)),
         dispersion=dispersion(noisy, thresh),
     )
-    return feats, noisy, {"n": 1.0 / eps_n, "coarse_counts": 1.0 / eps_c}
+    return feats, noisy, {"n": n_mech.scale, "coarse_counts": coarse.scale}
 
 
 def choose(features: Features) -> Rule:
@@ -199,14 +201,14 @@ def choose(features: Features) -> Rule:
 def build_auto(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     *,
+    unit: Unit = POINT,
     share: float = SELECTION_SHARE,
 ) -> Release:
     """Recommended (private choice): noisy features, a rule, then the chosen method.
 
-    Privacy: eps_tot-DP for one point (add/remove). eps_sel = share x eps_tot buys the features
+    Privacy: eps_tot-DP for the unit (a point, or a person with at most K points; add/remove). eps_sel = share x eps_tot buys the features
     (`measure_features`); the chosen method is built with eps_build = eps_tot - eps_sel and states
     its own mechanisms; sequential composition gives eps_sel + eps_build = eps_tot. The returned
     Release's `epsilon` has a "selection" part next to the chosen method's parts (they add up to
@@ -222,14 +224,12 @@ def build_auto(
     F = np.asarray(F)
     if F.ndim != 2 or not np.issubdtype(F.dtype, np.integer):
         raise ValueError("F must be a 2-D integer frequency matrix")
-    from core.privacy import make_spend
-
-    ledger.check([make_spend("auto", "the whole release (features + chosen method)", eps_tot)])
+    accountant.require(Cost(float(eps_tot)), "auto (features + the chosen method)")
     eps_sel = share * eps_tot
     eps_build = eps_tot - eps_sel
-    feats, noisy, scales = measure_features(F, eps_sel, eps_build, noise, ledger)
+    feats, noisy, scales = measure_features(F, eps_sel, eps_build, accountant, unit)
     rule = choose(feats)
-    rel = get_method(rule.method)(F, eps_build, noise, ledger)
+    rel = get_method(rule.method)(F, eps_build, accountant, unit=unit)
     selection = Selection(
         method=rule.method,
         rule=rule.name,
@@ -243,6 +243,7 @@ def build_auto(
     parts = {k: v for k, v in rel.epsilon.items() if k != "total"}
     rel.epsilon = {"total": float(eps_tot), "selection": eps_sel, **parts}
     chosen_label = rel.info.get("label") or LABELS_FOR_AUTO.get(rel.method, rel.method)
+    rel.mechanisms = accountant.mechanisms  # the features' mechanisms and the chosen method's
     rel.info = {
         **rel.info,
         "selection": selection,

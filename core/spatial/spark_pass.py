@@ -35,13 +35,15 @@ def bin_points_spark(frame, lon: str, lat: str, grid: Grid) -> Binned:
     outside the bbox count as dropped), equal to `bin_points` on the same values."""
     from pyspark.sql import functions as fn
 
-    x0, y0, x1, y1 = grid.bbox
+    x0, y0, _, y1 = grid.bbox
     x = fn.col(lon).cast("double")
     y = fn.col(lat).cast("double")
     valid = ~(fn.isnan(x) | fn.isnan(y))  # Spark orders NaN above every number
-    inside = valid & (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+    if grid.wraps:  # across the antimeridian: the grid's continuous axis (`Grid.unwrap`)
+        x = fn.when(x < fn.lit(x0), x + fn.lit(360.0)).otherwise(x)
+    inside = valid & (x >= x0) & (x <= grid.east) & (y >= y0) & (y <= y1)
     col = fn.least(
-        fn.floor((x - fn.lit(x0)) / fn.lit(x1 - x0) * fn.lit(grid.nx)), fn.lit(grid.nx - 1)
+        fn.floor((x - fn.lit(x0)) / fn.lit(grid.width) * fn.lit(grid.nx)), fn.lit(grid.nx - 1)
     )
     row = fn.least(
         fn.floor((y - fn.lit(y0)) / fn.lit(y1 - y0) * fn.lit(grid.ny)), fn.lit(grid.ny - 1)

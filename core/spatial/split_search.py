@@ -1,36 +1,57 @@
 """HTF's split objective (paper Eq. 5-7) and near-optimal split search (Algorithm 1, spec §2.4-2.5).
 
-The objective sums absolute deviations from each part's mean; its sensitivity is < 2
+The objective sums absolute deviations from each part's mean; its sensitivity is < 2 per point
 (Theorem 1), so every evaluation is rounded to a fine lattice and noised with lattice-valued
 discrete Laplace noise of scale about 2 / eps'' (`split_noise_scale`) before it steers a choice.
+The noise of a node's (or a whole level's) evaluations is drawn by one `LatticeLaplace`
+mechanism (`split_mechanism`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from core.privacy import Noise
+from core.privacy import Accountant, LatticeLaplace
 from core.privacy.noise import round_to_lattice
+from core.spatial.unit import POINT, Unit
 
 AXES = ("y", "x")
 SPLIT_SENSITIVITY = 2.0  # Theorem 1: the objective's sensitivity is < 2
 OBJECTIVE_LATTICE = 2.0**-10  # noisy objective values live on this lattice (exact integer noise)
 
 
-def split_noise_scale(n_evals: int, eps_level: float) -> float:
+def split_noise_scale(n_evals: int, eps_level: float, unit: Unit = POINT) -> float:
     """Scale of each evaluation's noise when `eps_level` is shared by `n_evals` evaluations.
 
     Privacy: each evaluation rounds o_s to OBJECTIVE_LATTICE (sensitivity then < 2 + lattice) and
     adds lattice-valued discrete Laplace noise (`Noise.lattice_laplace`), so each evaluation is
     eps_level / n_evals - DP with scale n_evals (2 + lattice) / eps_level — the paper's
-    2 n_evals / eps_level inflated by a factor 1 + 2^-11 to pay for the rounding.
+    2 n_evals / eps_level inflated by a factor 1 + 2^-11 to pay for the rounding. A person with
+    at most K points: K (2 + lattice) per evaluation (over the disjoint nodes a person's points
+    fall in, sum of 2 k_v + lattice <= K (2 + lattice)).
     """
-    return n_evals * (SPLIT_SENSITIVITY + OBJECTIVE_LATTICE) / eps_level
+    return n_evals * unit.max_points * (SPLIT_SENSITIVITY + OBJECTIVE_LATTICE) / eps_level
 
 
-def split_draws(noise: Noise, n_evals: int, eps_level: float, size) -> np.ndarray:
-    """Pre-drawn noise for split evaluations (one vector call; see `split_noise_scale`)."""
-    return noise.lattice_laplace(split_noise_scale(n_evals, eps_level), size, OBJECTIVE_LATTICE)
+def split_mechanism(
+    label: str, n_evals: int, eps_level: float, unit: Unit = POINT, **kw
+) -> LatticeLaplace:
+    """The lattice Laplace mechanism noising `n_evals` split evaluations per node with
+    `eps_level` (vector sensitivity n_evals K (2 + lattice); scale = `split_noise_scale`)."""
+    return LatticeLaplace(
+        label,
+        sensitivity=n_evals * unit.max_points * (SPLIT_SENSITIVITY + OBJECTIVE_LATTICE),
+        epsilon=float(eps_level),
+        lattice=OBJECTIVE_LATTICE,
+        **kw,
+    )
+
+
+def split_draws(mechanism: LatticeLaplace, accountant: Accountant, size) -> np.ndarray:
+    """Pre-drawn noise for split evaluations, drawn by `mechanism` (one vector call)."""
+    return mechanism.noise_only(accountant, size)
 
 
 def noisy_objective(o, draws):
@@ -66,10 +87,11 @@ def get_split_offset(
     axis: str,
     eps_level: float,
     T: int,
-    noise: Noise | None,
+    accountant: Accountant | None,
     evaluated: list[int] | None = None,
     draws: np.ndarray | None = None,
     objective_fn=None,
+    unit: Unit = POINT,
 ) -> int:
     """Algorithm 1, index-exact (spec §2.5): an offset s in [1, L-1] along `axis`.
 
@@ -78,7 +100,8 @@ def get_split_offset(
     (in order) — for tests. The 2T + 1 draws are taken in one vector call (unused ones are
     discarded unseen; discarding noise costs no privacy). `draws` may supply them pre-drawn
     (2T + 1 values of `split_draws`, fresh for this node): HTF draws
-    a whole level's split noise in one call, which matters for the secure sampler.
+    a whole level's split noise in one call, which matters for the secure sampler. Without
+    them the node's noise is drawn on `accountant` by a one-node `split_mechanism`.
     `objective_fn(s)`, if given, computes o_s instead of the direct pass over `Fr` (e.g.
     `FastObjective.split`); `Fr` then only needs the node's shape.
     """
@@ -89,7 +112,8 @@ def get_split_offset(
     if L == 2:
         return 1  # one candidate: nothing to choose, no noise drawn
     if draws is None:
-        draws = split_draws(noise, 2 * T + 1, eps_level, 2 * T + 1)
+        mech = split_mechanism("htf: split search (one node)", 2 * T + 1, eps_level, unit)
+        draws = split_draws(mech, accountant, 2 * T + 1)
     elif len(draws) < 2 * T + 1:
         raise ValueError("need 2T + 1 pre-drawn noise values")
     draws = iter(draws)
@@ -123,9 +147,16 @@ def get_split_offset(
 
 
 def exhaustive_split_offset(
-    Fr: np.ndarray, axis: str, eps_level: float, noise: Noise, evaluated: list[int] | None = None
+    Fr: np.ndarray,
+    axis: str,
+    mechanism_for: Callable[[int], LatticeLaplace],
+    accountant: Accountant,
+    evaluated: list[int] | None = None,
 ) -> int:
-    """Optional exhaustive search (paper §4.1.1): every offset 1..L-1 at eps_level/(L-1) each."""
+    """Optional exhaustive search (paper §4.1.1): every offset 1..L-1 at eps_level/(L-1) each.
+
+    `mechanism_for(L - 1)` gives the `split_mechanism` for L - 1 evaluations (one object per
+    distinct L at a level, so nodes of equal extent share it: disjoint parts)."""
     Ff = np.asarray(Fr, dtype=np.float64)
     L = Ff.shape[0] if axis == "y" else Ff.shape[1]
     if L < 2:
@@ -136,7 +167,7 @@ def exhaustive_split_offset(
     vals = np.array([objective(Ff, axis, s) for s in offsets])
     if evaluated is not None:
         evaluated.extend(offsets)
-    vals = noisy_objective(vals, split_draws(noise, L - 1, eps_level, L - 1))
+    vals = noisy_objective(vals, split_draws(mechanism_for(L - 1), accountant, L - 1))
     return int(np.argmin(vals)) + 1
 
 

@@ -16,19 +16,29 @@ import numpy as np
 import pandas as pd
 
 from core.errors import InputError
-from core.spatial.grid import Grid, bin_points
+from core.privacy import Noise
+from core.spatial.grid import Grid
+from core.spatial.persons import bin_units, person_ids
 from core.spatial.pipeline import Prepared
 from core.spatial.regions import check_bbox
+from core.spatial.unit import POINT, Unit
 
 
 def prepare_total(
-    df: pd.DataFrame, lat: str, lon: str, bbox: tuple[float, float, float, float], rows: int
+    df: pd.DataFrame,
+    lat: str,
+    lon: str,
+    bbox: tuple[float, float, float, float],
+    rows: int,
+    unit: Unit = POINT,
+    noise: Noise | None = None,
 ) -> Prepared:
     """F over a `rows`×`rows` grid of the public `bbox`; no data-dependent refusal or message.
 
-    Fails (InputError) only when `lat`/`lon` are not columns of the table, are the same column,
-    or when the bbox / grid are invalid — all public. The counts of used and dropped rows are
-    in the result for the owner; an analyst's page must not show them."""
+    Fails (InputError) only when `lat`/`lon` (or the person column of a `PersonUnit`) are not
+    columns of the table, are the same column, or when the bbox / grid are invalid — all
+    public. The counts of used and dropped rows are in the result for the owner; an analyst's
+    page must not show them. A person unit bounds each person to `unit.k` points (`noise`)."""
     columns = [str(c) for c in df.columns]
     for role, name in (("latitude", lat), ("longitude", lon)):
         if name not in columns:
@@ -39,7 +49,10 @@ def prepare_total(
     y = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     x = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     ok = np.isfinite(x) & np.isfinite(y)
-    binned = bin_points(x[ok], y[ok], grid)
+    uid = None
+    if unit.column is not None:
+        uid = person_ids(df, unit.column)[ok].reset_index(drop=True)
+    binned, n_capped = bin_units(x[ok], y[ok], uid, grid, unit, noise)
     return Prepared(
         F=binned.F,
         grid=grid,
@@ -48,4 +61,6 @@ def prepare_total(
         bbox_from_data=False,
         lat_col=lat,
         lon_col=lon,
+        unit=unit,
+        n_capped=n_capped,
     )

@@ -3,8 +3,8 @@ epsilon at which a method's MRE reaches a target, read off the measured curve.
 
 Everything here reads the raw data (true query answers), so NOTHING it returns is differentially
 private: it is for the data owner choosing epsilon before a release, on their own data or on
-public data like it. It releases nothing and charges no ledger (each build uses a throwaway
-BudgetLedger; the registry never sees it).
+public data like it. It releases nothing and charges nothing (each build draws on a throwaway
+`Accountant`; the registry never sees it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from core.errors import InputError
 from core.spatial.evaluate import EVALUATION_LABEL, compare
 from core.spatial.queries import DEFAULT_SIZES, DEFAULT_SMOOTHING
+from core.spatial.unit import POINT, Unit
 
 MIN_POINTS, MAX_POINTS = 6, 8  # epsilon values on the curve
 
@@ -130,6 +131,7 @@ def tune(
     smoothing: float = DEFAULT_SMOOTHING,
     seed: int | None = None,
     progress: Callable[[float, str], None] | None = None,
+    unit: Unit = POINT,
 ) -> TuningResult:
     """MRE of each method at each epsilon (mean ± std over `reps`), and the smallest epsilon
     reaching `target` per method.
@@ -161,7 +163,7 @@ def tune(
                 progress((i + frac) / len(epsilons), f"ε = {eps:g}: {text}")
 
         comp = compare(F, eps, list(methods), sizes=sizes, n_queries=n_queries, reps=reps,
-                       smoothing=smoothing, seed=seed, progress=step)  # fmt: skip
+                       smoothing=smoothing, seed=seed, progress=step, unit=unit)  # fmt: skip
         noise_desc = comp.params["noise"]
         for o in comp.overall:
             found[o["method"]].append(TuningPoint(eps, o["mre"], o["mre_std"]))

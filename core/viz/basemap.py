@@ -110,7 +110,20 @@ class ReferenceLayers:
 
 def reference_layers(bbox: BBox) -> ReferenceLayers:
     """Countries (1:110m for wide views, 1:50m otherwise), US states and ranked place names in
-    and around `bbox` (padded by half its size, so panning a little still shows context)."""
+    and around `bbox` (padded by half its size, so panning a little still shows context).
+
+    A bbox across the antimeridian (MINLON > MAXLON) is drawn on the map's continuous axis:
+    the part east of 180° is selected in [-180, MAXLON] and shifted by +360°."""
+    if bbox[0] > bbox[2]:
+        west = reference_layers((bbox[0], bbox[1], 180.0, bbox[3]))
+        east = reference_layers((-180.0, bbox[1], bbox[2], bbox[3]))
+        return ReferenceLayers(
+            countries=_collection([*west.countries["features"],
+                                   *(_shifted(f, 360.0) for f in east.countries["features"])]),
+            states=_collection([*west.states["features"],
+                                *(_shifted(f, 360.0) for f in east.states["features"])]),
+            places=[*west.places, *((la, round(lo + 360.0, 4), n, t) for la, lo, n, t in east.places)],
+        )  # fmt: skip
     span = bbox[2] - bbox[0]
     view = _padded(bbox, 0.5)
     wide = span > WORLD_SCALE_SPAN
@@ -172,6 +185,14 @@ def clip_feature(feature: dict, view: BBox) -> dict:
         if rings:
             clipped.append(rings)
     return {**feature, "geometry": {"type": "MultiPolygon", "coordinates": clipped}}
+
+
+def _shifted(feature: dict, dx: float) -> dict:
+    """The (Multi)Polygon feature moved east by dx degrees."""
+    geom = feature["geometry"]
+    polys = [geom["coordinates"]] if geom["type"] == "Polygon" else geom["coordinates"]
+    moved = [[[[round(x + dx, 4), y] for x, y in ring] for ring in poly] for poly in polys]
+    return {**feature, "geometry": {"type": "MultiPolygon", "coordinates": moved}}
 
 
 def _collection(features) -> dict:

@@ -49,7 +49,7 @@ def pack_leaves(
         std_out: float | list[float] | None = round(float(std[0]), 3)
     else:
         std_out = None if std is None else np.round(std, 3).tolist()
-    x0, y0, _, _ = grid.bbox
+    x0, y0, _, _ = grid.bbox  # JS computes corners on the unwrapped axis: x0 + c * cw
     return {
         "x0": float(x0),
         "y0": float(y0),
@@ -116,15 +116,36 @@ class LeafLayer(Layer):
                 }
                 return "<table>" + rows + "</table>";
             }, {sticky: true});
+            var legendHtml = {{ this.legend|tojson }};
+            if (legendHtml) {  // the layer's own colour scale, shown while the layer is on
+                var legend = L.control({position: "bottomright"});
+                legend.onAdd = function () {
+                    var box = L.DomUtil.create("div", "dpx-legend");
+                    box.style.cssText = "background:rgba(255,255,255,.92);padding:6px 9px;"
+                        + "font:11px/1.35 sans-serif;border-radius:4px;max-width:260px";
+                    box.innerHTML = legendHtml;
+                    return box;
+                };
+                layer.on("add", function (e) { legend.addTo(e.target._map); });
+                layer.on("remove", function (e) { e.target._map.removeControl(legend); });
+            }
             return layer;
         })();
         {% endmacro %}
         """
     )
 
-    def __init__(self, payload: dict, name: str, fields: list[tuple[str, str]], show: bool):
+    def __init__(
+        self,
+        payload: dict,
+        name: str,
+        fields: list[tuple[str, str]],
+        show: bool,
+        legend: str = "",
+    ):
         super().__init__(name=name, overlay=True, control=True, show=show)
         self._name = "LeafLayer"
         self.payload = payload
         self.fields = [list(f) for f in fields]
         self.highlight = HIGHLIGHT
+        self.legend = legend  # HTML of the layer's colour legend (`core.viz.colorscale`)

@@ -4,7 +4,7 @@ and no two methods share one. "Recommended (private choice)" is black — never 
 could be mistaken for the kd-tree's.
 
 HTF and its modified variants are reds and oranges, the quadtree family browns, the grids
-green and purple, the kd-trees blue and cyan, the references greys.
+green and purple, the kd-trees blue, cyan and indigo, the references greys.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ METHOD_COLOURS: dict[str, str] = {
     "htf-cap": "#f7b6d2",
     "kdtree-geo": "#1f77b4",
     "kdtree-uniform": "#17becf",
+    "kdtree-hybrid": "#393b79",
     "ug": "#2ca02c",
     "ag": "#9467bd",
     "quadtree": "#8c564b",
@@ -28,7 +29,7 @@ METHOD_COLOURS: dict[str, str] = {
     "uniform": "#c7c7c7",
 }
 # for a method added later and not listed yet: still distinct from the listed ones
-SPARE_COLOURS = ("#98df8a", "#c5b0d5", "#9edae5", "#dbdb8d", "#aec7e8", "#393b79")
+SPARE_COLOURS = ("#98df8a", "#c5b0d5", "#9edae5", "#dbdb8d", "#aec7e8", "#637939")
 
 
 def method_colour(method: str) -> str:

@@ -1,38 +1,34 @@
 """Maps and charts for location histograms (folium + plotly; no streamlit import).
 
 Map rules (ARCHITECTURE.md): one GeoJSON layer per method (`core.viz.leaflayer`: leaves sent as
-grid indices with a per-layer style table, rebuilt into `L.geoJson` in the browser), `prefer_canvas=True`, no basemap tiles unless asked (tiles reveal the viewed area to
-the tile server), offline boundaries and place names instead (`core.viz.basemap`), a log-scale
-density legend on the map, and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause,
+grid indices with a per-layer style table, rebuilt into `L.geoJson` in the browser),
+`prefer_canvas=True`, no basemap tiles unless asked (tiles reveal the viewed area to the tile
+server), offline boundaries and place names instead (`core.viz.basemap`), a density legend per layer (quantile classes of its own released densities), and Leaflet from the local copy in `static/leaflet` (BSD-2-Clause,
 npm package leaflet 1.9.4) inlined as data: URLs, so the map draws with no internet.
 """
 
 from __future__ import annotations
 
 import base64
-import math
 from functools import cache
 from pathlib import Path
 
 import folium
 import numpy as np
 import plotly.graph_objects as go
-from branca.element import MacroElement
-from jinja2 import Template
-from plotly.colors import sample_colorscale
 
 from core.spatial.grid import Grid
 from core.spatial.methods import LABELS
 from core.spatial.release import Release
 from core.viz.axes import log_axis
 from core.viz.basemap import add_reference_layers
+from core.viz.colorscale import DensityScale, legend_html, release_colors
 from core.viz.leaflayer import LeafLayer, LeafStyle, pack_leaves
 from core.viz.palette import method_colour
 
 STATIC = Path(__file__).parent / "static" / "leaflet"
 LEAFLET_VERSION = "1.9.4"
 MAX_MAP_LEAVES = 50_000  # a layer with more leaves is listed, not drawn (the browser would stall)
-COLORSCALE = "Viridis"
 ALIASES = {
     "noisy_count": "noisy count",
     "cells": "cells",
@@ -68,13 +64,10 @@ def offline_leaflet(m: folium.Map) -> folium.Map:
     return m
 
 
-def density_colors(release: Release, vmax: float | None = None) -> tuple[list[str], float]:
-    """A colour per leaf from its noisy density, clipped at 0 for display only (log scale)."""
-    dens = np.maximum(release.values / release.cells_per_leaf(), 0.0)
-    logd = np.log1p(dens)
-    top = float(np.log1p(vmax)) if vmax is not None else float(logd.max()) if len(logd) else 1.0
-    t = np.clip(logd / top, 0, 1) if top > 0 else np.zeros_like(logd)
-    return [_rgb_to_hex(c) for c in sample_colorscale(COLORSCALE, t.tolist())], top
+def density_colors(release: Release, grid: Grid) -> tuple[list[str], list[float], DensityScale]:
+    """Colour and fill opacity per leaf from its noisy density per km², on the quantile scale
+    fitted to this release's own released densities (`core.viz.colorscale`)."""
+    return release_colors(release, grid)
 
 
 def _rgb_to_hex(rgb: str) -> str:
@@ -94,41 +87,39 @@ def release_map(
 ) -> tuple[folium.Map, list[str]]:
     """A folium map with one toggleable GeoJSON layer per method; returns (map, skipped names).
 
-    Colours share one log density scale across methods so layers are comparable; the legend on
-    the map states it. `boundaries` draws the offline countries/states/place names (public data,
+    Each layer is coloured by noisy density per km² on a quantile scale fitted to its own
+    released values (`core.viz.colorscale`: contrast at any grid and density), and shows its
+    legend while it is on. `boundaries` draws the offline countries/states/place names (public data,
     chosen by the public bbox only). `sample` is a raw-point overlay for evaluation only.
     `noise_info` and `bbox_from_data` are accepted for the downloads' signature; the map embeds
     no run metadata (only leaf ranges, rounded noisy counts and stated noise std).
     """
-    x0, y0, x1, y1 = grid.bbox
+    x0, y0, _, y1 = grid.bbox
+    east = grid.east  # across the antimeridian: the map's continuous axis (east edge > 180)
     m = folium.Map(
-        location=[(y0 + y1) / 2, (x0 + x1) / 2],
+        location=[(y0 + y1) / 2, (x0 + east) / 2],
         tiles="OpenStreetMap" if basemap else None,
         prefer_canvas=True,
         control_scale=True,
         height=height_px,
     )
     offline_leaflet(m)
-    m.fit_bounds([[y0, x0], [y1, x1]])
+    m.fit_bounds([[y0, x0], [y1, east]])
     if boundaries:
         add_reference_layers(m, grid.bbox)
     drawable = {k: r for k, r in releases.items() if r.n_leaves <= MAX_MAP_LEAVES}
     skipped = [k for k in releases if k not in drawable]
-    vmax = max(
-        (float(np.max(np.maximum(r.values / r.cells_per_leaf(), 0))) for r in drawable.values()),
-        default=1.0,
-    )
     for i, (name, rel) in enumerate(drawable.items()):
-        colors, top = density_colors(rel, vmax)
-        dens = (rel.values / rel.cells_per_leaf()).tolist()
-        fills = [fill_opacity(d, top) for d in dens]  # sparse leaves fainter: boundaries show
+        colors, fills, scale = density_colors(rel, grid)
         outline = LeafStyle(0.5, 0.7) if rel.n_leaves <= THIN_ABOVE else LeafStyle(0.15, 0.35)
         fields = [(f, ALIASES[f]) for f in ("noisy_count", "cells", "area_km2", "noise_std")]
+        label = f"{method_label(name)} ({rel.n_leaves:,} leaves)"
         LeafLayer(
             pack_leaves(rel, grid, colors, fills, outline),
-            name=f"{method_label(name)} ({rel.n_leaves:,} leaves)",
+            name=label,
             fields=fields,
             show=i == 0,
+            legend=legend_html(scale, method_label(name)),
         ).add_to(m)
     if sample is not None:
         lon, lat = sample
@@ -138,85 +129,11 @@ def release_map(
                 [a, b], radius=1, color="#000000", weight=0, fill=True, fill_opacity=0.6
             ).add_to(layer)
         layer.add_to(m)
-    if drawable:
-        DensityLegend(vmax).add_to(m)
     folium.LayerControl(collapsed=False).add_to(m)
     return m, skipped
 
 
 THIN_ABOVE = 2_000  # leaves: above this, outlines get thinner and fainter (10k-40k stay readable)
-
-
-def fill_opacity(density: float, top: float) -> float:
-    """0.2 for an empty leaf up to 0.8 at the top of the log scale (two decimals)."""
-    t = math.log1p(max(density, 0.0)) / top if top > 0 else 0.0
-    return round(0.2 + 0.6 * min(t, 1.0), 2)
-
-
-def legend_ticks(vmax: float) -> list[tuple[float, float]]:
-    """(value, position in [0, 1]) ticks of the log1p colour scale: 0 and 1-2-5 steps to vmax."""
-    top = math.log1p(max(vmax, 0.0))
-    if top <= 0:
-        return [(0.0, 0.0)]
-    ticks = [(0.0, 0.0)]
-    decade = 0.1
-    while decade <= vmax:
-        for step in (1, 2, 5):
-            v = step * decade
-            if v <= vmax and v >= 0.1:
-                ticks.append((v, math.log1p(v) / top))
-        decade *= 10
-    spaced = [ticks[0]]
-    for t in ticks[1:]:
-        if t[1] <= 1.0 and t[1] - spaced[-1][1] >= 0.08:  # labels must not overlap
-            spaced.append(t)
-    ticks = spaced
-    # keep at most ~6 labels, evenly spread along the bar
-    if len(ticks) > 6:
-        keep = np.linspace(0, len(ticks) - 1, 6).round().astype(int)
-        ticks = [ticks[i] for i in sorted(set(keep.tolist()))]
-    return ticks
-
-
-class DensityLegend(MacroElement):
-    """A colour bar on the map: noisy points per cell on a log scale (negatives shown as 0)."""
-
-    _template = Template(
-        """
-        {% macro script(this, kwargs) %}
-        (function () {
-            var legend = L.control({position: "bottomright"});
-            legend.onAdd = function () {
-                var d = L.DomUtil.create("div", "dpx-legend");
-                d.style.cssText = "background:rgba(255,255,255,.9);padding:6px 10px;"
-                    + "font:11px sans-serif;border-radius:4px;width:230px";
-                d.innerHTML = {{ this.html|tojson }};
-                return d;
-            };
-            legend.addTo({{ this._parent.get_name() }});
-        })();
-        {% endmacro %}
-        """
-    )
-
-    def __init__(self, vmax: float):
-        super().__init__()
-        self._name = "DensityLegend"
-        stops = sample_colorscale(COLORSCALE, np.linspace(0, 1, 11).tolist())
-        gradient = ", ".join(_rgb_to_hex(c) for c in stops)
-        labels = "".join(
-            f'<span style="position:absolute;left:{100 * pos:.1f}%;transform:translateX(-50%)">'
-            f"{v:g}</span>"
-            for v, pos in legend_ticks(vmax)
-        )
-        self.html = (
-            "<b>noisy points per cell</b> (log scale)<br>"
-            f'<div style="height:10px;margin-top:3px;background:linear-gradient(to right, '
-            f'{gradient})"></div>'
-            f'<div style="position:relative;height:14px">{labels}</div>'
-            "<span style='color:#555'>negative noisy counts are drawn as 0; sparser leaves "
-            "are drawn more transparent</span>"
-        )
 
 
 def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:

@@ -28,7 +28,7 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     reg.add_dataset("visits", [("t", write_points(tmp_path / "v.csv"))], Policy(2.0))
     patients = next(d for d in PP_DEMOS if d.name == PATIENTS_NAME).load()
     patients.to_csv(tmp_path / "p.csv", index=False)
-    reg.add_dataset("patients", [("patients", tmp_path / "p.csv")], Policy(1.0))
+    reg.add_dataset("patients", [("patients", tmp_path / "p.csv")], Policy(1.0, 1e-5))
     reg.set_publishable("patients", ["age"])
     files = []
     for name, frame in next(d for d in SQL_DEMOS if d.name == "sql-employee-orders").load().items():
@@ -121,10 +121,12 @@ def test_analyst_publishes_the_sa_and_the_declared_columns_only(app_test, regist
     at.radio(key="pp_missing").set_value("drop those records").run()
     assert not any(m.key.startswith("pp_keep") for m in at.multiselect)  # cannot add a column
     assert any("declared publishable: `age`" in m.value for m in at.markdown)
-    assert any("**Publish (perturb)** charges nothing" in s for s in statements(at))
+    (text,) = statements(at)  # the partition plan's ε (and δ), against the dataset's budget
+    assert "**Publish (perturb)** charges ε 1, δ" in text and "dataset **patients**" in text
+    next(c for c in at.checkbox if c.key.startswith("pp_publish::confirm")).check().run()
     at.button(key="pp_publish").click().run()
     (release,) = registry.releases("patients")
-    assert release.params["columns"] == ["age"]
+    assert release.params["columns"] == ["age", "Disease"]  # table order
     assert set(release.artefact["columns"]) == {"age", "Disease", "subtable"}
 
 
@@ -135,7 +137,7 @@ def test_owner_default_publishes_the_sa_alone_unless_columns_are_chosen(app_test
     at.button(key="pp_publish").click().run()
     published = at.dataframe[-1].value
     assert set(published.columns) == {"SA", "subtable"}
-    # a registered dataset: the owner's default is what the dataset declares
+    # a registered dataset: the SA alone too, and only the declared columns can be added
     at = _pp_registered(app_test(PP).run())
     keep = next(m for m in at.multiselect if m.key.startswith("pp_keep"))
-    assert keep.value == ["age"]
+    assert keep.value == [] and keep.options == ["age"]

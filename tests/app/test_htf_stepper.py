@@ -63,3 +63,22 @@ def test_demo_mode_reproduces_the_steps_and_another_seed_does_not(app_test):
     a, b, c = _level_two(app_test, 5), _level_two(app_test, 5), _level_two(app_test, 6)
     assert a["data"] == b["data"] and a["layout"]["title"] == b["layout"]["title"]
     assert a["data"] != c["data"]  # the steps do depend on the noise
+
+
+def test_each_depth_is_explained_in_sentences_and_play_advances(app_test):
+    at = _stepper(app_test, seed=7)
+    at.session_state["lh_step_open"] = True
+    at.run()
+    at.button(key="lh_step_build").click().run()
+    slider = at.slider(key="lh_step_level")
+    assert slider.label.startswith("Tree depth (0 = the root")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Depth 0 of" in text and "discrete Laplace noise of scale" in text
+    assert "so it splits" in text or "so it stops" in text  # node by node, with the numbers
+    last = int(slider.max)
+    slider.set_value(last - 1).run()
+    assert f"Depth {last - 1} of" in " ".join(m.value for m in at.markdown)
+    at.toggle(key="lh_step_play").set_value(True).run()  # plays to the last depth, then stops
+    assert not at.exception, at.exception
+    assert at.slider(key="lh_step_level").value == last
+    assert f"Depth {last} of" in " ".join(m.value for m in at.markdown)

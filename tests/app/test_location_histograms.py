@@ -168,3 +168,44 @@ def test_failed_build_leaves_no_stale_result(app_test):
     at.selectbox(key="lh_region_demo:htf-gaussian-sigma20").set_value("london").run()
     assert any("outside the bounding box" in e.value for e in at.error)
     assert not at.get("component_instance")  # nothing drawn under the error
+
+
+def test_a_person_column_makes_the_release_protect_people(app_test):
+    """Upload with a user column: choosing it and K says 'each person (at most K points)', the
+    owner sees how many points the bound left out, and the built release's mechanisms have
+    sensitivity K."""
+    rng = np.random.default_rng(3)
+    users = rng.integers(0, 40, 3000)  # 40 people, ~75 points each
+    df = pd.DataFrame(
+        {
+            "user": [f"p{u}" for u in users],
+            "Latitude": rng.normal(48.85, 0.02, 3000),
+            "Longitude": rng.normal(2.35, 0.02, 3000),
+        }
+    )
+    at = app_test(PAGE).run()
+    at.radio(key="lh_source").set_value("Upload CSV/Parquet").run()
+    at.file_uploader(key="lh_upload").set_value(
+        ("people.csv", df.to_csv(index=False).encode(), "text/csv")
+    ).run()
+    person = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_person_"))
+    at.selectbox(key=person).set_value("user").run()
+    at.number_input(key="lh_person_k").set_value(5)
+    region = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_region_"))
+    at.selectbox(key=region).set_value("custom").run()
+    for i, v in enumerate([2.2, 48.7, 2.5, 49.0]):
+        key = next(w.key for w in at.number_input if w.key and w.key.startswith(f"lh_bb{i}_"))
+        at.number_input(key=key).set_value(v)
+    at.run()
+    _fast(at, ("ug",)).run()
+    assert not at.exception, at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "each person (at most 5 points; person column 'user')" in captions
+    assert "left out by the per-person bound" in captions
+    at.button(key="lh_run").click().run()
+    assert not at.exception, at.exception
+    from ui.location.release import BUILD_KEY
+
+    (charged,) = at.session_state[BUILD_KEY].charged
+    assert charged.release.unit.k == 5
+    assert all(m.sensitivity == 5 for m in charged.release.mechanisms)

@@ -72,7 +72,7 @@ def test_build_charges_each_method_once_and_the_map_shows_those_releases(app_tes
     assert any("ε spent 1 of 2" in c.value for c in at.caption)  # after the rerun
     for r in releases:  # each release's report renders its leaves (the Releases page's file)
         html = report_html(registry, r.id)
-        assert "leaves-map" in html and "Grid 64 × 64" in html
+        assert "leaves-map" in html and "on a 64 × 64 grid" in html
     # a second session (a reload) sees the registry's spend, not its own
     other = _registered(app_test(PAGE))
     assert any("ε spent 1 of 2" in c.value for c in other.caption)

@@ -6,11 +6,13 @@ import json
 import re
 from fractions import Fraction
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from core.balancing.demos import FIGURE9_COUNTS
+from core.balancing.names import SEEDED_MARKER
 from core.balancing.plan import plan_partition
-from core.balancing.publish import SEEDED_MARKER
 from core.balancing.report import INTERNAL_LABEL
 
 PAGE = "pages/pp_balancing.py"
@@ -85,8 +87,11 @@ def test_publish_in_demo_mode(app_test):
     assert any("evaluation only — uses the raw data" in c.value for c in at.caption)
     assert any("reproducible demo mode" in w.value for w in at.warning)
     published = at.dataframe[-1].value
-    assert len(published) == 42 and "subtable" in published.columns
-    assert "record" not in published.columns  # the id-like column is dropped by default
+    # the SA alone by default (issue 16): no other column, rows = the noisy plan's slots
+    assert list(published.columns) == ["SA", "subtable"]
+    assert any("Exact plan" in i.value for i in at.info)  # the stepper's plan, labelled
+    (plan_table,) = [d.value for d in at.dataframe if "planned size (noisy)" in d.value.columns]
+    assert len(published) == plan_table["planned size (noisy)"].sum()
 
 
 def test_refused_partition_blocks_publish(app_test):
@@ -192,3 +197,26 @@ def test_downloads_label_the_release_the_seed_and_the_internal_report(shell):
     assert any(SEEDED_MARKER in c for c in captions)
     assert INTERNAL_LABEL in captions
     assert any("seeded noise" in w.value for w in at.warning)
+
+
+def test_a_continuous_sensitive_attribute_is_refused_before_anything(app_test):
+    """Issue 18: a table with only latitude/longitude made PP balance 200,000 raw longitudes
+    (4.6 MB of page text). The column is refused in one line, and no raw value is listed."""
+    rng = np.random.default_rng(3)
+    points = pd.DataFrame(
+        {
+            "latitude": rng.uniform(44.9, 45.05, 20_000),
+            "longitude": rng.uniform(-93.33, -93.2, 20_000),
+        }
+    )
+    at = app_test(PAGE)
+    at.session_state["pp_upload::files"] = [("points.csv", points.to_csv(index=False).encode())]
+    at.run()
+    at.radio(key="pp_source").set_value("Upload CSV/Parquet").run()
+    assert not at.exception
+    (error,) = at.error
+    assert "'longitude' looks continuous" in error.value and "\n" not in error.value
+    assert not at.get("plotly_chart") and not at.dataframe and not at.metric
+    texts = "".join(str(e.proto) for e in at.main if getattr(e, "proto", None) is not None)
+    assert "looks continuous" in texts  # the check reads the page
+    assert f"{points.longitude[0]:.4f}"[:8] not in texts and len(texts) < 20_000

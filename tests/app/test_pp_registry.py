@@ -21,7 +21,7 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     path = tmp_path / "patients.csv"
     next(d for d in DEMOS if d.name == PATIENTS_NAME).load().to_csv(path, index=False)
     reg = Registry(registry_dir)
-    reg.add_dataset("patients", [("patients", path)], Policy(1.0))
+    reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5))
     return reg
 
 
@@ -42,13 +42,22 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     (release,) = registry.releases("patients")
     assert release.tool == "pp" and release.kind is RunKind.RELEASE
     assert release.status is Status.RELEASED
-    assert (release.epsilon, release.delta) == (0.0, 0.0)  # PP is not ε-DP: nothing charged
-    assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
-    assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
+    # the partition plan's ε is charged (issue 16), from the mechanism that drew its noise
+    # (and the δ of listing the values that occur above a noisy threshold); the registry keeps
+    # the very objects that drew, one PP randomization per published sub-table
+    row, threshold, *pp = release.mechanisms
+    assert row.kind.value == "discrete Laplace" and (row.sensitivity, row.scale) == (2, 2.0)
+    assert "threshold" in threshold.kind.value and 0 < threshold.delta <= 1e-6
+    assert (release.epsilon, release.delta) == (1.0, threshold.cost.delta)
     meta = release.artefact["published_metadata"]
-    assert sum(s["size"] for s in meta["subtables"]) == release.artefact["rows"]
+    assert [m.to_json() for m in release.mechanisms] == meta["privacy"]["mechanisms"]
+    assert len(pp) == len(meta["subtables"]) and {m.kind.value for m in pp} == {"PP randomization"}
+    assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
+    assert release.privacy["plan_epsilon"] == 1.0
+    assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
+    assert release.params["columns"] == ["Disease"]  # the SA alone by default
     assert any(f"release #{release.id} of dataset **patients**" in i.value for i in at.info)
-    assert registry.spent("patients") == (0.0, 0.0)
+    assert registry.spent("patients") == (1.0, threshold.cost.delta)
 
 
 def test_demo_publication_recorded_as_unregistered(app_test, registry):

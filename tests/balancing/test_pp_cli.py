@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.balancing.publish import SEEDED_MARKER, published_name
+from core.balancing.names import SEEDED_MARKER, published_name
 from core.cli import main
 from core.privacy import Noise
 
@@ -107,26 +107,54 @@ def test_table_input_and_perturb(capsys, table, tmp_path):
     out_csv = tmp_path / "out" / "pub.csv"
     out = run_json(
         capsys, str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
-        "--perturb", "--out", str(out_csv), "--seed", "7", "--drop-columns", "id",
+        "--perturb", "--out", str(out_csv), "--seed", "7", "--columns", "zip",
+        "--categories", ",".join(f"x{i}" for i in range(1, 11)),
     )  # fmt: skip
-    assert [s["p"] for s in out["subtables"]] == ["1/2"] * 5
+    # a release prints its plan from noisy counts, labelled, with its claim
+    assert out["plan"].startswith("release plan") and out["privacy"]["plan_epsilon"] == 1.0
     # seeded noise: the file name carries the marker, and no unmarked file is written
     seeded_csv = tmp_path / "out" / f"pub.{SEEDED_MARKER}.csv"
     assert out["published"]["out"] == str(seeded_csv) and not out_csv.exists()
     pub = pd.read_csv(seeded_csv)
-    assert list(pub.columns) == ["zip", "disease", "subtable"] and len(pub) == 42
+    # ... and so does its header: the first column is the marker
+    assert list(pub.columns) == [SEEDED_MARKER, "zip", "disease", "subtable"] and len(pub) == 42
+    assert set(pub[SEEDED_MARKER]) == {"seeded"}
     meta = json.loads((tmp_path / "out" / f"pub.{SEEDED_MARKER}.metadata.json").read_text())
     assert meta["noise"]["mode"] == "seeded"
     assert out["published"]["noise"]["mode"] == "seeded"
-    assert [m["size"] for m in meta["subtables"]] == [18, 12, 6, 3, 3]
+    assert out["published"]["columns"] == ["zip", "disease", "subtable"]
+    kinds = [m["kind"] for m in meta["privacy"]["mechanisms"]]  # declared categories: no δ
+    assert kinds[0] == "discrete Laplace" and set(kinds[1:]) == {"PP randomization"}
+    assert len(kinds) == 1 + len(meta["subtables"]) and meta["privacy"]["plan_delta"] == 0
+    assert [m["size"] for m in meta["subtables"]] == [s["size"] for s in out["subtables"]]
+
+
+def test_perturb_publishes_the_sa_alone_unless_columns_are_given(capsys, table, tmp_path):
+    out = run_json(
+        capsys, str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
+        "--perturb", "--out", str(tmp_path / "pub.csv"), "--categories",
+        ",".join(f"x{i}" for i in range(1, 11)),
+    )  # fmt: skip
+    pub = pd.read_csv(out["published"]["out"])
+    assert list(pub.columns) == ["disease", "subtable"]  # no "drop these": the SA only
+    assert main(["balance", str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
+                 "--perturb", "--out", str(tmp_path / "p2.csv"), "--drop-columns", "id"]) == 2  # fmt: skip
+    assert "replaced by --columns" in capsys.readouterr().err
+    assert main(["balance", str(table), "--sa", "disease", "--rho1", "1/3", "--rho2", "2/3",
+                 "--perturb", "--out", str(tmp_path / "p3.csv"), "--columns", "nope"]) == 2  # fmt: skip
+    assert "'nope' not found" in capsys.readouterr().err
+    assert not (tmp_path / "p2.csv").exists() and not (tmp_path / "p3.csv").exists()
 
 
 def test_perturb_refused_exits_2_unless_fallback_accepted(capsys, tmp_path):
+    # like spec T9 (a in T'', beta' = 1): g1 = {a, b} has rho1_i > rho2 = 1/2; with a large plan
+    # epsilon the noisy counts stay close enough to be refused as well
     path = tmp_path / "t.csv"
-    pd.DataFrame({"age": range(13), "sa": list("aaaaaabbbbbcd")}).to_csv(path, index=False)
+    sa = list("a" * 600 + "b" * 500 + "c" * 100 + "d" * 100)
+    pd.DataFrame({"age": range(len(sa)), "sa": sa}).to_csv(path, index=False)
     out_csv = tmp_path / "pub.csv"
-    args = ["balance", str(path), "--sa", "sa", "--rho1", "2/5", "--rho2", "2/3",
-            "--perturb", "--out", str(out_csv), "--seed", "1"]  # fmt: skip
+    args = ["balance", str(path), "--sa", "sa", "--rho1", "2/5", "--rho2", "1/2",
+            "--perturb", "--out", str(out_csv), "--seed", "1", "--plan-epsilon", "5"]  # fmt: skip
     assert main(args) == 2
     assert "refused" in capsys.readouterr().err
     assert not out_csv.exists() and not list(tmp_path.glob("pub*"))
@@ -158,7 +186,7 @@ def test_missing_sa_column_and_nan(capsys, tmp_path):
     assert main(["balance", str(path), "--sa", "nope", "--rho1", "1/2", "--rho2", "3/4"]) == 2
     assert "'nope' is not in the table" in capsys.readouterr().err
     assert main(["balance", str(path), "--sa", "sa", "--rho1", "1/2", "--rho2", "3/4"]) == 2
-    assert "missing value" in capsys.readouterr().err
+    assert "missing values" in capsys.readouterr().err
     out = run_json(capsys, str(path), "--sa", "sa", "--rho1", "1/2", "--rho2", "3/4",
                    "--missing", "drop")  # fmt: skip
     assert sum(sum(g.values()) for g in out["groups"]) == 4
@@ -199,3 +227,30 @@ def test_published_name_marks_seeded_files_only():
     marked = Path(f"pub.{SEEDED_MARKER}.csv")
     assert published_name(marked, Noise.seeded(1)) == marked  # never marked twice
     assert published_name("a/pub.csv", Noise.secure()) == Path("a/pub.csv")
+
+
+def test_registered_dataset_publishes_only_declared_columns(capsys, registry_dir, tmp_path):
+    """The owner's declaration on the dataset (--pp-columns) bounds --columns; the unit column is
+    never published; the release charges the plan's mechanisms and records those that drew."""
+    from core.registry import Registry
+
+    rng = np.random.default_rng(2)
+    n = 3000
+    df = pd.DataFrame({
+        "pid": [f"p{i}" for i in range(n)], "zip": rng.integers(100, 105, n),
+        "age": rng.integers(20, 80, n), "sa": rng.choice(list("abcdefgh"), n),
+    })  # fmt: skip
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    assert main(["dataset", "add", "t", "--table", f"t={path}", "--uid", "pid",
+                 "--epsilon", "3", "--delta", "1e-5", "--pp-columns", "zip"]) == 0  # fmt: skip
+    capsys.readouterr()
+    base = ["balance", "--dataset", "t", "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2",
+            "--perturb", "--out"]  # fmt: skip
+    assert main([*base, str(tmp_path / "a.csv"), "--columns", "age"]) == 2
+    assert "'age' may not be published" in capsys.readouterr().err
+    out = run_json(capsys, *base[1:], str(tmp_path / "b.csv"), "--columns", "zip")
+    assert pd.read_csv(out["published"]["out"]).columns.tolist() == ["zip", "sa", "subtable"]
+    (release,) = Registry(registry_dir).releases("t")
+    assert release.epsilon == 1.0 and 0 < release.delta <= 1e-6
+    assert [m.to_json() for m in release.mechanisms] == out["privacy"]["mechanisms"]

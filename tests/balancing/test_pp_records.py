@@ -1,19 +1,14 @@
-"""Record-level assignment (spec 2.6): vectorised, matches the group counts, row order default."""
+"""Record level: the SA is checked to be categorical, encoded and counted; missing values have
+one spelling, "(missing)"."""
 
 from __future__ import annotations
-
-from fractions import Fraction as F
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from core.balancing.plan import plan_partition
-from core.balancing.records import MISSING_LABEL, assign_records, encode_sa, group_counts
+from core.balancing.records import MISSING_LABEL, encode_sa, value_labels
 from core.errors import InputError
-from core.privacy import Noise
 from tests.balancing.pp_helpers import FIG9
 
 
@@ -22,60 +17,9 @@ def fig9_records(seed: int = 3) -> pd.Series:
     return pd.Series(np.random.default_rng(seed).permutation(values), name="sa")
 
 
-def test_assignment_matches_group_counts_fig9():
-    sa = fig9_records()
-    enc = encode_sa(sa)
-    plan = plan_partition(enc.counts(), F(1, 4), F(2, 3))
-    got = assign_records(enc.codes, enc.labels, plan.groups)
-    assert group_counts(enc.codes, got, enc.labels, len(plan.groups)) == [
-        {v: c for v, c in g.items()} for g in plan.groups
-    ]
-
-
-def test_original_row_order_within_a_value():
-    """The first group containing x takes x's first records, in row order."""
-    sa = fig9_records()
-    enc = encode_sa(sa)
-    plan = plan_partition(enc.counts(), F(1, 3), F(2, 3))
-    got = assign_records(enc.codes, enc.labels, plan.groups)
-    for value in FIG9:
-        rows = np.flatnonzero(sa.to_numpy() == value)
-        expected = []
-        for j, g in enumerate(plan.groups):
-            expected += [j] * g.get(value, 0)
-        assert got[rows].tolist() == expected
-
-
-def test_seeded_permutation_option_keeps_counts_and_is_reproducible():
-    enc = encode_sa(fig9_records())
-    plan = plan_partition(enc.counts(), F(1, 3), F(2, 3))
-    a = assign_records(enc.codes, enc.labels, plan.groups, Noise.seeded(5))
-    b = assign_records(enc.codes, enc.labels, plan.groups, Noise.seeded(5))
-    plain = assign_records(enc.codes, enc.labels, plan.groups)
-    assert np.array_equal(a, b)
-    assert not np.array_equal(a, plain)
-    assert group_counts(enc.codes, a, enc.labels, 5) == group_counts(
-        enc.codes, plain, enc.labels, 5
-    )
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(1, 20), min_size=2, max_size=8), st.integers(1, 99), st.integers(0, 9))
-def test_assignment_matches_counts_random(values, percent, seed):
-    labels = [f"v{i}" for i in range(len(values))]
-    rec = np.random.default_rng(seed).permutation(np.repeat(labels, values))
-    enc = encode_sa(pd.Series(rec, name="sa"))
-    plan = plan_partition(enc.counts(), F(percent, 100), (1 + F(percent, 100)) / 2)
-    if not plan.groups:
-        return
-    got = assign_records(enc.codes, enc.labels, plan.groups)
-    assert (got >= 0).all()
-    assert group_counts(enc.codes, got, enc.labels, len(plan.groups)) == plan.groups
-
-
 def test_missing_values_need_a_choice():
     sa = pd.Series(["a", None, "b", "a", np.nan, "c"], name="disease")
-    with pytest.raises(InputError, match="2 missing value"):
+    with pytest.raises(InputError, match="has missing values"):
         encode_sa(sa)
     dropped = encode_sa(sa, missing="drop")
     assert dropped.counts() == {"a": 2, "b": 1, "c": 1} and dropped.n_missing == 2
@@ -83,14 +27,61 @@ def test_missing_values_need_a_choice():
     assert cat.counts()[MISSING_LABEL] == 2
 
 
-def test_dropped_records_get_no_group():
-    sa = pd.Series(["a", None, "b", "a", "b", "c", "c", "d"], name="sa")
-    enc = encode_sa(sa, missing="drop")
-    plan = plan_partition(enc.counts(), F(2, 7), F(2, 3))
-    got = assign_records(enc.codes, enc.labels, plan.groups)
-    assert got[1] == -1 and (np.delete(got, 1) >= 0).all()
-
-
 def test_numeric_labels_are_strings():
     enc = encode_sa(pd.Series([1, 2, 2, 10, 10, 10], name="sa"))
     assert enc.counts() == {"1": 1, "2": 2, "10": 3}
+
+
+def test_missing_is_spelled_one_way_everywhere():
+    col = pd.Series(["a", None, np.nan, 3, 3.5], name="c", dtype=object)
+    assert value_labels(col).tolist() == ["a", MISSING_LABEL, MISSING_LABEL, "3", "3.5"]
+    enc = encode_sa(pd.Series(["x", None, "y", "x"], name="sa"), missing="category")
+    assert enc.labels == ["x", MISSING_LABEL, "y"] and enc.counts()[MISSING_LABEL] == 1
+
+
+def test_mixed_types_with_missing_do_not_crash():
+    """race = strings, floats and NaN mixed (the analyst page's TypeError): labels, no sort."""
+    col = pd.Series(["White", np.nan, 2.0, "Black", np.nan, "White"], name="race", dtype=object)
+    enc = encode_sa(col, missing="category")
+    assert enc.counts() == {"White": 2, MISSING_LABEL: 2, "2.0": 1, "Black": 1}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (np.linspace(-93.3, -93.1, 20_000), "looks continuous"),  # a longitude
+        ([f"id{i}" for i in range(3_000)], "looks continuous"),  # more than 1,000 values
+        ([f"v{i % 60}" for i in range(100)], "more than half"),
+        ([i % 50 + 0.5 for i in range(400)], "decimal measurement"),
+    ],
+)
+def test_continuous_looking_columns_are_refused_before_anything(values, message):
+    series = pd.Series(values, name="x")
+    with pytest.raises(InputError, match=message) as err:
+        encode_sa(series)
+    text = str(err.value)
+    assert "'x'" in text and "\n" not in text and str(values[0]) not in text  # no raw value
+
+
+def test_small_categorical_tables_are_accepted():
+    assert len(encode_sa(pd.Series([f"x{i}" for i in range(10)] * 2, name="sa")).labels) == 10
+    assert encode_sa(pd.Series([1.0, 2.0, 2.0] * 30, name="sa")).counts() == {"1.0": 30, "2.0": 60}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[[1, 2], [3]] * 5, [{"a": 1}, {"b": 2}] * 5],
+)
+def test_list_and_struct_columns_are_refused_with_the_column_named(values):
+    with pytest.raises(InputError, match="'tags' holds lists or structs"):
+        encode_sa(pd.Series(values, name="tags"))
+
+
+def test_parquet_list_column_is_refused(tmp_path):
+    from core.data.loading import load_table
+
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"tags": [[1, 2], [3]] * 10, "sa": ["a", "b"] * 10}).to_parquet(path)
+    df = load_table(path)
+    with pytest.raises(InputError, match="'tags' holds lists or structs"):
+        encode_sa(df["tags"])

@@ -45,9 +45,7 @@ def _demo_mode(page) -> None:
 
 
 def _slider(page):
-    return (
-        page.get_by_test_id("stSlider").filter(has_text="Level (tree height").get_by_role("slider")
-    )
+    return page.get_by_test_id("stSlider").filter(has_text="Tree depth").get_by_role("slider")
 
 
 def _build_and_open_stepper(page, no_exception) -> None:

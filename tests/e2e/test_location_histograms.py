@@ -211,8 +211,8 @@ def test_large_layer_over_offline_boundaries(page, app_url, external_requests, s
     control = frame.locator(".leaflet-control-layers")
     control.wait_for()
     assert "HTF (" in control.inner_text()  # display names, not method keys
-    frame.locator(".dpx-legend").wait_for()  # the density legend sits on the map
-    assert "log" in frame.locator(".dpx-legend").inner_text()
+    frame.locator(".dpx-legend").first.wait_for()  # the shown layer's density legend
+    assert "noisy points per km²" in frame.locator(".dpx-legend").first.inner_text()
     # turn on the largest layer (>= 10k leaves: UG and QuadTree at epsilon 1 on 256 x 256)
     labels = frame.locator(".leaflet-control-layers-overlays label")
     texts = labels.all_inner_texts()

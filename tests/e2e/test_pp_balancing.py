@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 SCREENSHOT = "pp_balancing.png"  # written by the `screenshot` fixture (temp dir)
 PUBLISH = "Publish (perturb)"
 EARLIER = "Earlier publication"
-SEEDED_MARKER = "SEEDED-demo-not-private"  # core.balancing.publish.SEEDED_MARKER
+SEEDED_MARKER = "SEEDED-demo-not-private"  # core.balancing.names.SEEDED_MARKER
 INTERNAL_NAME = "INTERNAL_pp_run_report_not_for_release.json"  # core.balancing.report (secure)
 
 
@@ -106,19 +106,20 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
     assert page.get_by_text(EARLIER).count() == 0
 
     # click every download: names say what each file is; each parses
-    names = {}
+    names, files = {}, {}
     for label in ("Published CSV", "Sub-table metadata", "Run report (INTERNAL)"):
         with page.expect_download() as info:
             page.get_by_role("button", name=label, exact=True).click()
-        data = Path(info.value.path()).read_bytes()
+        files[label] = Path(info.value.path()).read_bytes()
         names[label] = info.value.suggested_filename
         _wait_idle(page)
         no_exception(page)
-        if label == "Published CSV":  # seeded: its header says so too
-            frame = pd.read_csv(io.BytesIO(data))
-            assert len(frame) == 42 and frame.columns[0] == "SEEDED_demo_not_private"
-        else:
-            assert json.loads(data)
+    # the SA alone by default, a seeded header, one row per slot of the published (noisy) plan
+    published = pd.read_csv(io.BytesIO(files["Published CSV"]))
+    assert list(published.columns) == [SEEDED_MARKER, "SA", "subtable"]
+    metadata = json.loads(files["Sub-table metadata"])
+    assert len(published) == sum(s["size"] for s in metadata["subtables"])
+    assert json.loads(files["Run report (INTERNAL)"])
     assert SEEDED_MARKER in names["Published CSV"] and names["Published CSV"].endswith(".csv")
     assert SEEDED_MARKER in names["Sub-table metadata"]
     assert names["Run report (INTERNAL)"].startswith(INTERNAL_NAME.removesuffix(".json"))

@@ -28,7 +28,9 @@ def test_report_opens_offline_with_its_figures(browser, capsys, registry_dir, tm
         capsys,
         ["dataset", "add", "pts", "--table", f"t={points}", "--uid", "uid", "--epsilon", "2"],
     )
-    htf = _run(capsys, ["htf", "--dataset", "pts", BBOX, "--epsilon", "1"])
+    htf = _run(
+        capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     report = tmp_path / "report.html"
     _run(capsys, ["report", str(htf["registry"]["release_id"]), "--out", str(report)])
 
@@ -57,7 +59,9 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     _run(
         capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid", "--epsilon", "4"]
     )
-    out = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])
+    out = _run(
+        capsys, ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )
     release_id = out["registry"]["release_id"]
 
     page.goto(f"{app_url}/releases")
@@ -202,7 +206,8 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
 
 
 def _publish_on_pp_page(page, url: str, name: str, tmp_path: Path) -> int:
-    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (no ε).
+    """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (the
+    partition plan's ε).
     The analyst cannot add a column: the published CSV holds the SA, the sub-table id and the
     declared column `lon` only — neither planted value (in `category` and `lat`, not declared)
     is in it, nor in the page."""
@@ -233,8 +238,8 @@ def _publish_on_pp_page(page, url: str, name: str, tmp_path: Path) -> int:
         if button == "Published CSV":  # the SA, the sub-table id and the declared column only
             assert set(text.splitlines()[0].split(",")) == {"lon", "grade", "subtable"}
     (pub,) = [r for r in registry.releases(name) if r.tool == "pp"]
-    assert pub.epsilon == 0.0 and pub.params["role"] == "analyst"
-    assert pub.params["columns"] == ["lon"]
+    assert pub.epsilon == 1.0 and pub.params["role"] == "analyst"  # the plan's ε (issue 16)
+    assert pub.params["columns"] == ["lon", "grade"]  # the declared column and the SA
     return pub.id
 
 
@@ -270,7 +275,10 @@ def test_analyst_mode_never_shows_a_raw_value(
                   "--epsilon", f"{BUDGET:g}", "--delta", "1e-5",
                   "--pp-columns", PP_COLUMNS])  # fmt: skip
     ids = [
-        _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"]["release_id"],
+        _run(
+            capsys,
+            ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"],
+        )["registry"]["release_id"],
         _run(capsys, ["sql", "--dataset", name, "--query", QUERY.format(eps=1)])["registry"][
             "release_id"
         ],

@@ -48,9 +48,9 @@ def test_releases_page_used_like_a_review_meeting(
     _run(
         capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid", "--epsilon", "5"]
     )
-    release_id = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"][
-        "release_id"
-    ]
+    release_id = _run(
+        capsys, ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )["registry"]["release_id"]
     _open_releases(page, app_url)
     _listed(page, release_id, name)
     page.get_by_text("ε spent 1 of 5 (remaining 4)").first.wait_for()
@@ -103,9 +103,9 @@ def test_releases_page_used_like_a_review_meeting(
     no_exception(page)
 
     # a second browser sees the same registry, including a release made after the first opened
-    second = _run(capsys, ["htf", "--dataset", name, BBOX, "--epsilon", "1"])["registry"][
-        "release_id"
-    ]
+    second = _run(
+        capsys, ["htf", "--dataset", name, "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
+    )["registry"]["release_id"]
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         pg = other.new_page()

@@ -22,7 +22,18 @@ def test_eight_concurrent_processes_against_a_budget_of_five(registry_dir, tmp_p
     assert add.returncode == 0, add.stderr
     procs = [
         subprocess.Popen(
-            [DPX, "htf", "--dataset", "pts", BBOX, "--epsilon", "1", "--json"],
+            [
+                DPX,
+                "htf",
+                "--dataset",
+                "pts",
+                "--max-points-per-person",
+                "1",
+                BBOX,
+                "--epsilon",
+                "1",
+                "--json",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

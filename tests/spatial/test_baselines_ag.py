@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, MechanismKind, Noise
 from core.spatial.baselines import build_ag
 from core.spatial.baselines.ag import ag_inference, ag_m1, ag_m2
 from core.spatial.baselines.rectangles import coverage, rect_counts, subgrid_rects, summed_area
+from core.spatial.common import N_SHARE
 
 M1 = {
     (1e5, 0.1): 10,
@@ -51,21 +52,23 @@ def test_subgrid_clamped_to_extents_tiles_each_parent():
 
 def test_noise_free_limit_gives_exact_sub_cell_counts():
     F = np.random.default_rng(0).poisson(50.0, size=(40, 30)).astype(np.int64)
-    rel = build_ag(F, 1e9, Noise.seeded(1), BudgetLedger(), eps_n=1e8, c=1e9 * F.sum() / 20**2)
+    rel = build_ag(F, 1e9, Accountant(Noise.seeded(1)), eps_n=1e8, c=1e9 * F.sum() / 20**2)
     assert rel.info["first_level_cells_per_axis"] == [10, 10]  # max(10, ...) floor on m1
     assert rel.n_leaves == 40 * 30  # huge eps: m2 is clamped to every first-level cell's extents
     assert np.allclose(rel.values, rect_counts(summed_area(F), rel.leaves), rtol=0, atol=1e-6)
 
 
-def test_ledger_levels():
+def test_mechanisms_of_the_two_levels():
     F = np.random.default_rng(2).poisson(5.0, size=(64, 64)).astype(np.int64)
-    ledger = BudgetLedger()
-    rel = build_ag(F, 0.5, Noise.seeded(2), ledger, alpha=0.3)
-    n, l1, l2 = ledger.spends
-    assert n.epsilon == 1e-4
-    assert (l1.group, l2.group) == ("ag-level-1", "ag-level-2")
-    assert l1.epsilon == pytest.approx(0.3 * (0.5 - 1e-4))
-    assert l2.epsilon == pytest.approx(0.7 * (0.5 - 1e-4))
+    rel = build_ag(F, 0.5, Accountant(Noise.seeded(2)), alpha=0.3)
+    n, l1, l2 = rel.mechanisms
+    eps_n = N_SHARE * 0.5
+    assert n.epsilon == pytest.approx(eps_n) and n.kind is MechanismKind.LAPLACE
+    assert "first-level" in l1.label and "second-level" in l2.label
+    assert l1.kind is l2.kind is MechanismKind.DISCRETE_LAPLACE
+    assert l1.epsilon == pytest.approx(0.3 * (0.5 - eps_n))
+    assert l2.epsilon == pytest.approx(0.7 * (0.5 - eps_n))
+    assert rel.info["count_noise_scale"] == [l1.scale, l2.scale]
     assert set(rel.epsilon) == {"total", "n", "level1", "level2"}
 
 
@@ -73,4 +76,4 @@ def test_rejects_bad_alpha():
     F = np.ones((8, 8), dtype=np.int64)
     for alpha in (0.0, 1.0, 1.5):
         with pytest.raises(InputError):
-            build_ag(F, 0.5, Noise.seeded(1), BudgetLedger(), alpha=alpha)
+            build_ag(F, 0.5, Accountant(Noise.seeded(1)), alpha=alpha)

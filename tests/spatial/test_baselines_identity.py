@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
 from core.spatial.baselines import build_identity
 
 
@@ -16,7 +16,7 @@ def discrete_laplace_var(scale: float) -> float:
 
 def test_noise_free_limit_is_exact_and_row_major():
     F = np.random.default_rng(0).poisson(3.0, size=(7, 5)).astype(np.int64)
-    rel = build_identity(F, 1e9, Noise.seeded(1), BudgetLedger())
+    rel = build_identity(F, 1e9, Accountant(Noise.seeded(1)))
     assert np.array_equal(rel.values.reshape(7, 5), F)
     r, c = np.divmod(np.arange(35), 5)
     assert np.array_equal(rel.leaves, np.stack([r, r + 1, c, c + 1], axis=1))
@@ -25,8 +25,7 @@ def test_noise_free_limit_is_exact_and_row_major():
 def test_cell_noise_has_laplace_scale_one_over_eps():
     eps = 0.2
     F = np.zeros((200, 200), dtype=np.int64)
-    ledger = BudgetLedger()
-    rel = build_identity(F, eps, Noise.seeded(123), ledger)
+    rel = build_identity(F, eps, Accountant(Noise.seeded(123)))
     noise = rel.values
     assert np.array_equal(noise, np.round(noise))  # integer (discrete Laplace) counts
     var = discrete_laplace_var(1 / eps)
@@ -36,5 +35,5 @@ def test_cell_noise_has_laplace_scale_one_over_eps():
     # sample variance of Laplace noise has relative sd sqrt(5/n) = 1.1 % here; allow 5 %
     assert abs(noise.var() / var - 1) < 0.05
     assert rel.info["count_noise_scale"] == 1 / eps
-    (spend,) = ledger.spends
-    assert spend.composition == "parallel" and spend.epsilon == eps
+    (cells,) = rel.mechanisms
+    assert cells.epsilon == eps and cells.sensitivity == 1 and cells.scale == 1 / eps

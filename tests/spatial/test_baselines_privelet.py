@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
 from core.spatial.baselines import build_privelet
 from core.spatial.baselines.privelet import haar_forward, haar_inverse, privelet_sensitivity
 
@@ -32,12 +32,11 @@ def test_transform_round_trip():
 
 def test_noise_free_limit_and_padding():
     F = np.random.default_rng(1).poisson(3.0, size=(5, 3)).astype(np.int64)
-    ledger = BudgetLedger()
-    rel = build_privelet(F, 1e9, Noise.seeded(1), ledger)
+    rel = build_privelet(F, 1e9, Accountant(Noise.seeded(1)))
     assert np.allclose(rel.values.reshape(5, 3), F, atol=1e-9)
     assert rel.info["label"] == "Privelet (unweighted)"
-    (spend,) = ledger.spends
-    assert spend.epsilon == 1e9
+    (coefficients,) = rel.mechanisms
+    assert coefficients.epsilon == 1e9 and coefficients.sensitivity == privelet_sensitivity(5, 3)
 
 
 def test_cell_noise_matches_coefficient_scale():
@@ -47,9 +46,7 @@ def test_cell_noise_matches_coefficient_scale():
     eps = 1.0
     S = privelet_sensitivity(16, 16)
     noise = Noise.seeded(5)
-    totals = np.array(
-        [build_privelet(F, eps, noise, BudgetLedger()).values.sum() for _ in range(3000)]
-    )
+    totals = np.array([build_privelet(F, eps, Accountant(noise)).values.sum() for _ in range(3000)])
     q = math.exp(-eps / S)
     var = 2 * q / (1 - q) ** 2
     assert abs(totals.var() / var - 1) < 0.2  # sd of the sample variance ~ 4 %

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, MechanismKind, Noise
 from core.spatial.baselines import build_privtree
 from core.spatial.baselines.privtree import privtree_constants
 from core.spatial.baselines.rectangles import rect_counts, summed_area
@@ -21,14 +21,17 @@ def test_constants_anchor(eps, lam, delta):
     assert got_lam == pytest.approx(14 / (3 * eps))
 
 
-def test_ledger_structure_once_and_leaves_parallel():
+def test_structure_is_one_mechanism_at_the_theorems_scale_and_leaves_another():
     F = np.random.default_rng(0).poisson(3.0, size=(64, 64)).astype(np.int64)
-    ledger = BudgetLedger()
-    rel = build_privtree(F, 0.3, Noise.seeded(0), ledger)
-    structure, leaves = ledger.spends
-    assert structure.epsilon == 0.15 and structure.composition == "sequential"
-    assert leaves.epsilon == 0.15 and leaves.group == "privtree-leaves"
-    assert rel.info["count_noise_scale"] == pytest.approx(2 / 0.3)
+    a = Accountant(Noise.seeded(0), Cost(0.3))
+    rel = build_privtree(F, 0.3, a)
+    structure, leaves = rel.mechanisms  # the structure drew at every depth: one object
+    assert structure.epsilon == 0.15 and structure.kind is MechanismKind.LAPLACE
+    assert structure.scale == pytest.approx(rel.info["lambda"]) == pytest.approx(14 / (3 * 0.3))
+    assert structure.sensitivity == pytest.approx(7 / 3)  # (2 beta - 1) / (beta - 1), beta = 4
+    assert leaves.epsilon == 0.15 and leaves.kind is MechanismKind.DISCRETE_LAPLACE
+    assert rel.info["count_noise_scale"] == pytest.approx(2 / 0.3) == leaves.scale
+    assert a.spent.epsilon == pytest.approx(0.3)
 
 
 def test_huge_eps_splits_every_non_empty_node_to_single_cells():
@@ -37,7 +40,7 @@ def test_huge_eps_splits_every_non_empty_node_to_single_cells():
     ratio delta/lambda = ln beta does not depend on eps.)"""
     F = np.zeros((32, 32), dtype=np.int64)
     F[3:9, 20:27] = np.random.default_rng(1).poisson(2.0, size=(6, 7))
-    rel = build_privtree(F, 1e9, Noise.seeded(1), BudgetLedger())
+    rel = build_privtree(F, 1e9, Accountant(Noise.seeded(1)))
     true = rect_counts(summed_area(F), rel.leaves)
     cells = rel.cells_per_leaf()
     assert np.all((true == 0) | (cells == 1))
@@ -47,7 +50,7 @@ def test_huge_eps_splits_every_non_empty_node_to_single_cells():
 def test_leaf_noise_scale():
     F = np.random.default_rng(2).poisson(40.0, size=(256, 256)).astype(np.int64)
     eps = 0.5
-    rel = build_privtree(F, eps, Noise.seeded(3), BudgetLedger())
+    rel = build_privtree(F, eps, Accountant(Noise.seeded(3)))
     resid = rel.values - rect_counts(summed_area(F), rel.leaves)
     q = math.exp(-eps / 2)
     var = 2 * q / (1 - q) ** 2
@@ -59,7 +62,7 @@ def test_leaf_noise_scale():
 def test_denser_regions_get_smaller_leaves():
     F = np.zeros((128, 128), dtype=np.int64)
     F[:64, :64] = 50  # dense quadrant, the rest empty
-    rel = build_privtree(F, 0.5, Noise.seeded(4), BudgetLedger())
+    rel = build_privtree(F, 0.5, Accountant(Noise.seeded(4)))
     in_dense = rel.leaves[:, 1] <= 64
     in_dense &= rel.leaves[:, 3] <= 64
     assert rel.cells_per_leaf()[in_dense].mean() < rel.cells_per_leaf()[~in_dense].mean()

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.baselines import build_quadtree
 from core.spatial.baselines.quadtree import quadtree_height, quadtree_max_height
 from core.spatial.baselines.rectangles import coverage, quad_children, rect_counts, summed_area
 from core.spatial.baselines.tree_counts import count_shares
-from core.spatial.common import tree_height
+from core.spatial.common import N_SHARE, tree_height
 
 
 def test_split_rule_mid_is_floor_of_half():
@@ -33,45 +33,48 @@ def test_auto_height_is_half_the_htf_height(n, eps):
 
 def test_leaves_are_blocks_of_a_power_of_two_grid():
     F = np.random.default_rng(0).poisson(2.0, size=(64, 32)).astype(np.int64)
-    rel = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=3)
+    rel = build_quadtree(F, 1e9, Accountant(Noise.seeded(1)), height=3)
     assert rel.n_leaves == 64
     assert set(map(tuple, rel.leaves[:, [1, 3]] - rel.leaves[:, [0, 2]])) == {(8, 4)}
     assert np.allclose(rel.values, rect_counts(summed_area(F), rel.leaves), rtol=0, atol=1e-6)
     assert rel.epsilon["n"] == 0.0 and rel.info["n_nodes"] == 1 + 4 + 16 + 64
-    raw = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=3, consistency=False)
+    raw = build_quadtree(F, 1e9, Accountant(Noise.seeded(1)), height=3, consistency=False)
     assert np.array_equal(raw.values, rect_counts(summed_area(F), raw.leaves))
 
 
 def test_full_depth_noise_free_reproduces_every_cell():
     F = np.random.default_rng(1).poisson(1.5, size=(13, 6)).astype(np.int64)
-    rel = build_quadtree(F, 1e9, Noise.seeded(1), BudgetLedger(), height=20)
+    rel = build_quadtree(F, 1e9, Accountant(Noise.seeded(1)), height=20)
     assert rel.info["height"] == 4 and rel.info["height_clamped_from"] == 20
     assert rel.n_leaves == 78 and np.all(coverage(rel.leaves, 13, 6) == 1)
     assert np.allclose(rel.values, rect_counts(summed_area(F), rel.leaves), rtol=0, atol=1e-6)
 
 
 @pytest.mark.parametrize("count_budget", ["geometric", "uniform"])
-def test_ledger_has_one_parallel_entry_per_level(count_budget):
+def test_one_count_mechanism_per_level(count_budget):
     F = np.ones((32, 32), dtype=np.int64)
-    ledger = BudgetLedger()
-    rel = build_quadtree(F, 0.4, Noise.seeded(2), ledger, height=4, count_budget=count_budget)
-    levels = [s for s in ledger.spends if s.composition == "parallel"]
-    assert [s.group for s in levels] == [f"quadtree-level-{d}" for d in range(5)]
+    a = Accountant(Noise.seeded(2), Cost(0.4))
+    rel = build_quadtree(F, 0.4, a, height=4, count_budget=count_budget)
+    levels = list(rel.mechanisms)
+    assert [m.label for m in levels] == [
+        f"quadtree: node counts, height {i}" for i in range(4, -1, -1)
+    ]
     shares = count_shares(4, 0.4, count_budget)
-    assert [s.epsilon for s in levels] == pytest.approx(shares[::-1].tolist())
-    assert abs(ledger.epsilon_spent - 0.4) < 1e-12
+    assert [m.epsilon for m in levels] == pytest.approx(shares[::-1].tolist())
+    assert all(m.sensitivity == 1 and m.scale == 1 / m.epsilon for m in levels)
+    assert abs(a.spent.epsilon - 0.4) < 1e-12
     if count_budget == "geometric":  # root gets least, ratio 2^(1/3) per level (§2.7)
         assert levels[1].epsilon / levels[0].epsilon == pytest.approx(2 ** (1 / 3))
     assert rel.epsilon == {"total": 0.4, "n": 0.0, "count": 0.4}
 
 
-def test_auto_height_spends_eps_n():
+def test_auto_height_spends_a_share_on_n():
     F = np.random.default_rng(3).poisson(30.0, size=(64, 64)).astype(np.int64)
-    ledger = BudgetLedger()
-    rel = build_quadtree(F, 0.5, Noise.seeded(3), ledger)
+    a = Accountant(Noise.seeded(3), Cost(0.5))
+    rel = build_quadtree(F, 0.5, a)
     assert rel.info["height"] == quadtree_height(rel.info["n_hat"], 0.5, 64, 64)
-    assert ledger.spends[0].epsilon == 1e-4
-    assert abs(ledger.epsilon_spent - 0.5) < 1e-12
+    assert rel.mechanisms[0].epsilon == pytest.approx(N_SHARE * 0.5)
+    assert abs(a.spent.epsilon - 0.5) < 1e-12
 
 
 def test_consistency_lowers_leaf_error_on_the_same_draws():
@@ -80,9 +83,7 @@ def test_consistency_lowers_leaf_error_on_the_same_draws():
     truth = None
     mse = {}
     for consistency in (False, True):
-        rel = build_quadtree(
-            F, 0.2, Noise.seeded(5), BudgetLedger(), height=5, consistency=consistency
-        )
+        rel = build_quadtree(F, 0.2, Accountant(Noise.seeded(5)), height=5, consistency=consistency)
         truth = rect_counts(summed_area(F), rel.leaves)
         mse[consistency] = np.mean((rel.values - truth) ** 2)
     assert mse[True] < 0.95 * mse[False]
@@ -91,11 +92,15 @@ def test_consistency_lowers_leaf_error_on_the_same_draws():
 def test_consistent_release_sums_to_the_consistent_root():
     """Re-measure the same tree with the same seed and check GLS level by level."""
     F = np.random.default_rng(6).poisson(5.0, size=(32, 32)).astype(np.int64)
-    rel = build_quadtree(F, 0.3, Noise.seeded(6), BudgetLedger(), height=3)
+    rel = build_quadtree(F, 0.3, Accountant(Noise.seeded(6)), height=3)
     from core.spatial.baselines.quadtree import _measure_quadtree
+    from core.spatial.baselines.tree_counts import CountPlan
     from core.spatial.consistency import gls_levels
+    from core.spatial.unit import POINT
 
-    levels = _measure_quadtree(F, 3, count_shares(3, 0.3, "geometric"), Noise.seeded(6))
+    a = Accountant(Noise.seeded(6))
+    plan = CountPlan("quadtree", count_shares(3, 0.3, "geometric"), POINT, a)
+    levels = _measure_quadtree(F, 3, plan, a)
     x = gls_levels(levels.parents, levels.y, levels.var)
     for d in range(3):
         sums = np.bincount(levels.parents[d + 1], weights=x[d + 1], minlength=len(x[d]))
@@ -107,7 +112,7 @@ def test_rejects_bad_parameters():
     F = np.ones((8, 8), dtype=np.int64)
     for kw in ({"height": -1}, {"height": "deep"}, {"count_budget": "linear"}, {"height": 2.5}):
         with pytest.raises(InputError):
-            build_quadtree(F, 0.5, Noise.seeded(1), BudgetLedger(), **kw)
+            build_quadtree(F, 0.5, Accountant(Noise.seeded(1)), **kw)
 
 
 def test_leaf_count_height_rule_is_a_labelled_variant_and_the_paper_rule_stays_default():
@@ -121,12 +126,12 @@ def test_leaf_count_height_rule_is_a_labelled_variant_and_the_paper_rule_stays_d
     assert quadtree_leaf_height(1e12, 1.0, 64, 64) == 6  # clamped to q_max
     assert LEAF_SIGNAL == 400.0 and "improved height" in LABELS["quadtree-leaves"]
     F = np.random.default_rng(0).poisson(30.0, size=(64, 64))
-    led = BudgetLedger(1.0)
-    rel = get_method("quadtree-leaves")(F, 1.0, Noise.seeded(1), led)
+    led = Accountant(Noise.seeded(1), Cost(1.0))
+    rel = get_method("quadtree-leaves")(F, 1.0, led)
     assert rel.params["height_rule"] == "leaf-count"
-    assert rel.info["height"] == quadtree_leaf_height(rel.info["n_hat"], 1.0 - 1e-4, 64, 64)
+    assert rel.info["height"] == quadtree_leaf_height(rel.info["n_hat"], 1.0 - N_SHARE, 64, 64)
     assert (
-        get_method("quadtree")(F, 1.0, Noise.seeded(1), BudgetLedger(1.0)).params["height_rule"]
+        get_method("quadtree")(F, 1.0, Accountant(Noise.seeded(1), Cost(1.0))).params["height_rule"]
         == "paper"
     )
-    assert led.epsilon_spent == pytest.approx(1.0, abs=1e-12)
+    assert led.spent.epsilon == pytest.approx(1.0, abs=1e-12)

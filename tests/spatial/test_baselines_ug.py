@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
 from core.spatial.baselines import build_ug
 from core.spatial.baselines.rectangles import rect_counts, summed_area
 from core.spatial.baselines.ug import ug_edges
@@ -67,7 +67,7 @@ def test_build_reproduces_the_anchor_grid():
     F[::4, ::4] = 15  # 65,536 cells x 15 ...
     F[0, 0] += 1_000_000 - F.sum()  # ... topped up to exactly 1e6 points
     for sizing, m in (("intervals", 174), ("side", 205)):
-        rel = build_ug(F, 0.3, Noise.seeded(0), BudgetLedger(), eps_n=0.29, sizing=sizing)
+        rel = build_ug(F, 0.3, Accountant(Noise.seeded(0)), eps_n=0.29, sizing=sizing)
         assert abs(rel.info["n_hat"] - 1e6) < 1000
         assert rel.info["cells_per_axis"] == [m, m]
         assert rel.n_leaves == m * m
@@ -78,7 +78,7 @@ def test_noise_free_limit_gives_exact_block_counts():
     n = F.sum()
     eps = 1e9
     c = n * eps / 4.5**2  # m = 4.5 -> 5 cells per axis
-    rel = build_ug(F, eps, Noise.seeded(3), BudgetLedger(), eps_n=1e8, c=c)
+    rel = build_ug(F, eps, Accountant(Noise.seeded(3)), eps_n=1e8, c=c)
     assert rel.info["cells_per_axis"] == [5, 5]
     assert np.array_equal(rel.values, rect_counts(summed_area(F), rel.leaves))
 
@@ -86,7 +86,7 @@ def test_noise_free_limit_gives_exact_block_counts():
 def test_cell_noise_scale():
     F = np.random.default_rng(2).poisson(0.95, size=(1024, 1024)).astype(np.int64)
     eps, eps_n = 0.3, 1e-4
-    rel = build_ug(F, eps, Noise.seeded(17), BudgetLedger(), eps_n=eps_n)
+    rel = build_ug(F, eps, Accountant(Noise.seeded(17)), eps_n=eps_n)
     resid = rel.values - rect_counts(summed_area(F), rel.leaves)
     q = math.exp(-(eps - eps_n))
     var = 2 * q / (1 - q) ** 2
@@ -98,6 +98,8 @@ def test_cell_noise_scale():
 
 def test_rejects_unknown_sizing():
     with pytest.raises(InputError):
-        build_ug(np.ones((4, 4), dtype=np.int64), 0.5, Noise.seeded(1), BudgetLedger(), sizing="x")
+        build_ug(np.ones((4, 4), dtype=np.int64), 0.5, Accountant(Noise.seeded(1)), sizing="x")
     with pytest.raises(InputError):
-        build_ug(np.ones((4, 4), dtype=np.int64), 0.5, Noise.seeded(1), BudgetLedger(), eps_n=0.5)
+        build_ug(np.ones((4, 4), dtype=np.int64), 0.5, Accountant(Noise.seeded(1)), public_n=-1)
+    with pytest.raises(InputError):
+        build_ug(np.ones((4, 4), dtype=np.int64), 0.5, Accountant(Noise.seeded(1)), eps_n=0.5)

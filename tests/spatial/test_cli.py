@@ -207,7 +207,7 @@ def test_secure_mode_without_bbox_asks_for_it(points_csv, capsys):
         (["--epsilon", "-1"], "epsilon"),
         (["--epsilon", "0.01", "--eps-prt-level", "0.01"], "nothing for the counts"),
         (["--epsilon", "1", "--grid", "5000"], "grid"),
-        (["--epsilon", "1", "--bbox", "-118,34,-119,35"], "min < max"),
+        (["--epsilon", "1", "--bbox", "-118,34,-119,35"], "swapped"),
         (["--epsilon", "1", "--bbox", "1,2,3"], "four numbers"),
         (["--epsilon", "1", "--bbox", "0,0,1,1"], "outside the bounding box"),
         (["--epsilon", "1", "--lat", "nope"], "nope"),

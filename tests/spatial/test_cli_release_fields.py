@@ -1,4 +1,4 @@
-"""`dpx htf --json` shows what spec §7 asks of every release: ledger, parameters, the
+"""`dpx htf --json` shows what spec §7 asks of every release: mechanisms, parameters, the
 record-level privacy unit and the mode (audit regression test)."""
 
 import json
@@ -22,4 +22,8 @@ def test_htf_json_states_privacy_unit_and_parameters(tmp_path, capsys):
     assert "neighbouring datasets differ by one point" in res["privacy_unit"]
     assert res["params"]["T"] == 4 and res["params"]["stop_count"] == 30
     assert res["mode"] == "seeded" and "not for real releases" in res["noise"]["warning"]
-    assert abs(sum(s["epsilon"] for s in res["ledger"]) - 1) <= 1e-12  # spec §7 invariant
+    # spec §7: the mechanisms' shares of the cost add up to what was used, within epsilon
+    rows = res["mechanisms"]
+    assert all({"kind", "label", "epsilon", "sensitivity", "scale"} <= set(r) for r in rows)
+    assert sum(r["charged_epsilon"] for r in rows) <= 1 + 1e-12
+    assert res["unit"] == {"kind": "point", "max_points": 1, "text": res["unit"]["text"]}

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.export import csv_sidecar, to_csv_text, to_geojson, to_geojson_text
 from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
@@ -15,7 +15,7 @@ from core.spatial.htf import build_htf
 def _release():
     F = np.random.default_rng(0).integers(0, 40, size=(16, 20))
     noise = Noise.seeded(3)
-    rel = build_htf(F, 1.0, noise, BudgetLedger(1.0))
+    rel = build_htf(F, 1.0, Accountant(noise, Cost(1.0)))
     return rel, Grid(16, 20, (-118.5, 33.9, -118.0, 34.3)), noise.describe()
 
 
@@ -69,6 +69,6 @@ def test_noise_std_is_exported_when_stated():
     df = pd.read_csv(io.StringIO(to_csv_text(rel, grid, info)))
     np.testing.assert_allclose(df["noise_std"], rel.info["leaf_noise_std"])
     F = np.random.default_rng(0).integers(0, 40, size=(16, 20))
-    cons = build_htf(F, 1.0, Noise.seeded(3), BudgetLedger(), consistency=True)
+    cons = build_htf(F, 1.0, Accountant(Noise.seeded(3)), consistency=True)
     assert "noise_std" not in to_geojson(cons, grid, info)["features"][0]["properties"]
     assert "noise_std" not in to_csv_text(cons, grid, info)

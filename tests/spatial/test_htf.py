@@ -1,4 +1,5 @@
-"""HTF (spec htf.md §2, §6): heights, budget shares, ledger, tiling, pruning, noise scales, options."""
+"""HTF (spec htf.md §2, §6): heights, budget shares, mechanisms, tiling, pruning, noise scales,
+options."""
 
 import math
 
@@ -6,10 +7,19 @@ import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise, Overdraw
 from core.spatial.common import geometric_shares, remaining_path_budget, tree_height
 from core.spatial.htf import HTFParams, _leaf_values, build_htf, plan_budget
+from core.spatial.htf_budget import HTFMechanisms
 from core.spatial.release import paint
+from core.spatial.unit import POINT
+
+
+def split_levels_drawn(rel) -> int:
+    """Split-search levels that drew (a level's own search or its exhaustive replacements)."""
+    own = {m.label for m in rel.mechanisms if m.label.startswith("htf: split search")}
+    replaced = {lab for m in rel.mechanisms for lab in m.in_place_of if "split search" in lab}
+    return len(own | replaced)
 
 
 def gaussian_F(n=20_000, ny=128, nx=128, sigma=6.0, seed=0):
@@ -37,7 +47,7 @@ ANCHORS = [  # N, eps, h, eps_data, eps at root, eps at height 0
 
 @pytest.mark.parametrize(("N", "eps", "h", "eps_data", "root", "leaf0"), ANCHORS)
 def test_height_and_budget_anchors(N, eps, h, eps_data, root, leaf0):
-    plan = plan_budget(N, eps, 1024, 1024, HTFParams())
+    plan = plan_budget(N, eps, 1024, 1024, HTFParams(), POINT)
     assert plan["h"] == h
     assert plan["eps_data"] == pytest.approx(eps_data, rel=1e-9)
     assert plan["shares"][h] == pytest.approx(root, rel=1e-3)
@@ -74,31 +84,32 @@ def test_geometric_shares_anchor():
 def test_no_data_budget_is_an_error_naming_the_values():
     F = gaussian_F(1000, 32, 32)
     with pytest.raises(InputError, match="nothing for the counts"):
-        build_htf(F, 0.004, Noise.seeded(1), BudgetLedger(), height=5)
+        build_htf(F, 0.004, Accountant(Noise.seeded(1)), height=5)
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
 def test_epsilon_must_be_positive_and_finite(bad):
     with pytest.raises(InputError):
-        build_htf(gaussian_F(100, 8, 8), bad, Noise.seeded(1), BudgetLedger())
+        build_htf(gaussian_F(100, 8, 8), bad, Accountant(Noise.seeded(1)))
 
 
 def test_cap_height_lowers_h_to_fit_the_share():
     F = gaussian_F(1000, 32, 32)
-    led = BudgetLedger(0.004)
-    rel = build_htf(F, 0.004, Noise.seeded(1), led, height=5, cap_height=True)
+    led = Accountant(Noise.seeded(1), Cost(0.004))
+    rel = build_htf(F, 0.004, led, height=5, cap_height=True)
     h = rel.info["height"]
     assert h == 2  # largest h with h * 1e-3 <= 0.5 * 0.004 (no eps_height: height is fixed)
     assert rel.epsilon["partition"] == pytest.approx(0.002)
-    assert led.epsilon_spent == pytest.approx(0.004, abs=1e-12)
+    unused = (h - split_levels_drawn(rel)) * 1e-3  # split levels the tree never reached
+    assert led.spent.epsilon == pytest.approx(0.004 - unused, abs=1e-12)
     assert rel.info["label"] == "HTF (modified: cap_height)"
 
 
-def test_budget_exceeding_ledger_releases_nothing():
-    led = BudgetLedger(0.05)
-    with pytest.raises(InputError, match="budget exceeded"):
-        build_htf(gaussian_F(1000, 32, 32), 0.1, Noise.seeded(1), led)
-    assert led.spends == []
+def test_a_charge_too_small_draws_nothing():
+    led = Accountant(Noise.seeded(1), Cost(0.05))
+    with pytest.raises(Overdraw):
+        build_htf(gaussian_F(1000, 32, 32), 0.1, led)
+    assert led.mechanisms == ()
 
 
 # -- structure ---------------------------------------------------------------------------
@@ -114,11 +125,13 @@ def test_budget_exceeding_ledger_releases_nothing():
     ],
 )
 @pytest.mark.parametrize(("ny", "nx"), [(64, 64), (37, 90)])
-def test_leaves_tile_the_grid_and_ledger_sums_to_epsilon(kwargs, ny, nx):
+def test_leaves_tile_the_grid_and_the_mechanisms_cost_epsilon(kwargs, ny, nx):
+    """Every path costs eps_height + eps_data; the split search costs eps_prt_level per level
+    the tree reaches (levels below the last split never draw: their share stays unused)."""
     F = gaussian_F(30_000, ny, nx, sigma=5, seed=ny)
     for eps in (0.1, 0.5, 2.0):
-        led = BudgetLedger(eps)
-        rel = build_htf(F, eps, Noise.seeded(7), led, **kwargs)
+        led = Accountant(Noise.seeded(7), Cost(eps))
+        rel = build_htf(F, eps, led, **kwargs)
         L = rel.leaves
         assert L.dtype == np.int64
         assert np.all((L[:, 0] < L[:, 1]) & (L[:, 2] < L[:, 3]))
@@ -126,8 +139,9 @@ def test_leaves_tile_the_grid_and_ledger_sums_to_epsilon(kwargs, ny, nx):
         cover = paint(L, np.ones(len(L)), ny, nx)
         assert np.allclose(cover, 1.0)
         assert rel.cells_per_leaf().sum() == ny * nx  # no overlaps
-        assert abs(led.epsilon_spent - eps) <= 1e-12
         e = rel.epsilon
+        want = e["height"] + e["data"] + split_levels_drawn(rel) * 1e-3
+        assert abs(led.spent.epsilon - want) <= 1e-12 and led.spent.epsilon <= eps + 1e-12
         assert abs(e["height"] + e["partition"] + e["data"] - e["total"]) <= 1e-12
         assert np.all(np.isfinite(rel.values))
 
@@ -142,7 +156,7 @@ def test_huge_epsilon_expands_exactly_the_nodes_above_the_stop_rules(even_axis):
         0, 1000, (48, 40)
     )
     rel = build_htf(
-        F, 1e9, Noise.seeded(5), BudgetLedger(), height=9, eps_prt_level=1e8,
+        F, 1e9, Accountant(Noise.seeded(5)), height=9, eps_prt_level=1e8,
         stop_count=3000, stop_cells=5, even_axis=even_axis,
     )  # fmt: skip
     S = np.zeros((49, 41), dtype=np.int64)
@@ -168,7 +182,7 @@ def test_height_zero_leaves_and_axis_rule():
     """h = 2 on an 8x8 grid with no pruning: root splits rows (even height), then columns."""
     F = np.ones((8, 8), dtype=np.int64) * 50
     rel = build_htf(
-        F, 1e9, Noise.seeded(1), BudgetLedger(), height=2, eps_prt_level=1e8, stop_count=-1,
+        F, 1e9, Accountant(Noise.seeded(1)), height=2, eps_prt_level=1e8, stop_count=-1,
         stop_cells=1,
     )  # fmt: skip
     assert rel.n_leaves == 4
@@ -184,7 +198,7 @@ def test_height_zero_leaves_and_axis_rule():
 def test_fallback_axis_on_a_single_row():
     F = np.full((1, 16), 40, dtype=np.int64)
     rel = build_htf(
-        F, 1e9, Noise.seeded(1), BudgetLedger(), height=2, eps_prt_level=1e8, stop_count=-1,
+        F, 1e9, Accountant(Noise.seeded(1)), height=2, eps_prt_level=1e8, stop_count=-1,
         stop_cells=1,
     )  # fmt: skip
     assert rel.n_leaves == 4  # height 2 wants rows, the extent is 1: columns are split instead
@@ -203,7 +217,7 @@ def _zero_tree(seed, **kw):
     fewer than stop_cells cells). True counts are 0, so the values are the noise."""
     F = np.zeros((64, 64), dtype=np.int64)
     return build_htf(
-        F, 2.0, Noise.seeded(seed), BudgetLedger(), height=12, eps_prt_level=0.01,
+        F, 2.0, Accountant(Noise.seeded(seed)), height=12, eps_prt_level=0.01,
         stop_count=-1e18, **kw,
     )  # fmt: skip
 
@@ -264,8 +278,18 @@ def test_combine_pruned_inverse_variance_formula_and_variance():
     structural = np.zeros(n, bool)
     p_comb = HTFParams(combine_pruned=True)
     p_faith = HTFParams()
-    comb = _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p_comb, Noise.seeded(4))
-    faith = _leaf_values(cnt, y1, leaf, structural, eps_i, rem_i, p_faith, Noise.seeded(4))
+
+    def leaf_values(p):  # height 1 of a tree with shares (rem_i, eps_i): rem(1) = rem_i
+        plan = plan_budget(None, 1.0, 4, 4, HTFParams(height=1), POINT)
+        plan = type(plan)(1, 0.0, 0.0, eps_i + rem_i, np.array([rem_i, eps_i]),
+                          np.array([0.0, rem_i]))  # fmt: skip
+        a = Accountant(Noise.seeded(4))
+        return _leaf_values(
+            cnt, y1, leaf, structural, 1, p, HTFMechanisms(plan, 3, 1e-3, POINT, a), a
+        )
+
+    comb = leaf_values(p_comb)
+    faith = leaf_values(p_faith)
     y2 = faith  # same stream: the faithful value is exactly y2
     w1, w2 = eps_i**2, rem_i**2
     assert comb == pytest.approx((w1 * y1 + w2 * y2) / (w1 + w2))
@@ -294,22 +318,22 @@ def test_consistency_lowers_leaf_error_on_a_fixed_tree():
 
 def test_seeded_runs_are_deterministic_and_secure_runs_work():
     F = gaussian_F(5000, 32, 32)
-    a = build_htf(F, 0.5, Noise.seeded(11), BudgetLedger())
-    b = build_htf(F, 0.5, Noise.seeded(11), BudgetLedger())
+    a = build_htf(F, 0.5, Accountant(Noise.seeded(11)))
+    b = build_htf(F, 0.5, Accountant(Noise.seeded(11)))
     assert np.array_equal(a.leaves, b.leaves) and np.array_equal(a.values, b.values)
-    s = build_htf(F, 0.5, Noise.secure(), BudgetLedger(0.5))
+    s = build_htf(F, 0.5, Accountant(Noise.secure(), Cost(0.5)))
     assert s.cells_per_leaf().sum() == 32 * 32
 
 
 def test_stated_noise_std_of_count_pruned_leaves_with_combine():
     """A leaf pruned by its noisy count under combine_pruned states sqrt(2 / (eps_i^2 + rem^2))."""
     F = np.zeros((16, 16), dtype=np.int64)
-    rel = build_htf(F, 1.0, Noise.seeded(2), BudgetLedger(), height=4, combine_pruned=True)
+    rel = build_htf(F, 1.0, Accountant(Noise.seeded(2)), height=4, combine_pruned=True)
     assert rel.n_leaves == 1  # the root's noisy count is far below 100
     eps = rel.info["eps_shares"]
     want = math.sqrt(2 / (eps[4] ** 2 + sum(eps[:4]) ** 2))
     assert rel.info["leaf_noise_std"][0] == pytest.approx(want)
     assert (
-        build_htf(F, 1.0, Noise.seeded(2), BudgetLedger(), consistency=True).info["leaf_noise_std"]
+        build_htf(F, 1.0, Accountant(Noise.seeded(2)), consistency=True).info["leaf_noise_std"]
         is None
     )

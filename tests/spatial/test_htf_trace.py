@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.htf import build_htf, split_children
 from core.spatial.htf_trace import HTFTrace, NodeFate
 from core.spatial.synthetic import gaussian_matrix
@@ -16,14 +16,14 @@ def F():
 
 def traced(F, seed=5, **params):
     trace = HTFTrace()
-    rel = build_htf(F, 0.5, Noise.seeded(seed), BudgetLedger(0.5), trace=trace, **params)
+    rel = build_htf(F, 0.5, Accountant(Noise.seeded(seed), Cost(0.5)), trace=trace, **params)
     return rel, trace
 
 
 @pytest.mark.parametrize("params", [{}, {"combine_pruned": True}])
 def test_tracing_does_not_change_the_release_and_its_leaves_are_the_release(F, params):
     rel, trace = traced(F, **params)
-    plain = build_htf(F, 0.5, Noise.seeded(5), BudgetLedger(0.5), **params)
+    plain = build_htf(F, 0.5, Accountant(Noise.seeded(5), Cost(0.5)), **params)
     assert np.array_equal(rel.leaves, plain.leaves) and np.array_equal(rel.values, plain.values)
     leaves = np.concatenate(
         [lv.nodes[[f is not NodeFate.SPLIT for f in lv.fates]] for lv in trace.levels]

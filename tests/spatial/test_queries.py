@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
 from core.spatial.htf import build_htf
 from core.spatial.queries import (
     answer,
@@ -51,7 +51,7 @@ def test_prefix_sum_answers_equal_brute_force_leaf_overlap(seed):
     ny, nx = int(rng.integers(5, 30)), int(rng.integers(5, 30))
     leaves = random_partition(ny, nx, rng, k=int(rng.integers(2, 40)))
     values = rng.normal(0, 50, len(leaves))  # negatives kept
-    rel = Release("test", leaves, values, {"total": 1.0}, BudgetLedger())
+    rel = Release("test", leaves, values, {"total": 1.0}, ())
     Q = np.concatenate(
         [
             random_queries(ny, nx, f, 40, Noise.seeded(seed), shape="random")
@@ -76,14 +76,14 @@ def test_true_answers_from_integer_prefix_sums():
 
 def test_htf_release_answers_whole_domain_as_sum_of_values():
     F = np.random.default_rng(3).integers(0, 30, size=(32, 32))
-    rel = build_htf(F, 1.0, Noise.seeded(1), BudgetLedger())
+    rel = build_htf(F, 1.0, Accountant(Noise.seeded(1)))
     P = release_prefix_sums(rel, 32, 32)
     assert answer(P, np.array([[0, 32, 0, 32]]))[0] == pytest.approx(rel.values.sum(), rel=1e-9)
 
 
 def test_density_raster_paints_each_leaf_evenly():
     leaves = np.array([[0, 2, 0, 3], [2, 4, 0, 3], [0, 4, 3, 4]])
-    rel = Release("t", leaves, np.array([6.0, -12.0, 8.0]), {}, BudgetLedger())
+    rel = Release("t", leaves, np.array([6.0, -12.0, 8.0]), {}, ())
     D = rel.density_raster(4, 4)
     assert D[:2, :3].tolist() == [[1.0] * 3] * 2
     assert D[2:, :3].tolist() == [[-2.0] * 3] * 2

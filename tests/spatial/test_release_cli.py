@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.spatial.release_cli import RELEASE_METHODS
+from core.cli.location import RELEASE_METHODS
 from core.spatial.selection import RULES, SELECTION_SHARE
 
 BBOX = "-118.6,33.7,-117.9,34.4"
@@ -52,7 +52,7 @@ def assert_tiles_and_adds_up(res):
     parts = sum(v for k, v in res["epsilon"].items() if k != "total")
     assert res["epsilon"]["total"] == 0.8
     assert parts == pytest.approx(0.8, abs=1e-12)
-    assert sum(s["epsilon"] for s in res["ledger"] if s.get("composition") != "parallel") <= 0.8
+    assert sum(r["charged_epsilon"] for r in res["mechanisms"]) <= 0.8 + 1e-12
 
 
 def test_auto_json_contract(points_csv, capsys):
@@ -68,8 +68,8 @@ def test_auto_json_contract(points_csv, capsys):
     assert set(sel["noise_scales"]) == {"n", "coarse_counts"}
     assert res["mode"] == "seeded" and res["noise"]["seed"] == 4
     assert_tiles_and_adds_up(res)
-    # the selection's spends are on the release's ledger and add up to its epsilon
-    auto = [s["epsilon"] for s in res["ledger"] if s["mechanism"].startswith("auto:")]
+    # the selection's mechanisms are the release's and add up to its epsilon
+    auto = [r["epsilon"] for r in res["mechanisms"] if r["label"].startswith("auto:")]
     assert len(auto) == 2 and sum(auto) == pytest.approx(sel["epsilon"])
 
 

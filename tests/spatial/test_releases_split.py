@@ -1,5 +1,5 @@
 """Releases and evaluation apart (issue 12): `build_releases` charges each method once, before
-building it, to a ledger or the registry; `evaluate` charges nothing and reports its rebuilds'
+building it, to an in-memory total or the registry; `evaluate` charges nothing and reports its rebuilds'
 ε as evaluation cost."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from core.errors import BudgetExceededError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise, same_mechanism
 from core.registry import Policy, Registry, RunKind, Status
 from core.spatial.evaluate import stream
-from core.spatial.release import Release
+from core.spatial.grid import Grid
+from core.spatial.release import Release, release_cost
 from core.spatial.releases import (
     ChargedRelease,
     LedgerCharge,
@@ -37,50 +38,52 @@ def seeded(method: str) -> Noise:
 
 
 class RecordingCharge(LedgerCharge):
-    """A ledger charge that logs the order of charges, noise draws and attachments."""
+    """An in-memory charge that logs the order of charges, noise draws and attachments."""
 
-    def __init__(self, ledger, events):
-        super().__init__(ledger)
+    def __init__(self, total, events):
+        super().__init__(total)
         self.events = events
 
     def charge(self, plan):
-        self.events.append(("charge", plan.method, self.ledger.epsilon_spent))
+        self.events.append(("charge", plan.method, self.epsilon_spent))
         return super().charge(plan)
 
     def attach(self, charged):
-        self.events.append(("attach", charged.method, self.ledger.epsilon_spent))
+        self.events.append(("attach", charged.method, self.epsilon_spent))
 
 
 def test_each_method_charged_once_before_it_is_built(F):
-    ledger, events = BudgetLedger(10.0), []
+    events = []
+    charge = RecordingCharge(10.0, events)
 
     def noise_for(method):
-        events.append(("build", method, ledger.epsilon_spent))
+        events.append(("build", method, charge.epsilon_spent))
         return seeded(method)
 
-    built = build_releases(F, METHODS, 1.0, noise_for, RecordingCharge(ledger, events))
+    built = build_releases(F, METHODS, 1.0, noise_for, charge)
     assert [b.method for b in built] == METHODS
-    assert ledger.epsilon_spent == pytest.approx(3.0)  # basic composition: k · ε
-    assert len(ledger.spends) == 3
+    assert charge.epsilon_spent == pytest.approx(3.0)  # basic composition: k · ε
+    assert len(charge.charged) == 3
     expected = []
     for i, m in enumerate(METHODS):
         expected += [("charge", m, i), ("build", m, i + 1), ("attach", m, i + 1)]
     assert events == expected  # sums of 1.0 are exact
     for b in built:  # each builder stayed within its own charge
-        assert b.release.ledger.epsilon_spent <= b.epsilon + 1e-9
+        assert release_cost(b.release).epsilon <= b.epsilon + 1e-9
         assert b.release.method == b.method and b.noise_label == seeded(b.method).label
 
 
 def test_a_set_over_budget_builds_nothing(F):
-    ledger, drawn = BudgetLedger(2.5), []
+    drawn = []
+    charge = LedgerCharge(2.5)
 
     def noise_for(method):
         drawn.append(method)
         return seeded(method)
 
     with pytest.raises(BudgetExceededError):
-        build_releases(F, METHODS, 1.0, noise_for, LedgerCharge(ledger))
-    assert ledger.epsilon_spent == 0.0 and drawn == []
+        build_releases(F, METHODS, 1.0, noise_for, charge)
+    assert charge.epsilon_spent == 0.0 and drawn == []
 
 
 def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
@@ -88,7 +91,8 @@ def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
     table.write_text("lat,lon\n1,2\n")
     registry = Registry(registry_dir)
     registry.add_dataset("visits", [("points", table)], Policy(2.0))
-    charge = RegistryCharge(registry, "visits", "secure", {"grid": [32, 32]})
+    grid = Grid(F.shape[0], F.shape[1], (-1.0, -1.0, 1.0, 1.0))
+    charge = RegistryCharge(registry, "visits", "secure", {"grid": [32, 32]}, grid)
     built = build_releases(F, ["ug", "uniform"], 1.0, lambda m: Noise.secure(), charge)
     records = registry.releases("visits")
     assert [r.method for r in records] == ["ug", "uniform"]
@@ -98,6 +102,11 @@ def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
         assert record.epsilon == 1.0 and record.params["grid"] == [32, 32]
         assert len(record.artefact["leaves"]) == b.release.n_leaves
         assert record.artefact["values"] == b.release.values.tolist()  # what the map shows
+        # the registry's rows are the mechanism objects that drew (read back typed)
+        assert len(record.mechanisms) == len(b.release.mechanisms)
+        for row, m in zip(record.mechanisms, b.release.mechanisms, strict=True):
+            assert same_mechanism(row, m)
+        assert record.privacy["unit"] == "one point (one row of the table)"
     assert registry.spent("visits") == (2.0, 0.0)
 
     with pytest.raises(BudgetExceededError, match="remaining epsilon 0"):
@@ -107,10 +116,10 @@ def test_registry_charges_one_release_per_method(F, registry_dir, tmp_path):
 
 
 def test_evaluation_charges_nothing_and_reports_its_cost(F):
-    ledger = BudgetLedger(10.0)
-    built = build_releases(F, ["htf", "ug"], 1.0, seeded, LedgerCharge(ledger))
+    charge = LedgerCharge(10.0)
+    built = build_releases(F, ["htf", "ug"], 1.0, seeded, charge)
     result = evaluate(built, F, n_queries=200, reps=2, seed=3)
-    assert ledger.epsilon_spent == pytest.approx(2.0)  # evaluation is not a release
+    assert charge.epsilon_spent == pytest.approx(2.0)  # evaluation is not a release
     assert result.evaluation_epsilon == pytest.approx(2 * 2 * 1.0)  # reps · Σ ε, not charged
     rows = result.table()
     assert [r["method"] for r in rows] == ["htf", "ug"]
@@ -127,7 +136,7 @@ def test_evaluation_scores_the_charged_release_itself(F):
     ny, nx = F.shape
     r, c = np.meshgrid(np.arange(ny), np.arange(nx), indexing="ij")
     leaves = np.stack([r.ravel(), r.ravel() + 1, c.ravel(), c.ravel() + 1], axis=1)
-    exact = Release("identity", leaves, F.ravel().astype(float), {"total": 1.0}, BudgetLedger())
+    exact = Release("identity", leaves, F.ravel().astype(float), {"total": 1.0}, ())
     result = evaluate([ChargedRelease("identity", 1.0, exact, "exact")], F, n_queries=100, reps=2)
     (row,) = result.table()
     assert row["released_mre"] == pytest.approx(0.0, abs=1e-12)

@@ -1,10 +1,9 @@
-"""Private method choice (`auto`): ledgered share, typed Selection, neighbours, rules."""
+"""Private method choice (`auto`): its share of epsilon, typed Selection, neighbours, rules."""
 
 import numpy as np
 import pytest
 
-from core.errors import BudgetExceededError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise, Overdraw
 from core.spatial.selection import (
     RULES,
     SELECTION_SHARE,
@@ -23,14 +22,15 @@ def F():
     return gaussian_matrix(30_000, 15, seed=2, grid=128)
 
 
-def test_selection_share_is_ledgered_and_parts_add_up(F):
-    ledger = BudgetLedger(0.6)
-    rel = build_auto(F, 0.6, Noise.seeded(1), ledger)
+def test_selection_share_is_drawn_by_its_mechanisms_and_parts_add_up(F):
+    ledger = Accountant(Noise.seeded(1), Cost(0.6))
+    rel = build_auto(F, 0.6, ledger)
     sel = rel.info["selection"]
     assert isinstance(sel, Selection) and isinstance(sel.features, Features)
-    auto = [s.epsilon for s in ledger.spends if s.mechanism.startswith("auto:")]
+    assert rel.mechanisms == ledger.mechanisms  # the features' and the chosen method's
+    auto = [m.epsilon for m in rel.mechanisms if m.label.startswith("auto:")]
     assert sum(auto) == pytest.approx(SELECTION_SHARE * 0.6) == pytest.approx(sel.epsilon)
-    assert ledger.epsilon_spent == pytest.approx(0.6, abs=1e-12)
+    assert ledger.spent.epsilon == pytest.approx(0.6, abs=1e-12)
     assert rel.epsilon["total"] == 0.6 and rel.epsilon["selection"] == sel.epsilon
     parts = sum(v for k, v in rel.epsilon.items() if k != "total")
     assert parts == pytest.approx(0.6, abs=1e-12)
@@ -41,10 +41,10 @@ def test_selection_share_is_ledgered_and_parts_add_up(F):
 
 
 def test_refused_before_any_draw_when_the_budget_does_not_fit(F):
-    ledger = BudgetLedger(0.5)
-    with pytest.raises(BudgetExceededError):
-        build_auto(F, 0.6, Noise.seeded(1), ledger)
-    assert ledger.epsilon_spent == 0
+    ledger = Accountant(Noise.seeded(1), Cost(0.5))
+    with pytest.raises(Overdraw):
+        build_auto(F, 0.6, ledger)
+    assert ledger.mechanisms == ()
 
 
 def test_same_seed_neighbours_move_features_by_at_most_the_sensitivity(F):
@@ -52,18 +52,18 @@ def test_same_seed_neighbours_move_features_by_at_most_the_sensitivity(F):
     count moves by 1 (L1 sensitivity 1 for each measurement); nothing else moves."""
     G = F.copy()
     G[70, 33] += 1
-    a, na, _ = measure_features(F, 0.05, 0.95, Noise.seeded(7), BudgetLedger())
-    b, nb, _ = measure_features(G, 0.05, 0.95, Noise.seeded(7), BudgetLedger())
+    a, na, _ = measure_features(F, 0.05, 0.95, Accountant(Noise.seeded(7)))
+    b, nb, _ = measure_features(G, 0.05, 0.95, Accountant(Noise.seeded(7)))
     assert b.noisy_n - a.noisy_n == 1
     diff = nb - na
     assert np.abs(diff).sum() == 1 and diff.max() == 1
     assert diff[70 * 16 // 128, 33 * 16 // 128] == 1
 
 
-def test_features_noise_scales_match_the_ledger(F):
-    ledger = BudgetLedger()
-    _, noisy, scales = measure_features(F, 0.1, 0.9, Noise.seeded(3), ledger)
-    eps = {s.mechanism: s.epsilon for s in ledger.spends}
+def test_features_noise_scales_match_the_mechanisms(F):
+    ledger = Accountant(Noise.seeded(3))
+    _, noisy, scales = measure_features(F, 0.1, 0.9, ledger)
+    eps = {m.label: m.epsilon for m in ledger.mechanisms}
     assert scales["n"] == pytest.approx(1 / eps["auto: noisy N (method choice)"])
     assert scales["coarse_counts"] == pytest.approx(
         1 / eps["auto: noisy coarse counts (method choice)"]
@@ -104,7 +104,7 @@ def test_rules_fire_in_order_and_the_last_always_applies():
 
 def test_auto_on_a_tiny_grid_and_in_secure_mode():
     F = np.random.default_rng(1).poisson(5, size=(8, 8))
-    rel = build_auto(F, 1.0, Noise.secure(), BudgetLedger(1.0))
+    rel = build_auto(F, 1.0, Accountant(Noise.secure(), Cost(1.0)))
     assert rel.info["selection"].coarse_grid == (8, 8)
     assert rel.cells_per_leaf().sum() == 64
 
@@ -120,8 +120,8 @@ def test_dispersion_tells_one_cluster_from_several():
                                                             (450, 450), (256, 256))]  # fmt: skip
     xy = np.clip(np.concatenate(pts), 0, 511.999)
     several = to_matrix(xy[:, 0], xy[:, 1], 512, 512)
-    f1, _, _ = measure_features(one, 0.06, 0.94, Noise.seeded(1), BudgetLedger())
-    f5, _, _ = measure_features(several, 0.06, 0.94, Noise.seeded(1), BudgetLedger())
+    f1, _, _ = measure_features(one, 0.06, 0.94, Accountant(Noise.seeded(1)))
+    f5, _, _ = measure_features(several, 0.06, 0.94, Accountant(Noise.seeded(1)))
     assert f1.dispersion < 0.2 and f5.dispersion > 0.3
     assert choose(f1).method == "privtree" and choose(f5).method == "ag"
 

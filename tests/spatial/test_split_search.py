@@ -1,14 +1,27 @@
 """HTF's split objective (Eq. 5-7, Theorem 1) and Algorithm 1 (spec §2.4-2.5, §6)."""
 
-import math
-
 import numpy as np
 import pytest
 
-from core.privacy import Noise
-from core.spatial.split_search import _abs_dev, exhaustive_split_offset, get_split_offset, objective
+from core.privacy import Accountant, Noise
+from core.spatial.split_search import (
+    _abs_dev,
+    exhaustive_split_offset,
+    get_split_offset,
+    objective,
+    split_mechanism,
+)
 
-INF = math.inf
+INF = 1e12  # noise-free in effect: lattice noise of scale ~1e-11 rounds to 0 steps
+
+
+def A(noise: Noise) -> Accountant:
+    """A fresh accountant (one node's search per release) on a shared noise stream."""
+    return Accountant(noise)
+
+
+def exhaustive(eps: float):
+    return lambda n: split_mechanism("htf: exhaustive search", n, eps)
 
 
 def test_fig2b_objective_values():
@@ -20,7 +33,7 @@ def test_fig2b_objective_values():
 
 def test_fig2b_noise_free_search_returns_offset_1():
     F = np.array([[0, 0], [3, 3], [3, 3]])
-    assert get_split_offset(F, "y", INF, 3, Noise.seeded(0)) == 1
+    assert get_split_offset(F, "y", INF, 3, A(Noise.seeded(0))) == 1
 
 
 def test_objective_x_axis_is_transpose_of_y():
@@ -66,7 +79,7 @@ def _step_matrix():
 @pytest.mark.parametrize(("T", "expected", "n_evals"), [(3, 704, 7), (8, 700, 17), (10, 700, 19)])
 def test_noise_free_anchor_on_step_matrix(T, expected, n_evals):
     seen: list[int] = []
-    s = get_split_offset(_step_matrix(), "y", INF, T, Noise.seeded(0), evaluated=seen)
+    s = get_split_offset(_step_matrix(), "y", INF, T, A(Noise.seeded(0)), evaluated=seen)
     assert s == expected
     assert len(seen) == n_evals
 
@@ -81,7 +94,7 @@ def test_split_search_invariants_under_noise():
         shape = (L, 3) if axis == "y" else (3, L)
         F = rng.integers(0, 20, size=shape)
         seen: list[int] = []
-        s = get_split_offset(F, axis, 1e-3, T, noise, evaluated=seen)
+        s = get_split_offset(F, axis, 1e-3, T, A(noise), evaluated=seen)
         assert 1 <= s <= L - 1
         assert len(seen) <= 2 * T + 1
         assert len(set(seen)) == len(seen)  # never two evaluations of one offset
@@ -94,14 +107,17 @@ def test_reachable_offsets_lie_on_the_lattice():
     """With T = 3 and L = 1024 the reachable offsets are multiples of 64 (spec §2.5)."""
     noise = Noise.seeded(9)
     F = np.random.default_rng(1).integers(0, 3, size=(1024, 4))
-    results = {get_split_offset(F, "y", 1e-3, 3, noise) for _ in range(200)}
+    results = {get_split_offset(F, "y", 1e-3, 3, A(noise)) for _ in range(200)}
     assert all(s % 64 == 0 for s in results)
     assert len(results) > 3
 
 
 def test_exhaustive_search_noise_free_finds_true_argmin():
     seen: list[int] = []
-    assert exhaustive_split_offset(_step_matrix(), "y", INF, Noise.seeded(0), seen) == 700
+    assert (
+        exhaustive_split_offset(_step_matrix(), "y", exhaustive(INF), A(Noise.seeded(0)), seen)
+        == 700
+    )
     assert seen == list(range(1, 1024))
 
 
@@ -109,7 +125,7 @@ def test_exhaustive_noise_uses_split_budget_evenly():
     """Scale 2 (L-1) / eps: with L = 3 and eps = 4 the noise has scale 1 (var 2)."""
     F = np.zeros((3, 1), dtype=int)
     rng_noise = Noise.seeded(2)
-    picks = [exhaustive_split_offset(F, "y", 4.0, rng_noise) for _ in range(4000)]
+    picks = [exhaustive_split_offset(F, "y", exhaustive(4.0), A(rng_noise)) for _ in range(4000)]
     # equal objectives: the noisy argmin picks each offset about half the time
     assert abs(np.mean(np.array(picks) == 1) - 0.5) < 0.05
 
@@ -184,14 +200,16 @@ def test_split_noise_is_on_the_lattice_and_pays_for_the_rounding():
     )
 
     assert split_noise_scale(7, 1e-3) == 7 * (2 + OBJECTIVE_LATTICE) / 1e-3
-    draws = split_draws(Noise.seeded(1), 7, 1e-3, (50, 7))
+    level = split_mechanism("htf: split search, height 1", 7, 1e-3)
+    assert level.scale == split_noise_scale(7, 1e-3)  # scale = sensitivity / epsilon
+    draws = split_draws(level, A(Noise.seeded(1)), (50, 7))
     assert np.array_equal(draws / OBJECTIVE_LATTICE, np.round(draws / OBJECTIVE_LATTICE))
     rng = np.random.default_rng(4)
     F = rng.poisson(3, size=(40, 40))
     G = F.copy()
     G[rng.integers(40), rng.integers(40)] += 1  # add one point
     for s in range(1, 40):
-        d = split_draws(Noise.seeded(s), 1, 1.0, 1)[0]
+        d = split_draws(split_mechanism("one", 1, 1.0), A(Noise.seeded(s)), 1)[0]
         a = noisy_objective(objective(F, "y", s), d)
         b = noisy_objective(objective(G, "y", s), d)
         assert abs(a - b) <= 2 + OBJECTIVE_LATTICE

@@ -1,6 +1,6 @@
 """HTF step-by-step figure: every node and split of the traced level is drawn."""
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.htf import build_htf
 from core.spatial.htf_trace import HTFTrace, NodeFate
 from core.spatial.synthetic import gaussian_matrix
@@ -10,7 +10,7 @@ from core.viz.htf_steps import FATE_LABELS, level_figure, level_summary
 def test_level_figure_shows_nodes_fates_and_splits():
     F = gaussian_matrix(20_000, 20, seed=3, grid=128)
     trace = HTFTrace()
-    build_htf(F, 1.0, Noise.seeded(2), BudgetLedger(1.0), trace=trace)
+    build_htf(F, 1.0, Accountant(Noise.seeded(2), Cost(1.0)), trace=trace)
     for index in (0, len(trace.levels) // 2, len(trace.levels) - 1):
         level = trace.levels[index]
         fig = level_figure(trace, index, 128, 128)

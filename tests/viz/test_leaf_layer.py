@@ -11,14 +11,14 @@ import sys
 import numpy as np
 import pytest
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Cost, Noise
 from core.spatial.baselines.ug import build_ug
 from core.spatial.export import to_geojson
 from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
 from core.spatial.regions import region_bbox
 from core.viz.leaflayer import LeafLayer
-from core.viz.spatial import THIN_ABOVE, density_colors, fill_opacity, release_map
+from core.viz.spatial import THIN_ABOVE, density_colors, release_map
 
 GRID = Grid(64, 64, region_bbox("los-angeles"))
 INFO = Noise.seeded(1).describe()
@@ -28,8 +28,8 @@ BYTES_PER_LAYER = 4096  # the layer's script, style table and layer-control entr
 
 def _releases():
     F = np.random.default_rng(0).poisson(3.0, size=(64, 64))
-    htf = build_htf(F, 1.0, Noise.seeded(1), BudgetLedger(1.0))
-    ug = build_ug(F, 50.0, Noise.seeded(2), BudgetLedger(50.0))  # 4096 leaves
+    htf = build_htf(F, 1.0, Accountant(Noise.seeded(1), Cost(1.0)))
+    ug = build_ug(F, 50.0, Accountant(Noise.seeded(2), Cost(50.0)))  # 4096 leaves
     return {"htf": htf, "ug": ug}
 
 
@@ -49,9 +49,11 @@ def test_map_weight_is_bounded_per_leaf():
 _STUB = """
 const out = {};
 const L = {geoJson: function (_, opts) {
-    return {opts: opts, feats: [], addData: function (fc) { this.feats = fc.features; },
-            bindTooltip: function (fn) { this.tip = fn; }, resetStyle: function () {}};
-}};
+    return {opts: opts, feats: [], events: [],
+            addData: function (fc) { this.feats = fc.features; },
+            bindTooltip: function (fn) { this.tip = fn; }, resetStyle: function () {},
+            on: function (name) { this.events.push(name); }};
+}, control: function () { return {}; }};
 """
 
 
@@ -70,7 +72,7 @@ def _rebuilt(releases: dict, key: str) -> dict:
     tail = f"""
 const lay = {var};
 const feats = lay.feats.map(f => ({{geometry: f.geometry, properties: f.properties,
-    style: lay.opts.style(f), tip: lay.tip({{feature: f}})}}));
+    style: lay.opts.style(f), tip: lay.tip({{feature: f}}), events: lay.events}}));
 process.stdout.write(JSON.stringify(feats));
 """
     run = subprocess.run([node, "-e", _STUB + script + tail], capture_output=True, text=True)
@@ -85,10 +87,7 @@ def test_browser_rebuilds_the_exported_rectangles_and_styles(key):
     feats = _rebuilt(releases, key.upper())
     exported = to_geojson(rel, GRID, INFO)["features"]
     assert len(feats) == len(exported) == rel.n_leaves
-    vmax = max(
-        float(np.max(np.maximum(r.values / r.cells_per_leaf(), 0))) for r in releases.values()
-    )
-    colors, top = density_colors(rel, vmax)
+    colors, fills, _ = density_colors(rel, GRID)
     thin = rel.n_leaves > THIN_ABOVE
     for k, (f, e) in enumerate(zip(feats, exported, strict=True)):
         assert f["geometry"] == e["geometry"]  # the same doubles: no corner moves
@@ -97,6 +96,7 @@ def test_browser_rebuilds_the_exported_rectangles_and_styles(key):
             assert p.get(field) == q.get(field), (k, field)
         s = f["style"]
         assert s["fillColor"] == colors[k]
-        assert s["fillOpacity"] == fill_opacity(q["density"], top)
+        assert s["fillOpacity"] == fills[k]
         assert (s["weight"], s["opacity"]) == ((0.15, 0.35) if thin else (0.5, 0.7))
         assert f"{q['cells']}" in f["tip"] and "noisy count" in f["tip"]
+        assert f["events"] == ["add", "remove"]  # the layer's legend follows the layer

@@ -18,7 +18,7 @@ from core.spatial.releases import Evaluation, evaluate
 from core.viz.spatial import method_label, mre_chart
 from ui import state
 from ui.downloads import download
-from ui.location.release import EVAL_KEY, Build
+from ui.location.release import EVAL_KEY, Build, unit_of
 from ui.state import persist
 
 
@@ -45,6 +45,7 @@ def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | 
             seed=seed,
             method_params=htf_method_params(b.params["methods"], b.params["htf"]),
             progress=lambda f, text: bar.progress(min(f, 1.0), text=text),
+            unit=unit_of(b.params),
         )
         status.update(label="Evaluation done", state="complete", expanded=False)
     return Scored(b.params_json, ev_json, evaluation)

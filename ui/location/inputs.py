@@ -10,12 +10,14 @@ import streamlit as st
 
 from core.data.validation import detect_lat_lon, validate_points
 from core.errors import InputError
+from core.privacy import Noise
 from core.spatial.demos import DEMO_BBOX
 from core.spatial.export import PRIVACY_UNIT
 from core.spatial.methods import METHODS, VARIANTS
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.spatial.total_prepare import prepare_total
+from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
 from ui.data import DataChoice, Source
 from ui.shell import is_analyst
@@ -28,11 +30,16 @@ DEFAULT_METHODS = ["auto"]  # Recommended (private choice) alone: one click, one
 DEMO_EXTENT, CUSTOM, CHOOSE = "demo", "custom", "choose"
 
 
+NO_PERSON = "— none: each point is the unit —"
+
+
 @dataclass(frozen=True)
 class Columns:
     lat: str
     lon: str
     rows: int  # grid rows = columns
+    person: str | None = None  # whose point it is (None: the unit is one point)
+    per_person: int | None = None  # at most K points per person
 
 
 def sidebar_parameters() -> tuple[float, dict]:
@@ -73,7 +80,7 @@ def sidebar_parameters() -> tuple[float, dict]:
         cap_height = st.checkbox(
             "cap_height (partition ≤ half the budget)", key=persist("lh_cap", False)
         )
-        st.caption(f"Privacy unit: {PRIVACY_UNIT}.")
+        st.caption(f"Privacy unit (default, without a person column): {PRIVACY_UNIT}.")
     htf = {
         "eps_height": float(eps_height), "eps_prt_level": float(eps_prt), "T": int(t),
         "stop_count": float(stop_count), "stop_cells": int(stop_cells), "height": height,
@@ -103,7 +110,28 @@ def choose_columns(choice: DataChoice, df: pd.DataFrame) -> Columns:
     )  # fmt: skip
     if not is_analyst():  # bad coordinates: say so (owner's details) before asking for a bbox
         _check_points(choice.cache_key, df, lat, lon)
-    return Columns(lat, lon, int(rows))
+    person, per_person = _person(cols, choice.key)
+    return Columns(lat, lon, int(rows), person, per_person)
+
+
+def _person(cols: list[str], data_key: str) -> tuple[str | None, int | None]:
+    """Which column says whose point it is (none: the unit is one point), and K."""
+    c1, c2 = st.columns(2)
+    options = [NO_PERSON, *cols]
+    choice = c1.selectbox(
+        "Person column (whose point is it?)", options, persist_state="session",
+        key=kept(f"lh_person_{data_key}", options, NO_PERSON),
+        help="With a person column the release protects each person, not each point: every "
+        "person keeps at most K of their points (a random subset) and every noise scale grows "
+        "K times.",
+    )  # fmt: skip
+    if choice == NO_PERSON:
+        return None, None
+    k = c2.number_input(
+        "At most K points per person", 1, 100_000, persist_state="session",
+        key=persist("lh_person_k", 10),
+    )  # fmt: skip
+    return str(choice), int(k)
 
 
 def choose_bbox(choice: DataChoice, secure: bool) -> tuple[tuple, bool]:
@@ -172,25 +200,33 @@ def choose_methods() -> list[str]:
     return list(methods)
 
 
-def bin_points(choice: DataChoice, df: pd.DataFrame, c: Columns, bbox, from_data) -> Prepared:
-    """The points binned on the public grid. Analyst: binning that never refuses on the values
-    and shows no count (`prepare_total`); owner: validated, with the counts for the owner."""
+def bin_points(
+    choice: DataChoice, df: pd.DataFrame, c: Columns, bbox, from_data, seed: int | None
+) -> Prepared:
+    """The points binned on the public grid, each person keeping at most K points (a seeded
+    sample in demo mode). Analyst: binning that never refuses on the values and shows no count
+    (`prepare_total`); owner: validated, with the counts for the owner."""
     if is_analyst():
-        return _prepare_total(choice.cache_key, df, c.lat, c.lon, bbox, c.rows)
-    return _prepare(choice.cache_key, df, c.lat, c.lon, bbox, c.rows, from_data)
-
-
-@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
-def _prepare(key: str, _df: pd.DataFrame, lat, lon, bbox, rows, from_data) -> Prepared:
-    """Pure binning (no Streamlit element inside: cached values are replayed across sessions)."""
-    return prepare(
-        _df, lat, lon, None if from_data else bbox, rows, rows, allow_data_bbox=from_data
+        return _prepare_total(
+            choice.cache_key, df, c.lat, c.lon, bbox, c.rows, c.person, c.per_person
+        )
+    return _prepare(
+        choice.cache_key, df, c.lat, c.lon, bbox, c.rows, from_data, c.person, c.per_person, seed
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
-def _prepare_total(key: str, _df: pd.DataFrame, lat, lon, bbox, rows) -> Prepared:
-    return prepare_total(_df, lat, lon, bbox, rows)
+def _prepare(key: str, _df: pd.DataFrame, lat, lon, bbox, rows, from_data, person, k, seed):
+    """Pure binning (no Streamlit element inside: cached values are replayed across sessions)."""
+    return prepare(
+        _df, lat, lon, None if from_data else bbox, rows, rows, allow_data_bbox=from_data,
+        unit=unit_from(person, k), noise=Noise.from_seed(seed),
+    )  # fmt: skip
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def _prepare_total(key: str, _df: pd.DataFrame, lat, lon, bbox, rows, person, k) -> Prepared:
+    return prepare_total(_df, lat, lon, bbox, rows, unit=unit_from(person, k), noise=Noise.secure())
 
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)

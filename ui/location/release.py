@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
 from core.registry import Dataset, Registry
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
 from core.spatial.methods import htf_method_params
 from core.spatial.release import Release
 from core.spatial.releases import ChargedRelease, LedgerCharge, RegistryCharge, build_releases
+from core.spatial.unit import unit_from
 from ui import state
 from ui.data import DataChoice
 from ui.outcomes import charged, governed, open_registry
@@ -58,10 +59,11 @@ def build_step(
 ) -> Build | None:
     """Charge, then build, one release per chosen method; keep the result for the session.
 
-    Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit "one
-    point"; it is charged ε before its builder reads the counts, so k methods cost k·ε (basic
-    composition) of the registered dataset's budget — the same `PlannedRelease` sets the
-    charge and the builder's own ledger. A set that does not fit is refused whole (recorded,
+    Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit in
+    `params["person"]` (one point, or each person with at most K points: the counts were bounded
+    so when they were binned); it is charged ε before its builder reads the counts, so k methods
+    cost k·ε (basic composition) of the registered dataset's budget — the same `PlannedRelease`
+    sets the charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
     nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
     """
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
@@ -81,8 +83,8 @@ def _build(params, params_json, prep, noise: Noise, registry: Registry | None, d
         name = None if dataset is None else dataset.name
         app = {**params, "via": "app", "session": state.session_id()}
         charge = RegistryCharge(registry, name, noise.mode, app, prep.grid)
-    else:  # unregistered data and no registry: an in-memory ledger that fits exactly k·ε
-        charge = LedgerCharge(BudgetLedger(eps * len(methods)))
+    else:  # unregistered data and no registry: an in-memory total that fits exactly k·ε
+        charge = LedgerCharge(eps * len(methods))
     with st.status(f"Building {len(methods)} release(s)…", expanded=True) as status:
         built = build_releases(
             prep.F,
@@ -91,6 +93,7 @@ def _build(params, params_json, prep, noise: Noise, registry: Registry | None, d
             lambda m: stream(noise.seed, 0, f"release:{m}"),  # secure unless demo mode
             charge,
             method_params=htf_method_params(methods, params["htf"]),
+            unit=unit_of(params),
         )
         status.update(label="Releases built and charged", state="complete", expanded=False)
     return Build(
@@ -98,6 +101,12 @@ def _build(params, params_json, prep, noise: Noise, registry: Registry | None, d
         None if dataset is None else dataset.name,
         _recorded(registry, dataset, built, noise.mode),
     )  # fmt: skip
+
+
+def unit_of(params: dict):
+    """The privacy unit a build's parameters name (`params["person"]`: [column, K] or absent)."""
+    column, k = params.get("person") or (None, None)
+    return unit_from(column, k)
 
 
 def _recorded(registry: Registry | None, dataset: Dataset | None, built, mode: str) -> str:

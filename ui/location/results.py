@@ -16,6 +16,7 @@ from core.spatial.export import (
     to_csv_text,
     to_geojson_text,
 )
+from core.spatial.release import mechanism_table
 from core.viz.spatial import budget_chart, method_label, release_map
 from ui.downloads import download
 from ui.location.release import Build
@@ -119,10 +120,10 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> 
     st.subheader("Charged releases")
     show_charges(b)
     st.plotly_chart(budget_chart(releases), key="lh_budget")
-    with st.expander("Budget ledgers (how each release split its ε)"):
+    with st.expander("Mechanisms (how each release split its ε)"):
         for m, r in releases.items():
             st.markdown(f"**{method_label(m)}**")
-            st.dataframe(pd.DataFrame(r.ledger.to_records()), hide_index=True)
+            st.dataframe(pd.DataFrame(mechanism_table(r)), hide_index=True)
     show_downloads(b)
 
 

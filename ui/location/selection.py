@@ -34,7 +34,7 @@ def show_selection(releases: dict) -> None:
     st.markdown(
         f"**Recommended (private choice) built {LABELS.get(sel.method, sel.method)}** — rule "
         f"*{sel.rule}*: {sel.condition}. It spent ε = {sel.epsilon:.4g} on noisy features "
-        f"(ledgered, part of its total) and ε = {sel.epsilon_build:.4g} on the histogram."
+        f"(drawn by its own mechanisms, part of its total) and ε = {sel.epsilon_build:.4g} on the histogram."
     )
     feats = sel.features
     st.dataframe(

@@ -14,6 +14,7 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.methods import LABELS
 from core.spatial.tuning import MAX_POINTS, MIN_POINTS, epsilon_grid, tune
+from core.spatial.unit import unit_from
 from core.viz.tuning import tuning_figure
 from ui import state
 from ui.shell import is_analyst
@@ -34,7 +35,7 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
     the curves, which are kept until those or a tuning setting change. In demo mode the seed
     makes the curves reproducible; in secure mode every run is fresh.
     """
-    key = [params.get(k) for k in ("data", "lat", "lon", "grid", "bbox", "htf")]
+    key = [params.get(k) for k in ("data", "lat", "lon", "grid", "bbox", "htf", "person")]
     if is_analyst():  # fail closed: an analyst sees releases only, never raw-data evaluation
         st.info("The tuning view uses the raw data and is available to the data owner only.")
         return
@@ -74,6 +75,7 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
                 F, chosen, epsilons, float(target), reps=reps, n_queries=queries,
                 seed=None if noise.is_secure else noise.seed,
                 progress=lambda f, t: bar.progress(min(max(f, 0.0), 1.0), text=t),
+                unit=unit_from(*(params.get("person") or (None, None))),
             )  # fmt: skip
         except InputError as exc:
             bar.empty()

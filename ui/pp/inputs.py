@@ -4,6 +4,7 @@ one typed `PPSettings` — and the partition plan they give (pure, cached)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 import pandas as pd
 import streamlit as st
@@ -11,7 +12,7 @@ import streamlit as st
 from core.balancing.demos import DEMO_SETTINGS
 from core.balancing.params import parse_rho
 from core.balancing.plan import PartitionPlan, plan_partition
-from core.balancing.records import encode_sa
+from core.balancing.records import MISSING_LABEL, check_categorical, encode_sa
 from core.balancing.report import MERGE_LABEL
 from ui.data import DataChoice, Source
 from ui.shell import is_analyst
@@ -21,7 +22,7 @@ RHO_HELP = (
     "An attacker's belief about any protected value may rise from at most ρ1 to at most ρ2. "
     "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
 )
-MISSING_CHOICES = ["drop those records", "treat 'missing' as a category"]
+MISSING_CHOICES = ["drop those records", f"count them as the category {MISSING_LABEL}"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +36,17 @@ class PPSettings:
     missing: str  # "error" (none missing) | "drop" | "category"
     tie: str
     merge: str
-    record_order: str
 
     def params(self) -> dict:
         return asdict(self)
 
     def plan_inputs(self) -> tuple:
-        """What the partition plan depends on (the record order only changes the publication)."""
+        """What the exact (teaching) plan depends on."""
         return (self.data, self.sa, self.missing, self.rho1, self.rho2, self.tie, self.merge)
+
+    @property
+    def rho_values(self) -> tuple[Fraction, Fraction]:
+        return parse_rho(self.rho1, "ρ1"), parse_rho(self.rho2, "ρ2")
 
 
 def choose_settings(choice: DataChoice, df: pd.DataFrame) -> PPSettings:
@@ -68,9 +72,12 @@ def choose_settings(choice: DataChoice, df: pd.DataFrame) -> PPSettings:
         f"ρ1 = {rho1}, ρ2 = {rho2}: an attacker's belief about any protected value may rise "
         "from at most ρ1 to at most ρ2."
     )
+    check_categorical(df[sa])  # before anything is computed: a continuous column is refused
     missing = _missing_choice(df, sa)
-    tie, merge, record_order = _options()
-    return PPSettings(choice.key, sa, rho1, rho2, missing, tie, merge, record_order)
+    tie, merge = _options()
+    settings = PPSettings(choice.key, sa, rho1, rho2, missing, tie, merge)
+    settings.rho_values  # noqa: B018 - a bad ρ is refused here, in one line
+    return settings
 
 
 def _missing_choice(df: pd.DataFrame, sa: str) -> str:
@@ -92,7 +99,7 @@ def _missing_choice(df: pd.DataFrame, sa: str) -> str:
     return "drop" if choice.startswith("drop") else "category"
 
 
-def _options() -> tuple[str, str, str]:
+def _options() -> tuple[str, str]:
     with st.expander("Options"):
         tie = st.radio(
             "Tie policy", ["stable", "value_order"], horizontal=True, persist_state="session",
@@ -106,18 +113,13 @@ def _options() -> tuple[str, str, str]:
         )  # fmt: skip
         if merge == "utility":
             st.info(f"Merging is **this project's design**, not the thesis's: {MERGE_LABEL}.")
-        record_order = st.radio(
-            "Which records of a value go to which group", ["original", "seeded"],
-            horizontal=True, persist_state="session", key=persist("pp_record_order", "original"),
-            help="original row order (default) or a random permutation drawn from the noise "
-            "source",
-        )  # fmt: skip
-    return tie, merge, record_order
+    return tie, merge
 
 
 def plan_for(df: pd.DataFrame, s: PPSettings) -> tuple[PartitionPlan, dict[str, int]]:
-    """The partition plan of the SA's counts (the counts are the owner's, never shown to an
-    analyst) and those counts."""
+    """The EXACT partition plan of the SA's counts and those counts: the owner's teaching and
+    evaluation view, never a release (a publication plans from noisy counts) and never shown
+    to an analyst."""
     counts = encode_sa(df[s.sa], missing=s.missing).counts()
     return _plan(tuple(counts.items()), s.rho1, s.rho2, s.tie, s.merge), counts
 

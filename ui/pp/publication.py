@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from core.balancing.estimate import estimate_distribution, random_count_queries
+from core.balancing.names import SUBTABLE_COLUMN, published_name
 from core.balancing.plan import PartitionPlan
-from core.balancing.publish import SUBTABLE_COLUMN, published_name
+from core.balancing.publish import Publication
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, internal_report
 from core.privacy import Noise
 from core.viz.balancing import distributions_figure
@@ -24,44 +25,71 @@ def _noise(p: Published) -> Noise:
 
 
 def show_kept(p: Published, current: tuple) -> None:
-    """The kept publication's header: whether it matches the settings on screen (and the noise
-    mode), its noise."""
-    if (p.settings, p.columns, p.accept_fallback, p.noise) != current:
+    """The kept publication: whether it matches the settings on screen (and the noise mode),
+    what the registry recorded, its claim in sentences and the published (noisy) plan."""
+    if (p.settings, p.options, p.noise) != current:
         st.warning(
-            "Earlier publication — made with other settings (SA, ρ, columns, record order, "
-            "fallback or noise mode) than the ones above. Press **Publish** to publish with the "
-            "current ones."
+            "Earlier publication — made with other settings (SA, ρ, columns, plan ε, "
+            "categories, fallback or noise mode) than the ones above. Press **Publish** to "
+            "publish with the current ones."
         )
     if p.seed is not None:
         st.warning(f"This publication used seeded noise: {_noise(p).label}.")
     st.info(p.recorded)
+    pub = p.publication
+    for line in pub.metadata["privacy"]["statement"]:
+        st.caption(line)
+    st.markdown(
+        f"**Published plan** (from noisy counts): {len(pub.metadata['subtables'])} sub-table(s)"
+        + (" — the single-table fallback." if pub.release.fallback else ".")
+    )
+    st.dataframe(published_plan_frame(pub).head(1000), hide_index=True, key="pp_release_plan")
+
+
+def published_plan_frame(pub: Publication) -> pd.DataFrame:
+    """The published sub-tables (from the metadata: the plan made from noisy counts)."""
+    return pd.DataFrame(
+        [
+            {
+                "sub-table": s["id"],
+                "planned size (noisy)": s["size"],
+                "domain size m_i": s["m"],
+                "retention p_i": s["p"],
+                "posterior bound": s["posterior_bound"],
+            }
+            for s in pub.metadata["subtables"]
+        ]
+    )
 
 
 def estimates(p: Published) -> dict:
+    """Estimated SA counts from the published table and its metadata alone (the publication's
+    own SA, never the page's current choice)."""
     pub = p.publication
     return {
         e.value: e
         for e in estimate_distribution(
-            pub.table, p.settings.sa, SUBTABLE_COLUMN, pub.metadata["subtables"]
+            pub.table, pub.sa, SUBTABLE_COLUMN, pub.metadata["subtables"]
         )
     }
 
 
 def owner_evaluation(p: Published, df: pd.DataFrame, plan: PartitionPlan) -> None:
     """Original vs published vs reconstructed, and random count queries (uses the raw data)."""
-    pub, sa = p.publication, p.settings.sa
+    pub, sa = p.publication, p.publication.sa
     est = estimates(p)
-    values = [v for v in plan.canonical if v in est][:60]
-    pub_counts = pub.table[sa].astype(str).value_counts()
+    values = plan.canonical[:60]  # a value without a planned slot is estimated 0
+    pub_counts = pd.Series(pub.table[sa]).value_counts()
     st.plotly_chart(
         distributions_figure(
             values, [plan.counts[v] for v in values],
             [int(pub_counts.get(v, 0)) for v in values],
-            [float(est[v].estimate) for v in values], [est[v].half_width for v in values],
+            [float(est[v].estimate) if v in est else 0.0 for v in values],
+            [est[v].half_width if v in est else 0.0 for v in values],
         ),
         key="pp_publish_chart",
     )  # fmt: skip
-    tv = sum(abs(float(est[v].estimate) - plan.counts[v]) for v in est) / (2 * plan.n)
+    tv = sum(abs(float(e.estimate) - plan.counts.get(v, 0)) for v, e in est.items()) / (2 * plan.n)
     st.caption(
         "evaluation only — uses the raw data: the 'original' bars and the distance below are "
         f"computed from the unperturbed table. Total-variation distance original vs "
@@ -89,9 +117,8 @@ def analyst_publication(p: Published) -> None:
     """Released values only: estimates from the published table and its metadata."""
     pub = p.publication
     st.markdown(
-        f"**Published:** {len(pub.table):,} rows, columns "
-        f"{', '.join(map(str, pub.table.columns))}; {len(pub.metadata['subtables'])} "
-        "sub-table(s)."
+        f"**Published:** columns {', '.join(map(str, pub.table.columns))}; "
+        f"{len(pub.metadata['subtables'])} sub-table(s), planned from noisy counts."
     )
     st.caption(
         "Estimated SA distribution, computed from the published table and its metadata only "
@@ -116,8 +143,8 @@ def downloads(p: Published, plan: PartitionPlan | None) -> None:
     csv_name = published_name("pp_published.csv", noise)
     cols = st.columns(3 if plan is not None else 2)
     download(
-        cols[0], "Published CSV", pub.table.to_csv(index=False), csv_name.name, "text/csv",
-        key="pp_dl_csv", seed=p.seed,
+        cols[0], "Published CSV", pub.csv(), csv_name.name, "text/csv", key="pp_dl_csv",
+        seed=p.seed,
     )  # fmt: skip
     cols[0].caption(
         "The release."
@@ -128,7 +155,7 @@ def downloads(p: Published, plan: PartitionPlan | None) -> None:
         csv_name.with_suffix(".metadata.json").name, "application/json", key="pp_dl_meta",
         seed=p.seed,
     )  # fmt: skip
-    cols[1].caption("Released with the CSV (parameters and sub-table domains).")
+    cols[1].caption("Released with the CSV (the claim, the mechanisms, the noisy plan).")
     if plan is not None:
         report = internal_report(plan, noise=noise.describe(), publication=pub.metadata)
         download(

@@ -12,9 +12,9 @@ import streamlit as st
 
 from core.balancing.explain import balance_text, markers_text, phi_text
 from core.balancing.invariants import check_plan
+from core.balancing.names import frac
 from core.balancing.phase1 import TraceRow, order_at
 from core.balancing.plan import STATUS_NOTHING, PartitionPlan
-from core.balancing.publish import frac
 from core.viz.balancing import groups_figure, sa_distribution_figure, step_figure
 from ui.state import persist
 

@@ -1,7 +1,7 @@
 """Baselines for DP location histograms (spec htf.md §3), one module per method.
 
 Every builder has the signature
-``build_<name>(F, eps_tot, noise, ledger, **params) -> Release`` with the spec's parameters as
+``build_<name>(F, eps_tot, accountant, *, unit=POINT, **params) -> Release`` with the spec's parameters as
 keyword arguments and spec defaults. `BASELINES` maps the method name (as stored in
 `Release.method`) to its builder and `LABELS` to the name shown to users.
 """

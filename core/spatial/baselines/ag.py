@@ -13,17 +13,20 @@ import math
 
 import numpy as np
 
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant
 from core.spatial.baselines.inputs import (
     check_epsilon,
     check_fraction,
     check_matrix,
     check_positive,
-    reserve,
+    require,
+    size_budget,
+    sized_n,
 )
 from core.spatial.baselines.rectangles import grid_rects, rect_counts, subgrid_rects, summed_area
-from core.spatial.common import ceil_tol, near_equal_edges, noisy_total
+from core.spatial.common import ceil_tol, count_mechanism, near_equal_edges
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit, effective_epsilon
 
 METHOD = "ag"
 
@@ -59,66 +62,70 @@ def ag_inference(
 def build_ag(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     *,
-    eps_n: float = 1e-4,
+    unit: Unit = POINT,
+    eps_n: float | None = None,
+    public_n: float | None = None,
     alpha: float = 0.5,
     c: float = 10.0,
     c2: float = 5.0,
 ) -> Release:
-    """Two-level adaptive grid; leaves are the second-level sub-cells with inferred values."""
+    """Two-level adaptive grid; leaves are the second-level sub-cells with inferred values.
+
+    Privacy (unit: a point, or a person with at most K points): eps_n on N (Laplace,
+    sensitivity K; none with `public_n`), alpha (eps_tot - eps_n) on the first-level cells and
+    the rest on the sub-cells (discrete Laplace, L1 sensitivity K over each level's disjoint
+    cells): eps_tot in total. The sizing rules read ε / K (their noise scale is K / ε).
+    """
     F = check_matrix(F)
-    check_epsilon(eps_tot, eps_n)
-    check_positive("eps_n", eps_n)
+    check_epsilon(eps_tot)
+    eps_n_used = size_budget(eps_tot, eps_n, public_n)
+    check_epsilon(eps_tot, eps_n_used)
     check_fraction("alpha", alpha)
     check_positive("c", c)
     check_positive("c2", c2)
-    reserve(ledger, METHOD, eps_tot)
-    scope = ledger.scope(METHOD)
+    require(accountant, METHOD, eps_tot)
     ny, nx = F.shape
-    n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
-    eps_c = eps_tot - eps_n
+    n_size, info = sized_n(F, eps_n_used, public_n, accountant, METHOD, unit)
+    eps_c = eps_tot - eps_n_used
     eps1, eps2 = alpha * eps_c, (1 - alpha) * eps_c
-    m1 = ag_m1(n_hat, eps_tot, c)
+    e_size = effective_epsilon(eps_tot, unit)
+    m1 = ag_m1(n_size, e_size, c)
     m1y, m1x = min(m1, ny), min(m1, nx)
     cells1 = grid_rects(near_equal_edges(ny, m1y), near_equal_edges(nx, m1x))
     P = summed_area(F)
 
-    ledger.spend(
-        METHOD,
-        "first-level cell counts (disjoint cells)",
-        eps1,
-        composition="parallel",
-        group=f"{scope}-level-1",
-    )
-    v = noise.add_laplace(rect_counts(P, cells1), 1.0 / eps1).astype(np.float64)
-    m2 = ag_m2(v, eps_tot, alpha, c2)
+    level1 = count_mechanism(f"{METHOD}: first-level cell counts (disjoint cells)", eps1, unit)
+    v = level1.draw(accountant, rect_counts(P, cells1)).astype(np.float64)
+    m2 = ag_m2(v, e_size, alpha, c2)
     m2y = np.minimum(m2, cells1[:, 1] - cells1[:, 0])
     m2x = np.minimum(m2, cells1[:, 3] - cells1[:, 2])
     cells2, parent = subgrid_rects(cells1, m2y, m2x)
 
-    ledger.spend(
-        METHOD,
-        "second-level sub-cell counts (disjoint cells)",
-        eps2,
-        composition="parallel",
-        group=f"{scope}-level-2",
-    )
-    u = noise.add_laplace(rect_counts(P, cells2), 1.0 / eps2).astype(np.float64)
+    level2 = count_mechanism(f"{METHOD}: second-level sub-cell counts (disjoint cells)", eps2, unit)
+    u = level2.draw(accountant, rect_counts(P, cells2)).astype(np.float64)
 
     values = ag_inference(v, u, parent, m2y * m2x, alpha)
     return Release(
         method=METHOD,
         leaves=cells2,
         values=values,
-        epsilon={"total": eps_tot, "n": eps_n, "level1": eps1, "level2": eps2},
-        ledger=ledger,
-        params={"eps_tot": eps_tot, "eps_n": eps_n, "alpha": alpha, "c": c, "c2": c2},
+        epsilon={"total": eps_tot, "n": eps_n_used, "level1": eps1, "level2": eps2},
+        mechanisms=accountant.mechanisms,
+        unit=unit,
+        params={
+            "eps_tot": eps_tot,
+            "eps_n": eps_n_used,
+            "public_n": public_n,
+            "alpha": alpha,
+            "c": c,
+            "c2": c2,
+        },  # fmt: skip
         info={
-            "n_hat": n_hat,
+            **info,
             "first_level_cells_per_axis": [m1y, m1x],
             "n_first_level": len(cells1),
-            "count_noise_scale": [1.0 / eps1, 1.0 / eps2],
+            "count_noise_scale": [level1.scale, level2.scale],
         },
     )

@@ -1,7 +1,7 @@
-"""Argument checks and the up-front budget check shared by every baseline.
+"""Argument checks, the up-front budget check and the noisy size shared by every baseline.
 
-A release either fits the ledger as a whole or nothing is spent: `reserve` checks the full
-eps_tot before the first draw, so a method never stops half-way with a partial spend.
+A release either fits the accountant's charge as a whole or nothing is drawn: `require` checks
+the full eps_tot before the first draw, so a method never stops half-way with a partial spend.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from collections.abc import Callable
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise, make_spend
+from core.privacy import Accountant, Cost
 from core.spatial.baselines.tree_counts import COUNT_BUDGETS
-from core.spatial.common import noisy_total
+from core.spatial.common import N_SHARE, noisy_total
+from core.spatial.unit import Unit
 
 # A fixed height above this is never useful (h_max is 24 on the largest 4096 x 4096 grid);
-# refusing it avoids ledgering thousands of empty levels.
+# refusing it avoids planning thousands of empty levels.
 MAX_HEIGHT = 64
 
 
@@ -63,9 +64,39 @@ def check_positive(name: str, value: float) -> None:
         raise InputError(f"{name} must be a finite number > 0, got {value!r}.")
 
 
-def reserve(ledger: BudgetLedger, method: str, eps_tot: float) -> None:
-    """Refuse (BudgetExceededError) before any draw if eps_tot does not fit the ledger."""
-    ledger.check([make_spend(method, "whole release (check only)", eps_tot)])
+def require(accountant: Accountant, method: str, eps_tot: float) -> None:
+    """Refuse (`Overdraw`) before any draw if eps_tot does not fit the accountant's charge."""
+    accountant.require(Cost(float(eps_tot)), f"{method} (the whole release)")
+
+
+def size_budget(eps_tot: float, eps_n: float | None, public_n: float | None) -> float:
+    """ε for the noisy N that sizes a structure: 0 with a declared public size `public_n`,
+    else `eps_n`, or by default the share `N_SHARE` of eps_tot (reasoning: core/spatial/common.py)."""
+    if public_n is not None:
+        if isinstance(public_n, bool) or not (math.isfinite(public_n) and public_n >= 0):
+            raise InputError(
+                f"public_n (a declared public number of points) must be >= 0, got {public_n!r}."
+            )
+        return 0.0
+    if eps_n is None:
+        return N_SHARE * float(eps_tot)
+    check_positive("eps_n", eps_n)
+    return float(eps_n)
+
+
+def sized_n(
+    F: np.ndarray,
+    eps_n: float,
+    public_n: float | None,
+    accountant: Accountant,
+    method: str,
+    unit: Unit,
+) -> tuple[float, dict]:
+    """(N used for sizing, info): the declared public size, or a noisy N drawn with eps_n."""
+    if public_n is not None:
+        return float(public_n), {"n_public": float(public_n)}
+    n_hat = noisy_total(F, eps_n, accountant, method, unit)
+    return n_hat, {"n_hat": n_hat}
 
 
 def fixed_or_auto_height(height: int | str, name: str = "height") -> int | None:
@@ -90,18 +121,17 @@ def sized_height(
     F: np.ndarray,
     fixed: int | None,
     eps_n: float,
-    eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    public_n: float | None,
+    accountant: Accountant,
     method: str,
+    unit: Unit,
     height_from_n: Callable[[float], int],
 ) -> tuple[int, dict]:
-    """The tree height: `fixed`, or `height_from_n` of a noisy N (spending eps_n, ledgered).
+    """The tree height: `fixed`, or `height_from_n` of a public or noisy N (`sized_n`).
 
     Returns (h, info) with info["n_hat"] when N was measured; the true N is never used.
     """
     if fixed is not None:
         return fixed, {}
-    check_positive("eps_n", eps_n)
-    n_hat = noisy_total(F, eps_n, noise, ledger, method)
-    return height_from_n(n_hat), {"n_hat": n_hat}
+    n, info = sized_n(F, eps_n, public_n, accountant, method, unit)
+    return height_from_n(n), info

@@ -1,11 +1,13 @@
 """kd-tree of Cormode et al. (ICDE 2012; spec htf.md §3.5), built one depth at a time on arrays.
 
 Binary splits follow HTF's axis rule (§2.3); each split offset is a private median drawn by the
-exponential mechanism over the node's grid boundaries, score u(s) = -|P_s - n/2| (sensitivity
-<= 1), via Gumbel-max: argmax_s eps_m * u(s) / 2 + G_s with G_s = -log(-log U_s), U_s from
-`noise.uniform`, which samples exactly P(s) ∝ exp(eps_m u(s) / 2). All candidate offsets of all
-nodes of one depth are scored together from the summed-area table, so a 2^17-leaf tree costs a
-few array passes per level. Every node is measured (geometric or uniform count budget) and GLS
+exponential mechanism (`Exponential`, one object per depth, drawn with `draw_segments` over the
+ragged candidate lists of the depth's disjoint nodes) over the node's grid boundaries, score
+u(s) = -|P_s - n/2| (sensitivity <= K: one point moves it by at most 1/2, K points by K/2; the
+bound K keeps the project's earlier, conservative 1 per point), sampled exactly as
+P(s) ∝ exp(eps_m u(s) / (2K)) by Gumbel-max. All candidate offsets of all nodes of one depth are
+scored together from the summed-area table, so a 2^17-leaf tree costs a few array passes per
+level. Every node is measured (geometric or uniform count budget, `CountPlan`) and GLS
 consistency (§3.9) adjusts the leaves.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Exponential
 from core.spatial.baselines.inputs import (
     check_count_budget,
     check_epsilon,
@@ -22,27 +24,31 @@ from core.spatial.baselines.inputs import (
     check_matrix,
     check_positive,
     fixed_or_auto_height,
-    reserve,
+    require,
+    size_budget,
     sized_height,
 )
 from core.spatial.baselines.rectangles import rect_counts, segment_index, summed_area
 from core.spatial.baselines.tree_counts import (
+    CountPlan,
     MeasuredLevels,
     count_shares,
-    laplace_counts,
     measure_level,
+    variance,
 )
-from core.spatial.common import remaining_path_budget, tree_height
+from core.spatial.common import tree_height
 from core.spatial.consistency import combine_measurements
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit, effective_epsilon
 
 AXES = ("y", "x")
 
 
-def gumbel(noise: Noise, n: int) -> np.ndarray:
-    """Standard Gumbel draws from `noise.uniform` (U = 0 gives -inf: that outcome is never picked)."""
-    with np.errstate(divide="ignore"):
-        return -np.log(-np.log(noise.uniform(n)))
+def median_mechanism(method: str, depth: int, eps_m: float, unit: Unit) -> Exponential:
+    """The exponential mechanism choosing the split medians of one depth's (disjoint) nodes."""
+    return Exponential(
+        f"{method}: split medians, depth {depth}", sensitivity=unit.max_points, epsilon=eps_m
+    )
 
 
 def exponential_median_offsets(
@@ -50,8 +56,8 @@ def exponential_median_offsets(
     rects: np.ndarray,
     split_rows: np.ndarray,
     counts: np.ndarray,
-    eps_m: float,
-    noise: Noise,
+    mechanism: Exponential,
+    accountant: Accountant,
 ) -> np.ndarray:
     """Private median offset s in [1, L-1] for every node (L = extent on its axis, >= 2)."""
     L = np.where(split_rows, rects[:, 1] - rects[:, 0], rects[:, 3] - rects[:, 2])
@@ -64,12 +70,8 @@ def exponential_median_offsets(
     c1 = np.where(rows, rects[node, 3], c0 + s)
     P_s = P[r1, c1] - P[r0, c1] - P[r1, c0] + P[r0, c0]
     score = -np.abs(P_s - counts[node] / 2.0)
-    key = eps_m * score / 2.0 + gumbel(noise, len(s))
-    starts = np.cumsum(n_cand) - n_cand
-    best = np.maximum.reduceat(key, starts)
-    hit = np.flatnonzero(key == best[node])
-    _, first = np.unique(node[hit], return_index=True)
-    return s[hit[first]]
+    chosen = mechanism.draw_segments(accountant, score, node)
+    return s[chosen]
 
 
 def _binary_children(rects: np.ndarray, split_rows: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -89,12 +91,13 @@ def _binary_children(rects: np.ndarray, split_rows: np.ndarray, offset: np.ndarr
 def build_kdtree(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     *,
+    unit: Unit = POINT,
     count_budget: str = "geometric",
     height: int | str = "auto",
-    eps_n: float = 1e-4,
+    eps_n: float | None = None,
+    public_n: float | None = None,
     c0: float = 10.0,
     split_share: float = 0.30,
     consistency: bool = True,
@@ -107,13 +110,19 @@ def build_kdtree(
 
     `switch_level` = k turns on the kd-hybrid: private medians only at depths < k (eps_split/k
     each), data-independent midpoints (offset L // 2) below, at no budget. None: medians everywhere.
+
+    Privacy (unit: a point, or a person with at most K points): eps_n on the noisy N (Laplace,
+    sensitivity K) unless the height is fixed or `public_n` declared; eps_m per median depth
+    (exponential mechanism, score sensitivity K, disjoint nodes); the count shares per height
+    (discrete Laplace, sensitivity K, disjoint nodes; replacements per path). eps_tot in total.
     """
     method = method or f"kdtree-{'geo' if count_budget == 'geometric' else count_budget}"
     F = check_matrix(F)
     fixed = fixed_or_auto_height(height)
     if fixed is not None and fixed < 1:
         raise InputError(f"kd-tree height must be >= 1, got {fixed}.")
-    eps_n_used = eps_n if fixed is None else 0.0
+    check_epsilon(eps_tot)
+    eps_n_used = size_budget(eps_tot, eps_n, public_n) if fixed is None else 0.0
     check_epsilon(eps_tot, eps_n_used)
     check_positive("c0", c0)
     check_fraction("split_share", split_share, open_low=False)
@@ -128,12 +137,12 @@ def build_kdtree(
         raise InputError(
             f"early_stop must be a finite count threshold or None, got {early_stop!r}."
         )
-    reserve(ledger, method, eps_tot)
-    scope = ledger.scope(method)
+    require(accountant, method, eps_tot)
     ny, nx = F.shape
+    e_size = effective_epsilon(eps_tot, unit)
     h, info = sized_height(
-        F, fixed, eps_n, eps_tot, noise, ledger, method,
-        lambda n_hat: tree_height(n_hat, eps_tot, ny, nx, c0),
+        F, fixed, eps_n_used, public_n, accountant, method, unit,
+        lambda n_hat: tree_height(n_hat, e_size, ny, nx, c0),
     )  # fmt: skip
     eps_c = eps_tot - eps_n_used
     eps_split = split_share * eps_c
@@ -141,24 +150,10 @@ def build_kdtree(
     median_levels = h if switch_level is None else min(switch_level, h)
     eps_m = eps_split / median_levels
     shares = count_shares(h, eps_count, count_budget)
-    for d in range(median_levels):
-        ledger.spend(
-            method,
-            f"split medians at depth {d} (exponential mechanism; disjoint nodes)",
-            eps_m,
-            composition="parallel",
-            group=f"{scope}-split-level-{d}",
-        )
-    for d in range(h + 1):
-        ledger.spend(
-            method,
-            f"node counts at depth {d} (height {h - d}; disjoint nodes; a leaf above height 0 "
-            "spends the rest of its path budget here)",
-            float(shares[h - d]),
-            composition="parallel",
-            group=f"{scope}-count-level-{d}",
-        )
-    levels = _grow_kdtree(F, h, eps_m, median_levels, shares, even_axis, early_stop, noise)
+    plan = CountPlan(method, shares, unit, accountant)
+    # split_share 0: no private medians at all (data-independent midpoints, no budget)
+    medians = [median_mechanism(method, d, eps_m, unit) for d in range(median_levels) if eps_m > 0]
+    levels = _grow_kdtree(F, h, medians, plan, even_axis, early_stop, accountant)
     leaves, values = levels.release(consistency)
     info.update(height=h, n_nodes=levels.n_nodes, count_shares_by_height=shares.tolist())
     if switch_level is not None:
@@ -168,11 +163,14 @@ def build_kdtree(
         leaves=leaves,
         values=values,
         epsilon={"total": eps_tot, "n": eps_n_used, "split": eps_split, "count": eps_count},
-        ledger=ledger,
+        mechanisms=accountant.mechanisms,
+        planned=plan.levels,
+        unit=unit,
         params={
             "eps_tot": eps_tot,
             "height": height,
             "eps_n": eps_n_used,
+            "public_n": public_n,
             "c0": c0,
             "split_share": split_share,
             "count_budget": count_budget,
@@ -188,16 +186,15 @@ def build_kdtree(
 def _grow_kdtree(
     F: np.ndarray,
     h: int,
-    eps_m: float,
-    median_levels: int,
-    shares: np.ndarray,
+    medians: list[Exponential],
+    plan: CountPlan,
     even_axis: str,
     early_stop: float | None,
-    noise: Noise,
+    accountant: Accountant,
 ) -> MeasuredLevels:
     ny, nx = F.shape
     P = summed_area(F)
-    rem = remaining_path_budget(shares)
+    rem = plan.rem
     levels = MeasuredLevels()
     rects = np.array([[0, ny, 0, nx]], dtype=np.int64)
     parents = np.array([-1], dtype=np.int64)
@@ -208,22 +205,21 @@ def _grow_kdtree(
         counts = rect_counts(P, rects)
         if early_stop is None:
             leaf = unsplittable | (i == 0)
-            y, var = measure_level(P, rects, leaf, i, shares, noise)
+            y, var = measure_level(P, rects, leaf, i, plan, accountant)
             leaf_value = y
         else:
             # Alg. 3 rule: y1 with eps_i decides; a leaf above height 0 re-measures with rem(i).
-            y1 = laplace_counts(noise, counts, np.full(len(rects), shares[i]))
-            var1 = np.full(len(rects), 2.0 / shares[i] ** 2)
+            y1 = plan.level(i).draw(accountant, counts).astype(np.float64)
+            var1 = np.full(len(rects), variance(plan.level(i)))
             leaf = unsplittable | (i == 0) | (y1 <= early_stop)
             y, var, leaf_value = y1, var1, y1.copy()
             if rem[i] > 0 and leaf.any():
-                y2 = laplace_counts(noise, counts[leaf], np.full(int(leaf.sum()), rem[i]))
+                again = plan.remainder(i)
+                y2 = again.draw(accountant, counts[leaf]).astype(np.float64)
                 leaf_value[leaf] = y2
                 y = y1.copy()
                 var = var1.copy()
-                y[leaf], var[leaf] = combine_measurements(
-                    y1[leaf], var1[leaf], y2, 2.0 / rem[i] ** 2
-                )
+                y[leaf], var[leaf] = combine_measurements(y1[leaf], var1[leaf], y2, variance(again))
         levels.add(rects, parents, y, var, leaf, leaf_value)
         inner = np.flatnonzero(~leaf)
         if len(inner) == 0:
@@ -231,8 +227,10 @@ def _grow_kdtree(
         R = rects[inner]
         prefer_rows = (i % 2 == 0) == (even_axis == "y")
         split_rows = (ext_r[inner] >= 2) if prefer_rows else (ext_c[inner] < 2)
-        if d < median_levels:
-            offsets = exponential_median_offsets(P, R, split_rows, counts[inner], eps_m, noise)
+        if d < len(medians):
+            offsets = exponential_median_offsets(
+                P, R, split_rows, counts[inner], medians[d], accountant
+            )
         else:  # kd-hybrid below the switch level: midpoints, no budget
             offsets = np.where(split_rows, R[:, 1] - R[:, 0], R[:, 3] - R[:, 2]) // 2
         rects = _binary_children(R, split_rows, offsets)
@@ -240,19 +238,17 @@ def _grow_kdtree(
     return levels
 
 
-def build_kdtree_geo(
-    F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
-) -> Release:
+def build_kdtree_geo(F: np.ndarray, eps_tot: float, accountant: Accountant, **params) -> Release:
     """ "KdTree (geo)": geometric count budget, GLS consistency on by default."""
     return build_kdtree(
-        F, eps_tot, noise, ledger, count_budget="geometric", method="kdtree-geo", **params
+        F, eps_tot, accountant, count_budget="geometric", method="kdtree-geo", **params
     )
 
 
 def build_kdtree_uniform(
-    F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger, **params
+    F: np.ndarray, eps_tot: float, accountant: Accountant, **params
 ) -> Release:
     """ "KdTree (uniform)": equal count budget per level, GLS consistency on by default."""
     return build_kdtree(
-        F, eps_tot, noise, ledger, count_budget="uniform", method="kdtree-uniform", **params
+        F, eps_tot, accountant, count_budget="uniform", method="kdtree-uniform", **params
     )

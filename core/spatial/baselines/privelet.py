@@ -13,10 +13,11 @@ import math
 
 import numpy as np
 
-from core.privacy import BudgetLedger, Noise
-from core.spatial.baselines.inputs import check_epsilon, check_matrix, reserve
+from core.privacy import Accountant, DiscreteLaplace
+from core.spatial.baselines.inputs import check_epsilon, check_matrix, require
 from core.spatial.baselines.rectangles import grid_rects
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit
 
 METHOD = "privelet"
 LABEL = "Privelet (unweighted)"
@@ -57,31 +58,41 @@ def privelet_sensitivity(ny: int, nx: int) -> int:
     return (1 + int(math.log2(_pow2(ny)))) * (1 + int(math.log2(_pow2(nx))))
 
 
-def build_privelet(F: np.ndarray, eps_tot: float, noise: Noise, ledger: BudgetLedger) -> Release:
-    """One leaf per cell, row-major (like Identity), values from the noisy Haar coefficients."""
+def build_privelet(
+    F: np.ndarray, eps_tot: float, accountant: Accountant, *, unit: Unit = POINT
+) -> Release:
+    """One leaf per cell, row-major (like Identity), values from the noisy Haar coefficients.
+
+    Privacy: the integer coefficient vector has L1 sensitivity S·K (S per point, K points per
+    unit); discrete Laplace of scale S·K/eps_tot on every coefficient is eps_tot-DP."""
     F = check_matrix(F)
     check_epsilon(eps_tot)
-    reserve(ledger, METHOD, eps_tot)
+    require(accountant, METHOD, eps_tot)
     ny, nx = F.shape
     py, px = _pow2(ny), _pow2(nx)
     padded = np.zeros((py, px), dtype=np.int64)
     padded[:ny, :nx] = F
     coef = haar_forward(haar_forward(padded, 0), 1)
     S = privelet_sensitivity(ny, nx)
-    ledger.spend(METHOD, f"all Haar coefficients (one vector, L1 sensitivity {S})", eps_tot)
-    noisy = noise.add_laplace(coef, S / eps_tot)
+    coefficients = DiscreteLaplace(
+        f"{METHOD}: all Haar coefficients (one vector)",
+        sensitivity=S * unit.max_points,
+        epsilon=float(eps_tot),
+    )
+    noisy = coefficients.draw(accountant, coef)
     cells = haar_inverse(haar_inverse(noisy, 1), 0)[:ny, :nx]
     return Release(
         method=METHOD,
         leaves=grid_rects(np.arange(ny + 1), np.arange(nx + 1)),
         values=np.ascontiguousarray(cells).reshape(-1),
         epsilon={"total": eps_tot, "count": eps_tot},
-        ledger=ledger,
+        mechanisms=accountant.mechanisms,
+        unit=unit,
         params={"eps_tot": eps_tot},
         info={
             "label": LABEL,
             "cells_per_axis": [ny, nx],
             "sensitivity": S,
-            "coefficient_noise_scale": S / eps_tot,
+            "coefficient_noise_scale": coefficients.scale,
         },
     )

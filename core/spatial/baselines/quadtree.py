@@ -2,7 +2,8 @@
 
 The structure is data-independent (no split budget); every node is measured with its height's
 share of eps_tot - eps_n, and GLS consistency (§3.9) adjusts the leaves. With height="auto" the
-height comes from HTF's formula on a noisy N (eps_n, ledgered): h_q = min(q_max, ceil(h/2)).
+height comes from HTF's formula on a noisy N (eps_n = 5 % of ε by default, or a declared public
+size): h_q = min(q_max, ceil(h/2)), with ε / K in the formula for a person unit.
 """
 
 from __future__ import annotations
@@ -12,24 +13,27 @@ import math
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant
 from core.spatial.baselines.inputs import (
     check_count_budget,
     check_epsilon,
     check_matrix,
     check_positive,
     fixed_or_auto_height,
-    reserve,
+    require,
+    size_budget,
     sized_height,
 )
 from core.spatial.baselines.rectangles import quad_children, summed_area
 from core.spatial.baselines.tree_counts import (
+    CountPlan,
     MeasuredLevels,
     count_shares,
     measure_level,
 )
 from core.spatial.common import tree_height
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit, effective_epsilon
 
 METHOD = "quadtree"
 
@@ -61,11 +65,12 @@ def quadtree_leaf_height(n_hat: float, eps: float, ny: int, nx: int, c: float = 
 def build_quadtree(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     *,
+    unit: Unit = POINT,
     height: int | str = "auto",
-    eps_n: float = 1e-4,
+    eps_n: float | None = None,
+    public_n: float | None = None,
     c0: float = 10.0,
     count_budget: str = "geometric",
     consistency: bool = True,
@@ -75,40 +80,35 @@ def build_quadtree(
 
     `height_rule` (used when height="auto"): "paper" = min(q_max, ceil(h/2)) with HTF's h (faithful),
     "leaf-count" = `quadtree_leaf_height` (improved, labelled variant). Privacy: eps_n on the noisy
-    N (sensitivity 1) plus the per-level count shares (sensitivity 1 per level, disjoint nodes).
+    N (sensitivity K) plus the per-level count shares (`CountPlan`: discrete Laplace, sensitivity
+    K per level over disjoint nodes), K = the unit's point bound: eps_tot in total.
     """
     if height_rule not in ("paper", "leaf-count"):
         raise InputError(f"height_rule must be 'paper' or 'leaf-count', got {height_rule!r}.")
     F = check_matrix(F)
     fixed = fixed_or_auto_height(height)
-    eps_n_used = eps_n if fixed is None else 0.0
+    check_epsilon(eps_tot)
+    eps_n_used = size_budget(eps_tot, eps_n, public_n) if fixed is None else 0.0
     check_epsilon(eps_tot, eps_n_used)
     check_positive("c0", c0)
     check_count_budget(count_budget)
-    reserve(ledger, METHOD, eps_tot)
-    scope = ledger.scope(METHOD)
+    require(accountant, METHOD, eps_tot)
     ny, nx = F.shape
+    e_size = effective_epsilon(eps_tot, unit)
     h, info = sized_height(
-        F, fixed, eps_n, eps_tot, noise, ledger, METHOD,
-        (lambda n_hat: quadtree_height(n_hat, eps_tot, ny, nx, c0))
+        F, fixed, eps_n_used, public_n, accountant, METHOD, unit,
+        (lambda n_hat: quadtree_height(n_hat, e_size, ny, nx, c0))
         if height_rule == "paper"
-        else (lambda n_hat: quadtree_leaf_height(n_hat, eps_tot - eps_n_used, ny, nx)),
+        else (lambda n_hat: quadtree_leaf_height(
+            n_hat, effective_epsilon(eps_tot - eps_n_used, unit), ny, nx)),
     )  # fmt: skip
     if fixed is not None and fixed > quadtree_max_height(ny, nx):
         h = quadtree_max_height(ny, nx)
         info["height_clamped_from"] = fixed
     eps_c = eps_tot - eps_n_used
     shares = count_shares(h, eps_c, count_budget)
-    for d in range(h + 1):
-        ledger.spend(
-            METHOD,
-            f"node counts at depth {d} (height {h - d}; disjoint nodes; an unsplittable leaf "
-            "spends the rest of its path budget here)",
-            float(shares[h - d]),
-            composition="parallel",
-            group=f"{scope}-level-{d}",
-        )
-    levels = _measure_quadtree(F, h, shares, noise)
+    plan = CountPlan(METHOD, shares, unit, accountant)
+    levels = _measure_quadtree(F, h, plan, accountant)
     leaves, values = levels.release(consistency)
     info.update(height=h, n_nodes=levels.n_nodes, count_shares_by_height=shares.tolist())
     return Release(
@@ -116,11 +116,14 @@ def build_quadtree(
         leaves=leaves,
         values=values,
         epsilon={"total": eps_tot, "n": eps_n_used, "count": eps_c},
-        ledger=ledger,
+        mechanisms=accountant.mechanisms,
+        planned=plan.levels,
+        unit=unit,
         params={
             "eps_tot": eps_tot,
             "height": height,
             "eps_n": eps_n_used,
+            "public_n": public_n,
             "c0": c0,
             "count_budget": count_budget,
             "consistency": consistency,
@@ -130,7 +133,9 @@ def build_quadtree(
     )
 
 
-def _measure_quadtree(F: np.ndarray, h: int, shares: np.ndarray, noise: Noise) -> MeasuredLevels:
+def _measure_quadtree(
+    F: np.ndarray, h: int, plan: CountPlan, accountant: Accountant
+) -> MeasuredLevels:
     ny, nx = F.shape
     P = summed_area(F)
     levels = MeasuredLevels()
@@ -142,7 +147,7 @@ def _measure_quadtree(F: np.ndarray, h: int, shares: np.ndarray, noise: Noise) -
             leaf = np.bincount(child_parent, minlength=len(rects)) == 0
         else:
             leaf = np.ones(len(rects), dtype=bool)
-        y, var = measure_level(P, rects, leaf, h - d, shares, noise)
+        y, var = measure_level(P, rects, leaf, h - d, plan, accountant)
         levels.add(rects, parents, y, var, leaf, y)
         if d < h:
             if len(children) == 0:

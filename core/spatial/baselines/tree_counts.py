@@ -4,6 +4,13 @@ A tree of height h measures every node: a node of height i gets eps_i (geometric
 uniform eps/(h+1)); a leaf that cannot split at height i > 0 measures once with eps_i + rem(i),
 so every root-to-leaf path spends exactly the count budget. Optional GLS (§3.9) makes parents
 equal the sums of their children and releases the adjusted leaves.
+
+Mechanisms (`CountPlan`): one `DiscreteLaplace` per height i (sensitivity K: a unit's points
+fall in disjoint nodes of a level), drawn in one batch per level and planned on the
+accountant; an unsplittable leaf at height i > 0 draws a mechanism of ε_i + rem(i) `in_place_of`
+heights i..0, an early-stopped leaf re-measures with rem(i) `in_place_of` heights i-1..0, so a
+root-to-leaf path never costs more than the count budget (the accountant checks each
+replacement against what it replaces).
 """
 
 from __future__ import annotations
@@ -13,10 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import Noise
+from core.privacy import Accountant, DiscreteLaplace
 from core.spatial.baselines.rectangles import rect_counts
-from core.spatial.common import geometric_shares, remaining_path_budget
+from core.spatial.common import count_mechanism, geometric_shares, remaining_path_budget
 from core.spatial.consistency import gls_levels
+from core.spatial.unit import Unit
 
 COUNT_BUDGETS = ("geometric", "uniform")
 
@@ -32,15 +40,56 @@ def count_shares(h: int, eps_count: float, count_budget: str) -> np.ndarray:
     )
 
 
-def laplace_counts(noise: Noise, counts: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """counts + discrete Laplace(1/eps) per entry, one vectorised draw per distinct eps."""
-    if len(eps) and eps.min() == eps.max():
-        return noise.add_laplace(counts, 1.0 / eps[0]).astype(np.float64)
-    out = np.empty(len(counts), dtype=np.float64)
-    for e in np.unique(eps):
-        m = eps == e
-        out[m] = noise.add_laplace(counts[m], 1.0 / e)
-    return out
+class CountPlan:
+    """The count mechanisms of one tree (heights 0..h), created once so that every batch of a
+    level draws through the same object (disjoint nodes: parallel composition)."""
+
+    def __init__(self, method: str, shares: np.ndarray, unit: Unit, accountant: Accountant):
+        self.method = method
+        self.shares = np.asarray(shares, dtype=np.float64)
+        self.rem = remaining_path_budget(self.shares)
+        self.unit = unit
+        self.levels = tuple(
+            count_mechanism(f"{method}: node counts, height {i}", float(e), unit)
+            for i, e in enumerate(self.shares)
+        )
+        accountant.plan(self.levels)
+        self._rest: dict[int, DiscreteLaplace] = {}
+        self._remainder: dict[int, DiscreteLaplace] = {}
+
+    def level(self, i: int) -> DiscreteLaplace:
+        return self.levels[i]
+
+    def _labels(self, top: int) -> tuple[str, ...]:
+        return tuple(self.levels[j].label for j in range(top, -1, -1))
+
+    def rest(self, i: int) -> DiscreteLaplace:
+        """A leaf at height i > 0 measured once with ε_i + rem(i), in place of heights i..0."""
+        if i not in self._rest:
+            self._rest[i] = count_mechanism(
+                f"{self.method}: leaf counts at height {i} (the rest of the path budget)",
+                float(self.shares[i] + self.rem[i]),
+                self.unit,
+                in_place_of=self._labels(i),
+            )
+        return self._rest[i]
+
+    def remainder(self, i: int) -> DiscreteLaplace:
+        """A leaf stopped at height i > 0 re-measured with rem(i), in place of heights i-1..0."""
+        if i not in self._remainder:
+            self._remainder[i] = count_mechanism(
+                f"{self.method}: leaf re-measure at height {i} (remaining path budget)",
+                float(self.rem[i]),
+                self.unit,
+                in_place_of=self._labels(i - 1),
+            )
+        return self._remainder[i]
+
+
+def variance(mechanism: DiscreteLaplace) -> float:
+    """Noise variance used by GLS: 2 b^2 for scale b (the continuous Laplace value; the discrete
+    one is slightly smaller, which only changes GLS weights by a common factor)."""
+    return 2.0 * float(mechanism.scale) ** 2
 
 
 @dataclass
@@ -83,14 +132,19 @@ def measure_level(
     rects: np.ndarray,
     leaf: np.ndarray,
     i: int,
-    shares: np.ndarray,
-    noise: Noise,
+    plan: CountPlan,
+    accountant: Accountant,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Noisy counts of one depth's nodes (height i) and their variances 2/eps^2.
+    """Noisy counts of one depth's nodes (height i) and their variances 2 b^2.
 
-    Leaves above height 0 (unsplittable nodes) measure once with eps_i + rem(i).
+    Leaves above height 0 (unsplittable nodes) measure once with eps_i + rem(i) (`plan.rest`).
     """
-    rem_i = float(remaining_path_budget(shares)[i])
-    eps = np.where(leaf & (i > 0), shares[i] + rem_i, shares[i])
-    y = laplace_counts(noise, rect_counts(P, rects), eps)
-    return y, 2.0 / eps**2
+    counts = rect_counts(P, rects)
+    y = np.empty(len(rects), dtype=np.float64)
+    var = np.empty(len(rects), dtype=np.float64)
+    own = leaf & (i > 0)
+    for mask, mech in ((~own, plan.level(i)), (own, plan.rest(i) if i > 0 else None)):
+        if mech is not None and mask.any():
+            y[mask] = mech.draw(accountant, counts[mask])
+            var[mask] = variance(mech)
+    return y, var

@@ -1,8 +1,9 @@
 """UG, the uniform grid of Qardaji, Yang, Li (ICDE 2013; spec htf.md §3.3).
 
-The grid side m = sqrt(N_hat * eps_tot / c) is sized from a noisy N (eps_n, ledgered), never the
-true N; choosing the grid from N_hat is post-processing. Each cell then gets count +
-discrete Laplace(1/(eps_tot - eps_n)), cells in parallel.
+The grid side m = sqrt(N_hat * eps_tot / c) is sized from a noisy N (eps_n = 5 % of ε by default,
+`core.spatial.common.N_SHARE`; or a declared public size), never the true N; choosing the grid
+from N_hat is post-processing. Each cell then gets count + discrete Laplace(K/(eps_tot - eps_n)),
+cells in parallel (K: the unit's point bound; the side uses ε / K).
 """
 
 from __future__ import annotations
@@ -12,16 +13,19 @@ import math
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant
 from core.spatial.baselines.inputs import (
     check_epsilon,
     check_matrix,
     check_positive,
-    reserve,
+    require,
+    size_budget,
+    sized_n,
 )
 from core.spatial.baselines.rectangles import grid_rects
-from core.spatial.common import ceil_tol, floor_tol, near_equal_edges, noisy_total
+from core.spatial.common import ceil_tol, count_mechanism, floor_tol, near_equal_edges
 from core.spatial.release import Release
+from core.spatial.unit import POINT, Unit, effective_epsilon
 
 METHOD = "ug"
 SIZINGS = ("intervals", "side")
@@ -57,45 +61,52 @@ def _side_edges(n: int, side: int) -> np.ndarray:
 def build_ug(
     F: np.ndarray,
     eps_tot: float,
-    noise: Noise,
-    ledger: BudgetLedger,
+    accountant: Accountant,
     *,
-    eps_n: float = 1e-4,
+    unit: Unit = POINT,
+    eps_n: float | None = None,
+    public_n: float | None = None,
     c: float = 10.0,
     sizing: str = "intervals",
 ) -> Release:
-    """Uniform grid; leaves are its cells, row-major (`values.reshape(*info["cells_per_axis"])`)."""
+    """Uniform grid; leaves are its cells, row-major (`values.reshape(*info["cells_per_axis"])`).
+
+    Privacy (unit: a point, or a person with at most K points): eps_n on N (Laplace,
+    sensitivity K; none with `public_n`) + eps_tot - eps_n on the disjoint cells' counts
+    (discrete Laplace, L1 sensitivity K): eps_tot in total.
+    """
     F = check_matrix(F)
-    check_epsilon(eps_tot, eps_n)
-    check_positive("eps_n", eps_n)
+    check_epsilon(eps_tot)
+    eps_n_used = size_budget(eps_tot, eps_n, public_n)
+    check_epsilon(eps_tot, eps_n_used)
     check_positive("c", c)
     if sizing not in SIZINGS:
         raise InputError(f"sizing must be one of {', '.join(SIZINGS)}, got {sizing!r}.")
-    reserve(ledger, METHOD, eps_tot)
-    scope = ledger.scope(METHOD)
+    require(accountant, METHOD, eps_tot)
     ny, nx = F.shape
-    n_hat = noisy_total(F, eps_n, noise, ledger, METHOD)
-    row_edges, col_edges = ug_edges(n_hat, eps_tot, ny, nx, c, sizing)
-    eps_c = eps_tot - eps_n
+    n_size, info = sized_n(F, eps_n_used, public_n, accountant, METHOD, unit)
+    row_edges, col_edges = ug_edges(n_size, effective_epsilon(eps_tot, unit), ny, nx, c, sizing)
+    eps_c = eps_tot - eps_n_used
     counts = np.add.reduceat(np.add.reduceat(F, row_edges[:-1], axis=0), col_edges[:-1], axis=1)
-    ledger.spend(
-        METHOD,
-        "grid cell counts (disjoint cells)",
-        eps_c,
-        composition="parallel",
-        group=f"{scope}-cells",
-    )
-    values = noise.add_laplace(counts.reshape(-1), 1.0 / eps_c).astype(np.float64)
+    cells = count_mechanism(f"{METHOD}: grid cell counts (disjoint cells)", eps_c, unit)
+    values = cells.draw(accountant, counts.reshape(-1)).astype(np.float64)
     return Release(
         method=METHOD,
         leaves=grid_rects(row_edges, col_edges),
         values=values,
-        epsilon={"total": eps_tot, "n": eps_n, "count": eps_c},
-        ledger=ledger,
-        params={"eps_tot": eps_tot, "eps_n": eps_n, "c": c, "sizing": sizing},
+        epsilon={"total": eps_tot, "n": eps_n_used, "count": eps_c},
+        mechanisms=accountant.mechanisms,
+        unit=unit,
+        params={
+            "eps_tot": eps_tot,
+            "eps_n": eps_n_used,
+            "public_n": public_n,
+            "c": c,
+            "sizing": sizing,
+        },  # fmt: skip
         info={
-            "n_hat": n_hat,
+            **info,
             "cells_per_axis": [len(row_edges) - 1, len(col_edges) - 1],
-            "count_noise_scale": 1.0 / eps_c,
+            "count_noise_scale": cells.scale,
         },
     )
