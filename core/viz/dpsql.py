@@ -7,6 +7,8 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.governance.artefacts import MISSING
+
 BLUE, ORANGE, GREY, RED = "#4C78A8", "#F58518", "#BAB0AC", "#E45756"
 
 
@@ -57,9 +59,7 @@ def budget_figure(split: list[dict]) -> go.Figure:
     return fig
 
 
-# the one spelling of a missing value in pages, files and reports (issue 18.5).
-# TODO(lead): import it from core.governance.artefacts (MISSING) once that module is on main.
-MISSING = "(missing)"
+# MISSING: the one spelling of a missing value in pages, files and reports (issue 18.5)
 
 
 def _is_missing(value) -> bool:

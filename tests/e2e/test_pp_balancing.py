@@ -202,7 +202,7 @@ OVERLAPS = """() => {
 }"""
 
 
-def test_chart_labels_never_overlap_at_1280x720(browser, app_url, screenshot):
+def test_chart_labels_never_overlap_at_1280x720(browser, app_url):
     """A teacher's 1280×720 screen: no label of any chart sits on another, at every Phase 1
     step of Figure 9, on the patients demo (T'' distributed) and on the publication chart."""
     context = browser.new_context(viewport={"width": 1280, "height": 720})
@@ -219,8 +219,6 @@ def test_chart_labels_never_overlap_at_1280x720(browser, app_url, screenshot):
                 _wait_idle(page)
             page.wait_for_timeout(500)  # plotly lays out after the rerun
             assert page.evaluate(OVERLAPS) == [], f"step {step}"
-        page.get_by_role("button", name="Next ▶").scroll_into_view_if_needed()
-        screenshot(page, "pp_balancing_1280x720.png")
         _publish(page)
         page.wait_for_timeout(500)
         assert page.evaluate(OVERLAPS) == [], "publication"
