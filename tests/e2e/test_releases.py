@@ -39,7 +39,7 @@ def test_report_opens_offline_with_its_figures(browser, capsys, registry_dir, tm
     context.on("request", lambda r: requests.append(r.url))
     page = context.new_page()
     page.goto(report.as_uri())
-    leaves = page.locator("svg.leaves-map rect")
+    leaves = page.locator("svg.leaves-map rect.leaf")  # the background and legend are rects too
     assert leaves.count() == htf["n_leaves"]
     assert page.locator("svg.leaves-map").first.is_visible()
     box = page.locator("svg.leaves-map").first.bounding_box()
