@@ -207,15 +207,18 @@ class Staged:
         self._handles.clear()
 
 
-def _create_temp(target: Path) -> Path:
+def _create_temp(item: Staged) -> None:
+    """Create `item.temp` exclusively (a new name on a collision). The caller registers `item`
+    BEFORE this runs, so a signal arriving between the file's creation and its registration
+    cannot leave an unlisted temporary behind."""
     for _ in range(8):
-        temp = _new_temp_name(target)
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+            fd = os.open(item.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         except FileExistsError:
+            item.temp = _new_temp_name(item.target)
             continue
         os.close(fd)
-        return temp
+        return
     raise FileExistsError(errno.EEXIST, "could not create a unique temporary file")
 
 
@@ -276,7 +279,8 @@ def atomic_outputs(*paths: str | Path, make_parents: bool = False) -> Iterator[t
         for path, target in zip(paths, targets, strict=True):
             current = path
             clean_stale(target)
-            staged.append(Staged(target, _create_temp(target)))
+            staged.append(Staged(target, _new_temp_name(target)))
+            _create_temp(staged[-1])
         current = paths[0]
         yield tuple(staged)
         for path, item in zip(paths, staged, strict=True):

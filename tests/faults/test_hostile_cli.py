@@ -302,7 +302,7 @@ def test_a_read_only_registry_directory(inputs, tmp_path, capsys):
     with tmpfs(tmp_path / "ro", "1m", read_only=True) as ro:
         for argv in (["dataset", "list"], ["dataset", "show", "d"],
                      ["dataset", "add", "d", "--table", f"t={inputs['utf-8']}", "--epsilon", "1"],
-                     ["htf", "--dataset", "d", BBOX, "--epsilon", "1"]):  # fmt: skip
+                     ["htf", "--dataset", "d", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]):  # fmt: skip
             code = main([*argv, "--registry", str(ro / "reg")])
             out = capsys.readouterr()
             assert code == 2, argv
