@@ -9,7 +9,7 @@ import pytest
 
 from core.balancing.demos import DEMOS, PATIENTS_NAME
 from core.registry import Policy, Registry, RunKind, Status
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/pp_balancing.py"
 
@@ -28,9 +28,9 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
 def _registered(at):
     at.run()
     at.radio(key="pp_source").set_value("Registered dataset").run()
-    at.selectbox(key="pp_sa_None").set_value("Disease")
-    at.text_input(key="pp_rho1_None").set_value("1/5")
-    at.text_input(key="pp_rho2_None").set_value("1/2").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease")
+    at.text_input(key="pp_rho1_registered:patients").set_value("1/5")
+    at.text_input(key="pp_rho2_registered:patients").set_value("1/2").run()
     assert not at.exception, at.exception
     return at
 
@@ -56,7 +56,7 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     assert release.privacy["plan_epsilon"] == 1.0
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
     assert release.params["columns"] == ["Disease"]  # the SA alone by default
-    assert any(f"release #{release.id} of dataset 'patients'" in i.value for i in at.info)
+    assert any(f"release #{release.id} of dataset **patients**" in i.value for i in at.info)
     assert registry.spent("patients") == (1.0, threshold.cost.delta)
 
 
