@@ -25,11 +25,13 @@ METHOD_COLOURS: dict[str, str] = {
     "quadtree-leaves": "#c49c94",
     "privtree": "#e377c2",
     "privelet": "#bcbd22",
+    "dawa": "#637939",
+    "hb": "#8c6d31",
     "identity": "#7f7f7f",
     "uniform": "#c7c7c7",
 }
 # for a method added later and not listed yet: still distinct from the listed ones
-SPARE_COLOURS = ("#98df8a", "#c5b0d5", "#9edae5", "#dbdb8d", "#aec7e8", "#637939")
+SPARE_COLOURS = ("#98df8a", "#c5b0d5", "#9edae5", "#dbdb8d", "#aec7e8", "#e7ba52")
 
 
 def method_colour(method: str) -> str:
