@@ -25,8 +25,8 @@ METHOD_COLOURS: dict[str, str] = {
     "quadtree-leaves": "#c49c94",
     "privtree": "#e377c2",
     "privelet": "#bcbd22",
-    "dawa": "#637939",
-    "hb": "#8c6d31",
+    "dawa": "#006d2c",
+    "hb": "#8b008b",
     "identity": "#7f7f7f",
     "uniform": "#c7c7c7",
 }
