@@ -1,7 +1,7 @@
 """The location page's release step: one release per chosen method, each charged once.
 
-`build_step` is the ONE place this page makes a release (the lead rewires it to
-`core.governance.govern`): a registered dataset's budget is charged in the release registry (a
+`build_step` is the ONE place this page makes a release, through the governed flow
+(`core.governance.location.release_methods`: one `govern` per method): a registered dataset's budget is charged in the release registry (a
 refusal is shown and recorded, nothing is built); a demo table or an upload is recorded as an
 unregistered run (a seeded run as a demo run), exactly as `dpx htf` does. Each charge records
 this browser session's id in its params, so a reload or a restart during the build still finds
@@ -15,17 +15,20 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.governance import Role
+from core.governance.location import release_methods
 from core.privacy import Noise
 from core.registry import Dataset, Registry
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
 from core.spatial.methods import htf_method_params
 from core.spatial.release import Release
-from core.spatial.releases import ChargedRelease, LedgerCharge, RegistryCharge, build_releases
+from core.spatial.releases import ChargedRelease
 from core.spatial.unit import unit_from
 from ui import state
 from ui.data import DataChoice
 from ui.outcomes import charged, governed, open_registry
+from ui.shell import is_analyst
 
 BUILD_KEY = "lh_result"
 EVAL_KEY = "lh_evaluation"
@@ -62,8 +65,8 @@ def build_step(
     Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit in
     `params["person"]` (one point, or each person with at most K points: the counts were bounded
     so when they were binned); it is charged ε before its builder reads the counts, so k methods
-    cost k·ε (basic composition) of the registered dataset's budget — the same `PlannedRelease`
-    sets the charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
+    cost k·ε (basic composition) of the registered dataset's budget — the same `Cost` sets the
+    charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
     nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
     """
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
@@ -79,19 +82,18 @@ def build_step(
 
 def _build(params, params_json, prep, noise: Noise, registry: Registry | None, dataset) -> Build:
     methods, eps = params["methods"], float(params["epsilon"])
-    if registry is not None:
-        name = None if dataset is None else dataset.name
-        app = {**params, "via": "app", "session": state.session_id()}
-        charge = RegistryCharge(registry, name, noise.mode, app, prep.grid)
-    else:  # unregistered data and no registry: an in-memory total that fits exactly k·ε
-        charge = LedgerCharge(eps * len(methods))
+    app = {**params, "via": "app", "session": state.session_id()}
     with st.status(f"Building {len(methods)} release(s)…", expanded=True) as status:
-        built = build_releases(
+        built = release_methods(
+            registry,
+            Role.ANALYST if is_analyst() else Role.OWNER,
+            dataset,
             prep.F,
+            prep.grid,
             methods,
             eps,
             lambda m: stream(noise.seed, 0, f"release:{m}"),  # secure unless demo mode
-            charge,
+            app,
             method_params=htf_method_params(methods, params["htf"]),
             unit=unit_of(params),
         )
