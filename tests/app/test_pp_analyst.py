@@ -120,5 +120,5 @@ def test_analyst_publishes_the_owner_declared_columns_only(app_test, registry_di
     assert not at.exception and not at.error, [e.value for e in at.error]
     (release,) = reg.releases("patients")
     assert release.params["columns"] == ["age", "sex", "Disease"]  # table order
-    published = release.artefact["columns"]
+    published = release.artefact["published_columns"]
     assert published == ["age", "sex", "Disease", "subtable"] and "patient_id" not in published

@@ -49,11 +49,18 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     assert row.kind.value == "discrete Laplace" and (row.sensitivity, row.scale) == (2, 2.0)
     assert "threshold" in threshold.kind.value and 0 < threshold.delta <= 1e-6
     assert (release.epsilon, release.delta) == (1.0, threshold.cost.delta)
-    meta = release.artefact["published_metadata"]
-    assert [m.to_json() for m in release.mechanisms] == meta["privacy"]["mechanisms"]
-    assert len(pp) == len(meta["subtables"]) and {m.kind.value for m in pp} == {"PP randomization"}
-    assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
-    assert release.privacy["plan_epsilon"] == 1.0
+    record = release.artefact  # the typed PP record (core/balancing/record.py)
+    assert record["tool"] == "pp" and record["published_columns"] == ["Disease", "subtable"]
+    assert len(pp) == len(record["subtables"]) and {m.kind.value for m in pp} == {
+        "PP randomization"
+    }
+    for m, sub in zip(pp, record["subtables"], strict=True):
+        assert (
+            str(m.retention) == sub["retention"]
+            and str(m.posterior_bound) == sub["posterior_bound"]
+        )
+    assert release.claim.rho1 == "1/5" and release.claim.rho2 == "1/2"
+    assert "epsilon 1" in record["plan"]
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
     assert release.params["columns"] == ["Disease"]  # the SA alone by default
     assert any(f"release #{release.id} of dataset **patients**" in i.value for i in at.info)

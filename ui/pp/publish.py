@@ -25,10 +25,11 @@ import streamlit as st
 from core.balancing.columns import parse_columns, published_columns
 from core.balancing.plan import PartitionPlan
 from core.balancing.publish import Publication, publish
+from core.balancing.record import pp_artefact
 from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
-from core.privacy import Accountant, Noise, from_json
-from core.registry import Registry
-from core.registry.governed import compute_after_charge
+from core.governance import Request, govern
+from core.privacy import Noise
+from core.registry import Claim
 from ui import state
 from ui.data import DataChoice, Source
 from ui.outcomes import charged, governed, open_registry, recorded_text
@@ -161,11 +162,23 @@ def publish_step(
     }  # fmt: skip
     with governed("Publish", key="pp"):
         settings = options.release_settings(s)
-        accountant = Accountant(noise, settings.cost, settings.claim)
-        release, pub = _publish_recorded(
-            registry, choice.dataset_name, settings, params,
-            lambda: publish(df, s.sa, list(options.columns), settings, accountant),
-        )  # fmt: skip
+        request = Request(
+            tool=PP_TOOL,
+            role=role(),
+            dataset=choice.dataset,
+            params=params,
+            cost=settings.cost,
+            claim=Claim("one record", None, str(settings.rho1), str(settings.rho2)),
+            noise=noise,
+            rho=settings.claim,
+        )
+        done = govern(
+            registry,
+            request,
+            lambda accountant: publish(df, s.sa, list(options.columns), settings, accountant),
+            lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
+        )
+        release, pub = done.record, done.result
         kept_pub = Published(
             pub, s, options, noise.describe(), recorded_text(release, "Publication"),
             None if release is None else release.id,
@@ -175,27 +188,6 @@ def publish_step(
         charged(choice.dataset)
         return kept_pub
     return None
-
-
-def _publish_recorded(registry: Registry | None, dataset: str | None, settings, params, run):
-    """Charge the plan's mechanisms and record, run, attach what drew. Without a registry (it
-    could not be opened) an unregistered publication is made unrecorded, as `dpx balance`."""
-    if registry is None:
-        return None, run()
-    release = registry.charge(
-        PP_TOOL, dataset, params, settings.charged_mechanisms, params["noise"],
-        {
-            "model": "(rho1, rho2)-privacy per record (PP balancing) + (epsilon, delta)-DP "
-            "partition plan",
-            "rho1": str(settings.rho1), "rho2": str(settings.rho2),
-            "plan_epsilon": settings.plan_epsilon, "plan_delta": settings.cost.delta,
-            "unit": "one record",
-        },
-    )  # fmt: skip
-    pub = compute_after_charge(registry, release, run)
-    drew = [from_json(row) for row in pub.metadata["privacy"]["mechanisms"]]
-    artefact = {"published_metadata": pub.metadata, "columns": [str(c) for c in pub.table.columns]}
-    return registry.attach(release.id, artefact, drew), pub
 
 
 def kept_publication() -> Published | None:
