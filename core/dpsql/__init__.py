@@ -13,5 +13,6 @@ The subpackages are the stages a query passes through, in order:
 - `release/`    partition selection, noise and intervals, post-processing.
 
 `core.dpsql.service` is the entry point other layers import (`prepare`, `check_before_charge`,
-`explain`, `run`, `Prepared`, `QueryResult`, `stage_tables`, `example_query`).
+`explain`, `run`, `Prepared`, `QueryResult`, `stage_tables`; `demos.example_query` writes a
+first query for any catalogue).
 """

@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.check.lineage import catalog_schema
 from core.dpsql.check.passes import Checking, run_checks
 from core.dpsql.execute.engine import Engine
 from core.dpsql.execute.partition_order import in_key_order
@@ -262,38 +261,6 @@ def _execute(prepared: Prepared, engine: Engine, accountant: Accountant) -> Quer
         accountant.noise.describe(),
         query_record(plan, rel),
     )
-
-
-def example_query(catalog: Catalog) -> str:
-    """A first DP query that runs on `catalog`, written from its schema alone (never from its
-    values): the first private table, grouped by its first text, boolean or date column (if
-    any), counting units and rows — counts need no bounds, so nothing data-derived is shown."""
-    private = next((t for t in catalog.tables() if t.private and t.uid), None)
-    if private is None:
-        raise InputError(
-            "DPX-C010 no private table with a privacy unit is registered. Fix: register a "
-            "table with its unit column (or each row as one unit)."
-        )
-    types = catalog_schema(catalog)[private.name.lower()]
-    keys = [
-        c for c in private.columns
-        if c != private.uid and types.get(c.lower()) in ("VARCHAR", "BOOLEAN", "DATE")
-    ]  # fmt: skip
-    uid = _identifier(private.uid)
-    key = _identifier(keys[0]) if keys else None
-    lines = [
-        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
-        f"max_groups_contributed = 1, privacy_unit_column = {uid})",
-        f"  {key + ', ' if key else ''}COUNT(DISTINCT {uid}) AS units, COUNT(*) AS row_count",
-        f"FROM {_identifier(private.name)}",
-    ]
-    if key:
-        lines.append(f"GROUP BY {key}")
-    return "\n".join(lines)
-
-
-def _identifier(name: str) -> str:
-    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
 def query_record(plan: Plan, rel: Released) -> dict:

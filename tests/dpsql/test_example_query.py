@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.demos import DEMOS, PUBLIC_TABLES
+from core.dpsql.demos import DEMOS, PUBLIC_TABLES, example_query
 from core.dpsql.execute.engine import Engine
-from core.dpsql.service import example_query, prepare
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of
