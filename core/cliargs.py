@@ -40,7 +40,7 @@ DELTA_MAX_EXCLUSIVE = 1.0
 SEED_MAX = 2**63 - 1
 GRID_MAX = 4096  # = core.spatial.grid.MAX_GRID (a test keeps them equal)
 TIMEOUT_MAX_S = 86_400.0  # = core.dpsql.limits.MAX_TIMEOUT_S
-MAX_GROUPS = 1_000_000  # = core.dpsql.options.MAX_GROUPS
+MAX_GROUPS = 1_000_000  # = core.dpsql.check.ranges.MAX_GROUPS
 PATH_MAX = 4095
 NAME_MAX = 255
 TEXT_MAX = 10_000

@@ -134,7 +134,7 @@ def _quiet_python_loggers() -> None:
 def spark_failure(what: str, err: Exception) -> InputError:
     """One line for a Spark failure in an owner-side data pass (htf, balance): which step
     failed and Spark's first message line (these passes run for the data owner and release
-    nothing; DP SQL withholds Spark's message instead, see core.dpsql.spark_engine)."""
+    nothing; DP SQL withholds Spark's message instead, see core.dpsql.execute.spark_engine)."""
     return InputError(
         f"Spark could not {what}: {_first_line(err)}. Fix: check the file and its columns."
     )

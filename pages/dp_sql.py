@@ -22,9 +22,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.data.loading import load_table
+from core.data.loading import MAX_UPLOAD_BYTES, load_table
 from core.dpsql.builder import BUILDER_KINDS, BuilderAggregate, compose, from_options
-from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import (
     ROW_ID_COLUMN,
     UNIT_EXPLANATION,
@@ -32,11 +31,13 @@ from core.dpsql.catalog import (
     unit_column_concerns,
 )
 from core.dpsql.demos import DEMOS, PUBLIC_TABLES, examples_for, group_units
-from core.dpsql.engine import Engine
-from core.dpsql.export import to_bigquery
+from core.dpsql.execute.engine import Engine
+from core.dpsql.execute.pool import POOL
+from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.limits import ResourceLimits
-from core.dpsql.rewrite import DIALECTS
-from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, run, stage_tables
+from core.dpsql.service import CI_CAVEAT, NON_PRIVATE_LABEL, explain, prepare, stage_tables
+from core.dpsql.sql.bigquery import to_bigquery
+from core.dpsql.sql.expressions import DIALECTS
 from core.errors import InputError
 from core.privacy import BudgetLedger
 from core.registry import Dataset, Registry
@@ -68,12 +69,12 @@ def _demo_tables(name: str) -> dict[str, pd.DataFrame]:
     return next(d for d in DEMOS if d.name == name).load()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=max(2, (1 << 30) // MAX_UPLOAD_BYTES), ttl=3600)
 def _upload(data: bytes, name: str, digest: str) -> pd.DataFrame:
     return load_table(data, name=name)
 
 
-PAGE_LIMITS = ResourceLimits(timeout_s=120.0)
+PAGE_LIMITS = POOL.limits(ResourceLimits(timeout_s=120.0))  # one slot's share of memory
 
 
 @st.cache_resource(show_spinner="Loading tables into the DuckDB sandbox…", max_entries=4)
@@ -88,7 +89,7 @@ ENGINES = ("DuckDB", "Spark")  # Spark only when PySpark and Java 17 are availab
     show_spinner="Starting Spark (local[2]) and registering the tables…", max_entries=2
 )
 def _spark_engine(key: str, _catalog: Catalog):
-    from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
+    from core.dpsql.execute.spark_engine import SparkEngine  # optional extra: imported on demand
 
     return SparkEngine(_catalog, timeout_s=PAGE_LIMITS.timeout_s)
 
@@ -541,14 +542,23 @@ with tab_run:
             if registry is not None
             else None
         )
+        queued = st.empty()  # every session's queries share the process-wide pool
         try:
-            with st.spinner("Running the staged query…"):
+            with (
+                st.spinner("Running the staged query…"),
+                POOL.slot(
+                    lambda ahead: queued.info(
+                        f"Queued behind {ahead} running or waiting quer{'y' if ahead == 1 else 'ies'}…"
+                    )
+                ),
+            ):
+                queued.empty()
                 engine = (
                     _spark_engine(engine_key, catalog)
                     if engine_name == "Spark"
                     else _engine(engine_key, catalog)
                 )
-                result = run(
+                result = legacy_run_charged(
                     prepared, engine, noise,
                     ledger if ledger is not None else _unrecorded_ledger(), caps,
                 )  # fmt: skip
@@ -629,7 +639,7 @@ if tab_teach is not None:
             persist_state="session",
             key=persist("dpsql_teach", False),
         ):
-            with user_errors():
+            with user_errors(), POOL.slot():
                 stages = stage_tables(prepared, _engine(engine_key, catalog), limit=50)
             for name, frame in stages.items():
                 st.markdown(f"**{name}** — not private — for learning only (first 50 rows)")

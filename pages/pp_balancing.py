@@ -39,7 +39,7 @@ from core.balancing.publish import publish
 from core.balancing.records import MISSING_LABEL, check_categorical, encode_sa
 from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, MERGE_LABEL, internal_report
-from core.data.loading import load_table
+from core.data.loading import MAX_UPLOAD_BYTES, load_table
 from core.errors import InputError
 from core.privacy import Accountant
 from core.registry import Registry
@@ -69,7 +69,7 @@ def _demo_table(name: str) -> pd.DataFrame:
     return next(d for d in DEMOS if d.name == name).load()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_data(show_spinner=False, max_entries=max(2, (1 << 30) // MAX_UPLOAD_BYTES), ttl=3600)
 def _upload_table(data: bytes, name: str, digest: str) -> pd.DataFrame:
     return load_table(data, name=name)
 

@@ -6,7 +6,18 @@ from dataclasses import dataclass
 
 from core.errors import InputError
 
-BUILDER_KINDS = ("COUNT(*)", "COUNT(DISTINCT uid)", "SUM", "AVG", "VAR", "STDDEV", "MEDIAN")
+# the builder's choices (widget labels) and the paper-form call each composes; {x} is the
+# column, {L} and {U} the bounds, {uid} the unit column
+BUILDER_CALLS = {
+    "COUNT(*)": "ANON_COUNT(*, {U})",
+    "COUNT(DISTINCT uid)": "COUNT(DISTINCT {uid})",
+    "SUM": "ANON_SUM({x}, {L}, {U})",
+    "AVG": "ANON_AVG({x}, {L}, {U})",
+    "VAR": "ANON_VAR({x}, {L}, {U})",
+    "STDDEV": "ANON_STDDEV({x}, {L}, {U})",
+    "MEDIAN": "ANON_MEDIAN({x}, {L}, {U})",
+}
+BUILDER_KINDS = tuple(BUILDER_CALLS)
 
 
 @dataclass(frozen=True)
@@ -44,18 +55,15 @@ def compose(
     items = [_ident(k) for k in keys]
     for i, a in enumerate(aggregates):
         alias = _ident(a.alias or f"{a.kind.split('(')[0].lower()}_{i + 1}")
-        if a.kind == "COUNT(*)":
-            call = f"ANON_COUNT(*, {_num(a.upper)})"
-        elif a.kind == "COUNT(DISTINCT uid)":
-            call = f"COUNT(DISTINCT {_ident(uid)})"
-        else:
-            if not a.column:
-                raise InputError(
-                    f"DPX-C021 {a.kind} in the query builder has no column. Fix: choose the "
-                    "column it aggregates."
-                )
-            fn = {"MEDIAN": "ANON_MEDIAN"}.get(a.kind, f"ANON_{a.kind}")
-            call = f"{fn}({_ident(a.column)}, {_num(a.lower)}, {_num(a.upper)})"
+        template = BUILDER_CALLS[a.kind]
+        if "{x}" in template and not a.column:
+            raise InputError(
+                f"DPX-C021 {a.kind} in the query builder has no column. Fix: choose the "
+                "column it aggregates."
+            )
+        call = template.format(
+            x=_ident(a.column or ""), L=_num(a.lower), U=_num(a.upper), uid=_ident(uid)
+        )
         items.append(f"{call} AS {alias}")
     sql = (
         f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = {_num(epsilon)}, delta = {delta:g}, "

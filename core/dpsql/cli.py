@@ -16,11 +16,10 @@ import math
 from pathlib import Path
 
 from core import cliargs
-from core.dpsql.caps import QueryCaps
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.export import to_bigquery
+from core.dpsql.execute.engine import Engine
 from core.dpsql.jsonsafe import jsonable
+from core.dpsql.legacy import QueryCaps, legacy_run_charged
 from core.dpsql.limits import (
     DEFAULT_TIMEOUT_S,
     AnalysisTimeout,
@@ -28,14 +27,15 @@ from core.dpsql.limits import (
     check_timeout,
 )
 from core.dpsql.parquet_schema import add_for_spark
-from core.dpsql.rewrite import DIALECTS
-from core.dpsql.service import explain, prepare, run
+from core.dpsql.service import explain, prepare
+from core.dpsql.sql.bigquery import to_bigquery
+from core.dpsql.sql.expressions import DIALECTS
 from core.errors import InputError
 from core.files import write_text
 from core.privacy import BudgetLedger, Noise
 from core.registry.cli_hooks import add_dataset_argument, govern_sql
 
-SQL_CAPS = cliargs.caps("DPX-B002")  # the caps' refusals carry the code of core/dpsql/caps.py
+SQL_CAPS = cliargs.caps("DPX-B002")  # the caps' refusals carry the code of core/dpsql/legacy.py
 
 
 def register(sub, common) -> None:
@@ -270,24 +270,26 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         info["mode"] = noise.mode
         return info if args.json else _explain_text(info)
     if getattr(args, "engine", "duckdb") == "spark":
-        from core.dpsql.spark_engine import SparkEngine  # optional extra: imported on demand
+        from core.dpsql.execute.spark_engine import (
+            SparkEngine,  # optional extra: imported on demand
+        )
 
         files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
         engine = SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
     else:
         engine = Engine(catalog, timeout_s=timeout)
     try:
-        result = run(prepared, engine, noise, ledger, caps)
+        result = legacy_run_charged(prepared, engine, noise, ledger, caps)
     finally:
         engine.close()
     try:  # charged from here on: a failure says so (the guard below `run` is pre-charge)
         out = jsonable(result.to_dict())
         if args.explain:
-            out["rewritten_sql"] = prepared.plan.sql(args.dialect)
+            out["rewritten_sql"] = prepared.staged.sql(args.dialect)
             out["dialect"] = args.dialect
         return out if args.json else _result_text(out)
     except Exception:  # noqa: BLE001 - never a traceback, never data in the message
-        spent = sum(s.epsilon for s in result.spends)
+        spent = result.cost.epsilon
         raise InputError(
             "DPX-E009 internal error while formatting the release (details withheld). The "
             f"charge of epsilon = {spent:.4g} stands. Fix: report the query (a fault in DP "

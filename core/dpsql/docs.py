@@ -4,17 +4,22 @@
 
 Prints markdown: the rule codes (RULE_CODES below; a test checks that every code raised in
 `core/dpsql` is listed and every listed code is raised), the expression allowlist
-(`allowlist.ALLOWLIST`, the one table of what may be evaluated over the query's rows), the
-resource limits (`limits`), the option ranges (`options`) and the per-query caps (`caps`).
+(`check.allowlist.ALLOWLIST`, the one table of what may be evaluated over the query's rows),
+the check passes in order (`check.passes.CHECKS`), the resource limits (`limits`, and the size
+limits of `parse.text` and `check.size`) and the option ranges (`check.ranges`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from core.dpsql import limits, options
-from core.dpsql.allowlist import ALLOWLIST, Totality
-from core.dpsql.lineage import RULES as LINEAGE_RULES
+from core.dpsql import limits
+from core.dpsql.check import ranges as options
+from core.dpsql.check import size
+from core.dpsql.check.allowlist import ALLOWLIST, Totality
+from core.dpsql.check.lineage import RULES as LINEAGE_RULES
+from core.dpsql.check.passes import CHECKS
+from core.dpsql.parse import text
 
 RULE_CODES: dict[str, str] = {
     "DPX-P001": "syntax error (line, column, a hint for known patterns)",
@@ -42,7 +47,8 @@ RULE_CODES: dict[str, str] = {
     "DPX-V016": "an operator not allowed over private rows (set operations, PIVOT, LIMIT, DISTINCT ON "
     "without the unit, UNNEST/LATERAL, expression subqueries, nested or recursive CTEs)",
     "DPX-V020": "a plain (non-DP) aggregate in the DP SELECT, or no DP aggregate",
-    "DPX-V021": "a DP aggregate without contribution bounds, or with extra positional arguments",
+    "DPX-V021": "a DP aggregate other than COUNT without contribution bounds, or with extra "
+    "positional arguments",
     "DPX-V022": "bounds not numeric literals, L > U, or abs(bound) > 1e15",
     "DPX-V023": "the wrong bounds kind (per row vs per group)",
     "DPX-V024": "COUNT(DISTINCT col) with col not the unit",
@@ -55,6 +61,11 @@ RULE_CODES: dict[str, str] = {
     "DPX-V032": "max_groups_contributed missing or outside its range",
     "DPX-V033": "an unknown, repeated or out-of-range option or weight; too many aggregates",
     "DPX-V034": "PUBLIC_GROUPS keys not from one public table; a reserved output name",
+    "DPX-V035": "a numeric DP aggregate (SUM, AVG, VAR, STDDEV, quantiles) over a text, boolean or "
+    "date value",
+    "DPX-V040": "one private row could produce more rows through the joins than the public bound "
+    "allows (ON TRUE / non-equi / OR joins, duplicated keys, private joins; CTEs and subqueries "
+    "included)",
     "DPX-B001": "the dataset's budget would be exceeded (nothing charged)",
     "DPX-B002": "the query's epsilon or delta is above a per-query cap (nothing charged)",
     "DPX-E001": "the engine (DuckDB or Spark) refused the generated query or a table before reading data (nothing charged)",
@@ -110,10 +121,10 @@ def limits_table() -> str:
         ),
         ("DuckDB threads", f"{limits.DEFAULT_THREADS} on this machine (min(4, CPUs))"),
         ("DuckDB memory_limit", f"{limits.DEFAULT_MEMORY_LIMIT} on this machine (half of RAM)"),
-        ("Query text", f"{limits.MAX_QUERY_CHARS:,} characters"),
-        ("Parenthesis depth", f"{limits.MAX_PAREN_DEPTH}"),
-        ("Syntax tree", f"depth {limits.MAX_TREE_DEPTH}, {limits.MAX_TREE_NODES:,} nodes"),
-        ("Table references after CTE expansion", f"{limits.MAX_EXPANDED_TABLE_REFERENCES:,}"),
+        ("Query text", f"{text.MAX_QUERY_CHARS:,} characters"),
+        ("Parenthesis depth", f"{text.MAX_PAREN_DEPTH}"),
+        ("Syntax tree", f"depth {size.MAX_TREE_DEPTH}, {size.MAX_TREE_NODES:,} nodes"),
+        ("Table references after CTE expansion", f"{size.MAX_EXPANDED_TABLE_REFERENCES:,}"),
         ("DP aggregates per query", f"{options.MAX_AGGREGATES}"),
     ]
     return "\n".join(
@@ -143,10 +154,21 @@ def options_table() -> str:
     )
 
 
+def checks_table() -> str:
+    """The check passes in the order `prepare` runs them (`core/dpsql/check/passes.py`)."""
+    rows = ["| # | Pass | What it refuses |", "|---|---|---|"]
+    for i, check in enumerate(CHECKS, 1):
+        doc = " ".join((check.__doc__ or "").split())
+        rows.append(f"| {i} | `{check.__name__}` | {doc} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     print("### Rule codes\n")
     print(rule_table())
-    print("\n### Expression allowlist (`core/dpsql/allowlist.py`: `ALLOWLIST`)\n")
+    print("\n### Checks, in the order they run (`core/dpsql/check/passes.py`: `CHECKS`)\n")
+    print(checks_table())
+    print("\n### Expression allowlist (`core/dpsql/check/allowlist.py`: `ALLOWLIST`)\n")
     print(allowlist_table())
     print("\n### Resource limits\n")
     print(limits_table())

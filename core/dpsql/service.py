@@ -1,8 +1,12 @@
-"""DP SQL end to end: prepare (parse, validate, rewrite), explain / dry run, run and release.
+"""DP SQL end to end — THE entry point other layers import.
 
-`prepare` never reads data; `explain` and `dry_run` use public parameters only and charge
-nothing; `run` checks the planned spends against the ledger before reading any data, charges
-them atomically, executes the generated SQL in the sandbox and releases noisy rows.
+`prepare` (parse, check, plan; reads no data) gives a `Prepared` query whose `mechanisms` are
+the exact `core.privacy` objects that will draw its noise and whose `cost` is their
+composition. `explain` uses public parameters only. `check_before_charge` refuses everything
+that can be refused without reading data (binding against the schema). The caller charges
+`prepared.cost` (governance), then `run(prepared, engine, accountant)` executes the staged SQL
+and releases noisy rows, drawing through `accountant = Accountant(noise, budget=prepared.cost)`;
+`run` charges nothing itself.
 """
 
 from __future__ import annotations
@@ -13,46 +17,25 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
-from sqlglot import exp
 
-from core.dpsql.caps import NO_CAPS, QueryCaps
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import parse_statements
-from core.dpsql.engine import Engine, post_process
-from core.dpsql.ir import DPQuery
+from core.dpsql.check.lineage import catalog_schema
+from core.dpsql.check.passes import Checking, run_checks
+from core.dpsql.execute.engine import Engine
+from core.dpsql.execute.partition_order import in_key_order
 from core.dpsql.jsonsafe import jsonable
-from core.dpsql.limits import (
-    ROW_ID,
-    ExecutionStopped,
-    check_reserved_names,
-    check_text,
-    check_tree,
-)
-from core.dpsql.mechanisms import charges
-from core.dpsql.normalize import normalize
-from core.dpsql.options import check_ranges
-from core.dpsql.partition_order import in_key_order
-from core.dpsql.release import (
-    CONFIDENCE,
-    Released,
-    half_widths,
-    mechanism_rows,
-    release,
-    threshold_info,
-)
-from core.dpsql.rewrite import DIALECTS, STAGE_CAPTIONS, StagedPlan, rewrite
-from core.dpsql.threshold import survival_curve
-from core.dpsql.validate import (
-    RelationChecker,
-    check_expression_subqueries,
-    check_functions,
-    check_query,
-    ctes_of,
-    gate,
-    public_key_source,
-)
-from core.errors import BudgetExceededError, InputError
-from core.privacy import BudgetLedger, Noise, Spend
+from core.dpsql.limits import ExecutionStopped
+from core.dpsql.parse.dialect import parse_statements
+from core.dpsql.parse.ir import DPQuery
+from core.dpsql.parse.text import check_text
+from core.dpsql.plan.planner import Plan, plan_query
+from core.dpsql.plan.report import budget_rows, half_widths, survival
+from core.dpsql.plan.statistics import PROTECTS
+from core.dpsql.release.noise import Released, release
+from core.dpsql.release.post import post_process_query
+from core.dpsql.sql.stages import STAGE_CAPTIONS, StagedSQL, stage
+from core.errors import InputError
+from core.privacy import Accountant, Cost, Mechanism, Noise
 
 NON_PRIVATE_LABEL = "NON-PRIVATE – exact intermediate data — not private, for learning only"
 CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling bias"
@@ -60,59 +43,52 @@ CI_CAVEAT = "95% intervals cover noise only; they exclude clamping and sampling 
 
 @dataclass
 class Prepared:
+    """A checked, planned, staged query; nothing has been read or charged."""
+
     query: DPQuery
-    plan: StagedPlan
+    plan: Plan
+    staged: StagedSQL
     catalog: Catalog
+
+    @property
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """The `core.privacy` mechanism objects that `run` will draw through, in drawing
+        order (`accountant.mechanisms` equals this after a run)."""
+        return self.plan.drawing_order()
+
+    @property
+    def cost(self) -> Cost:
+        """(ε, δ) of the release: the composition (sum) of its mechanisms' costs."""
+        return self.plan.cost
+
+    @property
+    def executed_sql(self) -> str:
+        return self.staged.sql("duckdb", executable=True, pretty=False)
 
 
 def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = None) -> Prepared:
-    """Parse, gate, validate and rewrite `sql`. Reads no data; the salt comes from `noise`.
-
-    Size limits on the text and the tree, and the option ranges, are checked here too; a
-    query nested deeper than Python's stack allows is refused (DPX-S005), never a crash."""
+    """Parse, check (`core.dpsql.check.passes.CHECKS`, in order), plan and stage `sql`. Reads
+    no data; the sampling salt comes from `noise`. A query nested deeper than Python's stack
+    allows is refused (DPX-S005), never a crash."""
     check_text(sql)
     try:
-        return _prepare(sql, catalog, noise, defaults)
+        checked = run_checks(Checking(sql, catalog, defaults or {}, parse_statements(sql)))
     except RecursionError:
         raise InputError(
             "DPX-S005 the query is nested too deeply to analyse. Fix: flatten nested "
             "expressions or subqueries. Nothing was read or charged."
         ) from None
-
-
-def _prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None) -> Prepared:
-    select = gate(parse_statements(sql))
-    check_tree(select)
-    checker = RelationChecker(catalog, ctes_of(select, catalog))
-    sources = checker.sources(select)
-    check_functions(select)
-    if not any(s.private for s in sources):
-        raise InputError(
-            "DPX-V014 the query reads no private table, so there is no privacy unit to protect. "
-            "Fix: query a private table (public tables can be joined to it)."
-        )
-    check_expression_subqueries(select, checker)
-    check_query(select, catalog, sources)  # unit by identity, operand types (engineer 9a)
-    # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
-    uid_names = catalog.uid_names() | {s.uid for s in sources if s.private and s.uid}
-    query = normalize(select, uid_names, defaults or {}, sql)
-    check_ranges(query)
-    check_reserved_names([o.name for o in query.outputs])
-    public = public_key_source(query.keys, sources) if query.options.public_groups else None
     salt = int(noise.integers(2**62))
-    return Prepared(query, rewrite(query, sources, salt, public), catalog)
-
-
-def planned_spends(plan: StagedPlan) -> list[Spend]:
-    """One ledger entry per noisy statistic, derived from the same `Mechanism` objects that set
-    the noise scales (`mechanisms.charges`); delta goes to partition selection."""
-    return [c.spend() for c in charges(plan)]
+    caps = checked.amplification.row_caps
+    plan = plan_query(checked.query, checked.sources, salt, checked.public_source, caps)
+    return Prepared(checked.query, plan, stage(plan), catalog)
 
 
 def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
-    """Everything about a query that follows from public parameters: SQL, split, tau, T, curve."""
+    """Everything about a query that follows from public parameters: SQL, split, tau, T, the
+    survival curve and the half-widths — read off the mechanism objects."""
     plan = prepared.plan
-    th = threshold_info(plan)
+    th = plan.threshold_info()
     if th is not None:
         span = max(3.0, 4 * th.scale)
         lo, hi = max(1, int(th.integer - span)), int(th.integer + span) + 1
@@ -127,38 +103,27 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
         "options": plan.query.options.__dict__,
         "stages": [
             {"name": n, "caption": STAGE_CAPTIONS[n], "sql": s.sql(dialect="duckdb", pretty=True)}
-            for n, s in plan.stages
+            for n, s in prepared.staged.stages
         ],
         "python_steps": [
             "noised: discrete Laplace (OpenDP in secure mode) on every cross_user statistic",
             selection,
             "post: HAVING / ORDER BY / LIMIT and select-list arithmetic on released rows only",
         ],
-        "rewritten_sql": plan.sql(dialect),
+        "rewritten_sql": prepared.staged.sql(dialect),
         "dialect": dialect,
-        "budget_split": mechanism_rows(plan),
+        "budget_split": budget_rows(plan),
+        "mechanisms": [jsonable(m.to_json()) for m in prepared.mechanisms],
+        "epsilon": prepared.cost.epsilon,
+        "delta": prepared.cost.delta,
         "threshold": _threshold_dict(th),
-        "survival_curve": _survival(plan, th, units),
+        "survival_curve": survival(plan, units),
         "half_widths_95": {
             o.name: widths.get(o.aggregate_index)
             for o in plan.query.outputs
             if o.aggregate_index is not None
         },
     }
-
-
-def _survival(plan: StagedPlan, th, units: list[int]) -> list[dict]:
-    """P(kept | n); with pre-threshold m: zero below m, and T + m - 1 in place of T."""
-    if th is None:
-        return []
-    m = plan.query.options.min_privacy_units_per_group
-    if not m:
-        return survival_curve(th.integer, th.scale, units)
-    curve = survival_curve(th.integer + m - 1, th.scale, units)
-    for point in curve:
-        if point["units"] < m:
-            point["keep_probability"] = point["keep_probability_continuous"] = 0.0
-    return curve
 
 
 def _threshold_dict(th) -> dict:
@@ -176,19 +141,29 @@ def _threshold_dict(th) -> dict:
 
 @dataclass
 class QueryResult:
+    """A release: the post-processed table, its noise-only intervals, and the mechanisms that
+    drew its noise (`accountant.mechanisms`, equal to `prepared.mechanisms`)."""
+
     columns: list[str]
     table: pd.DataFrame
     ci95: dict[str, list[float | None]]
     intervals: dict[str, list[list[float | None]]]
     released: Released
-    spends: list[Spend]
-    ledger: BudgetLedger
-    noise: Noise
+    mechanisms: tuple[Mechanism, ...]
+    mode: dict
     record: dict
+    session: dict | None = None  # the legacy ledger's summary (core.dpsql.legacy)
+
+    @property
+    def cost(self) -> Cost:
+        total = Cost()
+        for m in self.mechanisms:
+            total = total + m.cost
+        return total
 
     def to_dict(self) -> dict:
         th = self.released.threshold
-        return {
+        out = {
             "columns": self.columns,
             "rows": [jsonable(list(row)) for row in self.table.itertuples(index=False)],
             "ci95": self.ci95,
@@ -196,57 +171,56 @@ class QueryResult:
             "ci_note": CI_CAVEAT,
             "threshold": _threshold_dict(th),
             "partitions_released": self.released.partitions_released,
-            "ledger": [jsonable(s.__dict__) for s in self.spends],
-            "epsilon_spent": float(sum(s.epsilon for s in self.spends)),
-            "delta_spent": float(sum(s.delta for s in self.spends)),
-            "session": self.ledger.summary(),
+            "notes": list(self.released.notes),
+            "mechanisms": [jsonable(m.to_json()) for m in self.mechanisms],
+            "ledger": [ledger_row(m) for m in self.mechanisms],
+            "epsilon_spent": self.cost.epsilon,
+            "delta_spent": self.cost.delta,
             "query_record": self.record,
-            **self.noise.describe(),
+            **self.mode,
         }
+        if self.session is not None:
+            out["session"] = self.session
+        return out
 
 
-def run(
-    prepared: Prepared,
-    engine: Engine,
-    noise: Noise,
-    ledger: BudgetLedger,
-    caps: QueryCaps = NO_CAPS,
-) -> QueryResult:
-    """Check caps and budget, charge, run the staged SQL and release noisy rows with intervals.
+def ledger_row(m: Mechanism) -> dict:
+    """One mechanism as the budget-ledger row older readers expect (label, ε, δ)."""
+    return {
+        "mechanism": m.label,
+        "protects": PROTECTS,
+        "epsilon": m.cost.epsilon,
+        "delta": m.cost.delta,
+        "composition": "sequential",
+        "group": None,
+    }
 
-    Privacy claim: the release is (ε, δ)-DP at unit level with the charges of
-    `mechanisms.charges(plan)`, which are written to `ledger` before any data is read. Every
-    refusal before that point (caps DPX-B002, budget DPX-B001, binding DPX-E001) reads no data
-    and charges nothing. Anything that stops the query after the charge (time limit, memory,
-    a masked DuckDB error, an internal error) keeps the charge and says so, with a generic
-    message that quotes no data: whether a query fails is itself a released bit.
+
+def check_before_charge(prepared: Prepared, engine: Engine) -> None:
+    """Everything that refuses a prepared query without reading data: the generated SQL must
+    bind against the engine's schema (DPX-E001). Call before charging `prepared.cost`."""
+    engine.bind(prepared.executed_sql)
+
+
+def run(prepared: Prepared, engine: Engine, accountant: Accountant) -> QueryResult:
+    """Run the staged SQL and release noisy rows with intervals. Charges nothing: the caller
+    has charged `prepared.cost` and passes `Accountant(noise, budget=prepared.cost)`.
+
+    Privacy claim: the release is (ε, δ)-DP at unit level, (ε, δ) = `prepared.cost`, the
+    composition of `prepared.mechanisms`, which are exactly the objects that draw (recorded on
+    `accountant`). A budget that does not cover that cost is refused before any data is read
+    (`Overdraw`: a fault of the caller). Anything that stops the query after data was read
+    (time limit, memory, a masked engine error, an internal error) keeps the charge and says
+    so, with a generic message that quotes no data: whether a query fails is a released bit.
     """
-    plan = prepared.plan
-    spends = planned_spends(plan)
-    sql = plan.sql("duckdb", executable=True, pretty=False)
-    engine.bind(sql)  # schema errors are refused uncharged; binding reads no data
-    caps.check_spends(spends)
-    try:
-        ledger.check(spends)  # refused before any data is read
-    except BudgetExceededError as err:
-        need = sum(x.epsilon for x in spends)
-        left = ledger.epsilon_remaining
-        raise BudgetExceededError(
-            f"DPX-B001 {err} This query needs epsilon = {need:.4g}, delta = "
-            f"{sum(x.delta for x in spends):.2g}"
-            + (
-                f"; remaining epsilon = {left:.4g}. Fix: lower epsilon to <= {left:.4g}."
-                if left is not None
-                else "."
-            )
-        ) from None
-    ledger.spend_all(spends)
+    accountant.require(prepared.cost, "this query")
+    cost = prepared.cost
     charged = (
-        f" The charge of epsilon = {sum(x.epsilon for x in spends):.4g}, delta = "
-        f"{sum(x.delta for x in spends):.2g} stands: the data had been read."
+        f" The charge of epsilon = {cost.epsilon:.4g}, delta = {cost.delta:.2g} stands: the "
+        "data had been read."
     )
     try:
-        return _execute(prepared, engine, noise, ledger, spends, sql)
+        return _execute(prepared, engine, accountant)
     except ExecutionStopped as err:
         raise ExecutionStopped(f"{err}{charged}") from None
     except InputError as err:
@@ -259,11 +233,11 @@ def run(
         ) from None
 
 
-def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
+def _execute(prepared: Prepared, engine: Engine, accountant: Accountant) -> QueryResult:
     plan = prepared.plan
-    cross = in_key_order(engine.frame(sql), len(plan.query.keys))  # same on every engine
-    rel = release(plan, cross, noise)
-    table, order = _post(plan.query, rel.table)
+    cross = in_key_order(engine.frame(prepared.executed_sql), len(plan.query.keys))
+    rel = release(plan, cross, accountant)
+    table, order = post_process_query(plan.query, rel.table)
     columns = [o.name for o in plan.query.outputs]
     ci95: dict[str, list[float | None]] = {}
     intervals: dict[str, list[list[float | None]]] = {}
@@ -279,11 +253,50 @@ def _execute(prepared, engine, noise, ledger, spends, sql) -> QueryResult:
         ci95[o.name] = [float(max(v - lo, hi - v)) for v, (lo, hi) in zip(values, iv, strict=True)]
         intervals[o.name] = [[float(lo), float(hi)] for lo, hi in iv]
     return QueryResult(
-        columns, table, ci95, intervals, rel, spends, ledger, noise, query_record(plan, rel)
+        columns,
+        table,
+        ci95,
+        intervals,
+        rel,
+        accountant.mechanisms,
+        accountant.noise.describe(),
+        query_record(plan, rel),
     )
 
 
-def query_record(plan: StagedPlan, rel: Released) -> dict:
+def example_query(catalog: Catalog) -> str:
+    """A first DP query that runs on `catalog`, written from its schema alone (never from its
+    values): the first private table, grouped by its first text, boolean or date column (if
+    any), counting units and rows — counts need no bounds, so nothing data-derived is shown."""
+    private = next((t for t in catalog.tables() if t.private and t.uid), None)
+    if private is None:
+        raise InputError(
+            "DPX-C010 no private table with a privacy unit is registered. Fix: register a "
+            "table with its unit column (or each row as one unit)."
+        )
+    types = catalog_schema(catalog)[private.name.lower()]
+    keys = [
+        c for c in private.columns
+        if c != private.uid and types.get(c.lower()) in ("VARCHAR", "BOOLEAN", "DATE")
+    ]  # fmt: skip
+    uid = _identifier(private.uid)
+    key = _identifier(keys[0]) if keys else None
+    lines = [
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
+        f"max_groups_contributed = 1, privacy_unit_column = {uid})",
+        f"  {key + ', ' if key else ''}COUNT(DISTINCT {uid}) AS units, COUNT(*) AS row_count",
+        f"FROM {_identifier(private.name)}",
+    ]
+    if key:
+        lines.append(f"GROUP BY {key}")
+    return "\n".join(lines)
+
+
+def _identifier(name: str) -> str:
+    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
+
+
+def query_record(plan: Plan, rel: Released) -> dict:
     """An audit record of one charged query (spec §2.10): what ran, at which parameters."""
     q = plan.query
     return {
@@ -302,37 +315,9 @@ def query_record(plan: StagedPlan, rel: Released) -> dict:
     }
 
 
-def _post(query: DPQuery, released: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-    """Select-list arithmetic, HAVING, ORDER BY and LIMIT over the released rows only."""
-    items = [exp.alias_(o.expression.copy(), o.name, quoted=True) for o in query.outputs]
-    sel = exp.select(*items, exp.column(ROW_ID, quoted=True)).from_("released")
-    post = query.post
-    if post.having is not None:
-        sel = sel.where(post.having.copy())
-    if post.order is not None:
-        sel.set("order", post.order.copy())
-    else:  # default: by the keys, so repeated runs list partitions in the same order
-        sel = sel.order_by(
-            *[f"k{i}" for i in range(len(query.keys))], exp.column(ROW_ID, quoted=True)
-        )
-    if post.limit is not None:
-        sel.set("limit", post.limit.copy())
-    out = post_process(released, sel.sql(dialect="duckdb"))
-    order = out.pop(ROW_ID).to_numpy(dtype=int)
-    return out, order
-
-
 def stage_tables(prepared: Prepared, engine: Engine, limit: int = 50) -> dict[str, pd.DataFrame]:
     """Per-stage intermediate tables for teaching and the data owner — NOT private."""
     return {
-        name: engine.frame(prepared.plan.stage_sql(name, limit=limit), exact=False)
-        for name, _ in prepared.plan.stages
+        name: engine.frame(prepared.staged.stage_sql(name, limit=limit), exact=False)
+        for name, _ in prepared.staged.stages
     }
-
-
-def dialects() -> tuple[str, ...]:
-    return DIALECTS
-
-
-def confidence() -> float:
-    return CONFIDENCE

@@ -64,7 +64,7 @@ def govern_sql(handle: Callable, text_of: Callable) -> Handler:
     transaction) before reading any data, with the dataset policy's per-query caps. Files given
     directly: the run is as today and is recorded afterwards (not limited across runs).
     `--dry-run` and `--export-bigquery` read no data and are not recorded."""
-    from core.dpsql.caps import QueryCaps
+    from core.dpsql.legacy import QueryCaps
 
     def run(args):
         registered = args.dataset is not None

@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.service import prepare, run
-from core.privacy import BudgetLedger, Noise
+from core.dpsql.execute.engine import Engine
+from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.service import prepare
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 NULL = None
 
@@ -57,7 +59,9 @@ def run_sql():
             catalog.add_public(name, df)
         noise = Noise.seeded(seed)
         prepared = prepare(sql, catalog, noise, defaults)
-        return run(prepared, Engine(catalog), noise, ledger or BudgetLedger())
+        if ledger is None:
+            return release_of(prepared, Engine(catalog), noise)
+        return legacy_run_charged(prepared, Engine(catalog), noise, ledger)
 
     return runner
 

@@ -15,13 +15,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from core.dpsql.allowlist import ALLOWLIST, Totality, totalise
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import parse_statements
-from core.dpsql.engine import Engine
-from core.dpsql.service import prepare, run
+from core.dpsql.check.allowlist import ALLOWLIST, Totality, totalise
+from core.dpsql.execute.engine import Engine
+from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.parse.dialect import parse_statements
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
+from tests.dpsql.helpers import release_of
 
 OPT = "OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)"
 BIG_DECIMAL = "CAST('90000000000000000000000000000000000000' AS DECIMAL(38, 0))"
@@ -134,7 +136,7 @@ def test_data_dependent_failures_are_refused_identically_before_reading(name):
     for catalog in neighbours():
         ledger = BudgetLedger()
         with pytest.raises(InputError) as err:
-            run(prepare(sql_of(name, body), catalog, Noise.seeded(0)), Engine(catalog),
+            legacy_run_charged(prepare(sql_of(name, body), catalog, Noise.seeded(0)), Engine(catalog),
                 Noise.seeded(0), ledger)  # fmt: skip
         assert ledger.epsilon_spent == 0
         messages.append(str(err.value))
@@ -172,11 +174,10 @@ TOTAL_QUERIES = {
 @pytest.mark.parametrize("name", list(TOTAL_QUERIES))
 def test_total_queries_run_on_both_neighbours(name):
     for catalog in neighbours():
-        result = run(
+        result = release_of(
             prepare(anon(TOTAL_QUERIES[name]), catalog, Noise.seeded(0)),
             Engine(catalog),
             Noise.seeded(0),
-            BudgetLedger(),
         )
         assert result.table.shape[1] == 1
 
@@ -257,7 +258,7 @@ def test_generated_queries_are_refused_or_run_on_both_neighbours(value, conditio
         except InputError as err:
             outcomes.append(("refused", str(err)))
             continue
-        result = run(prepared, Engine(catalog), Noise.seeded(0), BudgetLedger())
+        result = release_of(prepared, Engine(catalog), Noise.seeded(0))
         outcomes.append(("ran", result.table.shape[1]))
     assert outcomes[0][0] == outcomes[1][0], (sql, outcomes)
     if outcomes[0][0] == "refused":

@@ -5,6 +5,7 @@ deliberately broken one with half the noise scale must fail."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 
@@ -12,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.release import release
+from core.dpsql.release.noise import release
 from core.dpsql.service import prepare
-from core.privacy import Noise
+from core.privacy import Accountant, DiscreteLaplace, Noise
 
 RUNS = 100_000
 
@@ -33,7 +34,7 @@ def outputs(p, count: int, seed: int) -> np.ndarray:
     frame = pd.DataFrame(
         {"k0": np.arange(RUNS), "n_units": np.full(RUNS, 10**6), "s0": np.full(RUNS, count)}
     )
-    return release(p, frame, Noise.seeded(seed)).table["v0"].to_numpy()
+    return release(p, frame, Accountant(Noise.seeded(seed))).table["v0"].to_numpy()
 
 
 def delta_hat(a: np.ndarray, b: np.ndarray, eps: float) -> float:
@@ -47,12 +48,15 @@ def delta_hat(a: np.ndarray, b: np.ndarray, eps: float) -> float:
 
 def test_count_mechanism_is_approximately_dp_and_a_broken_one_is_caught():
     p = plan()
-    eps = float(p.mechanisms[0].epsilon)  # C_u = 1: the per-partition budget of the count
+    eps = float(p.statistics[0].epsilon)  # C_u = 1: the per-partition budget of the count
     assert eps == 0.5
     d, d2 = outputs(p, 10, 1), outputs(p, 11, 2)
     assert delta_hat(d, d2, eps) <= 0.01
 
-    broken = dataclasses.replace(p.mechanisms[0], sensitivity=0.5)  # half the scale
-    bad_plan = dataclasses.replace(p, mechanisms=[broken])
+    good = p.statistics[0]
+    half = DiscreteLaplace(good.mechanism.label, sensitivity=0.5, epsilon=eps)  # half the scale
+    count = copy.copy(p.aggregates[0])
+    count.statistics = (dataclasses.replace(good, mechanism=half),)
+    bad_plan = dataclasses.replace(p, aggregates=[count])
     b, b2 = outputs(bad_plan, 10, 3), outputs(bad_plan, 11, 4)
     assert delta_hat(b, b2, eps) > 0.1

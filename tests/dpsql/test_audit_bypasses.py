@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
@@ -231,9 +231,6 @@ def test_categorical_columns_do_not_become_enums(catalog_of):
 @pytest.mark.parametrize(
     "body",
     [
-        "ANON_MEDIAN(name, 0, 1) AS c FROM employee",
-        "ANON_VAR(name, 0, 1) AS c FROM employee",
-        "ANON_SUM(name, 0, 1) AS c FROM employee",
         "ANON_SUM(s, 0, 5) AS c FROM (SELECT uid, SUM(CAST(amount AS BIGINT) * "
         "9223372036854775000) AS s FROM orders GROUP BY uid) x",
     ],
@@ -243,6 +240,22 @@ def test_value_dependent_failures_inside_aggregates_are_null(body, tables, run_s
     for some values ('secret0' is not a number; large amounts overflow)."""
     private, public = tables
     assert run_sql(anon(body), private, public).table.shape == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "ANON_MEDIAN(name, 0, 1) AS c FROM employee",
+        "ANON_VAR(name, 0, 1) AS c FROM employee",
+        "ANON_SUM(name, 0, 1) AS c FROM employee",
+    ],
+)
+def test_numeric_aggregates_over_text_are_refused_before_reading(body, tables, run_sql):
+    """Issue 19: these used to run (the per-row cast made 'secret0' NULL) and release nonsense
+    at full charge; a numeric aggregate over a text column is now refused (DPX-V035)."""
+    private, public = tables
+    with pytest.raises(InputError, match="DPX-V035"):
+        run_sql(anon(body), private, public)
 
 
 def test_sum_distinct_in_a_private_subquery_still_runs(tables, run_sql):

@@ -7,10 +7,11 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from core.dpsql.budget_split import split_epsilon
-from core.dpsql.service import explain, planned_spends, prepare, run
+from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.plan.budget_split import split_epsilon
+from core.dpsql.service import explain, prepare, run
 from core.errors import BudgetExceededError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import DRAWING, BudgetLedger, Noise
 
 ZETA = (
     "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1.0, delta = 1e-5, "
@@ -62,13 +63,15 @@ def test_count_distinct_uid_is_reused_as_threshold(catalog):
         "FROM Employee JOIN Orders USING (uid) GROUP BY dept"
     )
     plan = prepare(sql, catalog, Noise.seeded(0)).plan
-    assert plan.threshold_mechanism.aggregate == 0
-    assert float(plan.threshold_epsilon) == 0.5
+    assert plan.selection.aggregate == 0
+    assert float(plan.selection_epsilon) == 0.5
 
 
 def test_ledger_records_every_spend_and_totals_equal_epsilon(catalog):
     ledger = BudgetLedger()
-    result = run(prepare(ZETA, catalog, Noise.seeded(1)), _engine(catalog), Noise.seeded(1), ledger)
+    result = legacy_run_charged(
+        prepare(ZETA, catalog, Noise.seeded(1)), _engine(catalog), Noise.seeded(1), ledger
+    )
     assert ledger.epsilon_spent == pytest.approx(1.0)
     assert ledger.delta_spent == pytest.approx(1e-5)
     assert len(ledger.spends) == 5
@@ -79,23 +82,26 @@ def test_query_exceeding_the_session_budget_is_refused_before_it_runs(catalog, m
     ledger = BudgetLedger(total_epsilon=1.5)
     noise = Noise.seeded(2)
     engine = _engine(catalog)
-    run(prepare(ZETA, catalog, noise), engine, noise, ledger)
+    legacy_run_charged(prepare(ZETA, catalog, noise), engine, noise, ledger)
     calls = []
     monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))
     with pytest.raises(BudgetExceededError) as err:
-        run(prepare(ZETA, catalog, noise), engine, noise, ledger)
+        legacy_run_charged(prepare(ZETA, catalog, noise), engine, noise, ledger)
     assert "Nothing was released" in str(err.value)
     assert calls == []  # no data was read
     assert ledger.epsilon_spent == pytest.approx(1.0)
 
 
-def test_planned_spends_fit_exactly(catalog):
-    spends = planned_spends(prepare(ZETA, catalog, Noise.seeded(0)).plan)
-    BudgetLedger(total_epsilon=1.0, total_delta=1e-5).check(spends)
+def test_the_cost_is_the_composition_of_the_mechanisms_and_equals_the_options(catalog):
+    prepared = prepare(ZETA, catalog, Noise.seeded(0))
+    assert prepared.cost.epsilon == pytest.approx(1.0, abs=1e-12)
+    assert prepared.cost.delta == pytest.approx(1e-5)
+    assert sum(m.cost.epsilon for m in prepared.mechanisms) == pytest.approx(1.0, abs=1e-12)
+    assert len({m.label for m in prepared.mechanisms}) == len(prepared.mechanisms) == 5
 
 
 def _engine(catalog):
-    from core.dpsql.engine import Engine
+    from core.dpsql.execute.engine import Engine
 
     return Engine(catalog)
 
@@ -117,66 +123,76 @@ def test_full_join_propagates_the_unit_with_coalesce(catalog):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         "ANON_COUNT(*, 5) AS c FROM Employee E FULL JOIN Orders O ON E.uid = O.uid"
     )
-    plan = prepare(sql, catalog, Noise.seeded(0)).plan
-    assert "COALESCE(E.uid, O.uid) AS _uid" in plan.sql("duckdb", pretty=False)
-    inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).plan
+    staged = prepare(sql, catalog, Noise.seeded(0)).staged
+    assert "COALESCE(E.uid, O.uid) AS _uid" in staged.sql("duckdb", pretty=False)
+    inner = prepare(sql.replace("FULL JOIN", "JOIN"), catalog, Noise.seeded(0)).staged
     assert "E.uid AS _uid" in inner.sql("duckdb", pretty=False)
 
 
-def test_charges_come_from_the_mechanisms_that_draw_the_noise(catalog_of, monkeypatch):
-    """Typed mechanisms (issue 9): the ledger's ε per entry and the scale of every noise draw
-    are read off the same `Mechanism` objects of the plan."""
-    from core.dpsql.mechanisms import charges
-
+def test_legacy_ledger_rows_are_the_mechanisms_that_draw_the_noise(catalog_of, monkeypatch):
+    """The legacy adapter charges one ledger row per mechanism object (label and ε read off the
+    object), and every noise draw is made by one of those objects at its own scale."""
     emp = pd.DataFrame({"uid": range(1000), "dept": ["HR", "IT"] * 500})
     orders = pd.DataFrame({"uid": range(1000), "amount": [10.0] * 1000})
     catalog = catalog_of({"Employee": emp, "Orders": orders})  # 500 units per dept >> T = 94
     noise = Noise.seeded(4)
     prepared = prepare(ZETA, catalog, noise)
-    plan = prepared.plan
     drawn = []
-    original = noise.discrete_laplace
+    original = Noise.discrete_laplace
 
-    def recording(scale, size=None):
-        drawn.append(scale)
-        return original(scale, size=size)
+    def recording(self, scale, size=None):
+        drawn.append((DRAWING.get(), scale))
+        return original(self, scale, size=size)
 
-    monkeypatch.setattr(noise, "discrete_laplace", recording)
+    monkeypatch.setattr(Noise, "discrete_laplace", recording)
     ledger = BudgetLedger()
-    result = run(prepared, _engine(catalog), noise, ledger)
+    result = legacy_run_charged(prepared, _engine(catalog), noise, ledger)
     assert result.released.partitions_released == 2
-    mechanisms = [*plan.mechanisms, plan.threshold_mechanism]
-    assert sorted(drawn) == sorted(m.scale for m in mechanisms)
-    planned = charges(plan)
-    assert [c.mechanism for c in planned] == mechanisms  # the very objects, in order
-    assert [s.epsilon for s in ledger.spends] == [float(m.epsilon) for m in mechanisms]
-    for m in mechanisms:  # b = C_u * Δ / ε_mech
-        assert m.scale == pytest.approx(m.max_groups * m.sensitivity / float(m.epsilon))
+    assert result.mechanisms == prepared.mechanisms
+    assert [m for m, _ in drawn] == list(prepared.mechanisms)  # one draw each, in order
+    assert all(scale == m.scale for m, scale in drawn)
+    assert [s.mechanism for s in ledger.spends] == [m.label for m in prepared.mechanisms]
+    assert [s.epsilon for s in ledger.spends] == [m.cost.epsilon for m in prepared.mechanisms]
+    for stat in prepared.plan.statistics:  # b = C_u * Δ / ε: the object's sensitivity is C_u·Δ
+        assert stat.mechanism.sensitivity == stat.max_groups * stat.sensitivity
+        assert stat.scale == pytest.approx(stat.max_groups * stat.sensitivity / stat.epsilon)
 
 
 def test_kinds_are_enums(catalog):
-    from core.dpsql.ir import AggKind
-    from core.dpsql.mechanisms import Component, MechanismKind
+    from core.dpsql.parse.ir import AggKind
+    from core.dpsql.plan.statistics import Component
+    from core.privacy import MechanismKind
 
-    plan = prepare(ZETA, catalog, Noise.seeded(0)).plan
+    prepared = prepare(ZETA, catalog, Noise.seeded(0))
+    plan = prepared.plan
     assert [a.kind for a in plan.query.aggregates] == [AggKind.COUNT_ROWS, AggKind.SUM, AggKind.AVG]
-    assert all(isinstance(m.component, Component) for m in plan.mechanisms)
-    assert {m.kind for m in plan.mechanisms} == {MechanismKind.DISCRETE_LAPLACE}
+    assert all(isinstance(m.component, Component) for m in plan.statistics)
+    assert [m.kind for m in prepared.mechanisms] == [MechanismKind.THRESHOLD] + [
+        MechanismKind.DISCRETE_LAPLACE
+    ] * 4
 
 
-def test_a_plan_whose_charges_do_not_add_up_is_never_run(catalog, monkeypatch):
-    """If a mechanism's ε were changed behind the split's back, the charges would no longer add
-    up to the query's ε: `charges` refuses before anything is charged or read."""
+def test_a_mechanism_costing_more_than_the_charge_is_never_run(catalog, monkeypatch):
+    """If a statistic's mechanism were swapped for a dearer one after the charge, `run` refuses
+    (Overdraw) before any data is read: the accountant holds only what was charged."""
     import dataclasses
+
+    from core.privacy import Accountant, DiscreteLaplace, Overdraw
 
     noise = Noise.seeded(0)
     prepared = prepare(ZETA, catalog, noise)
-    first = prepared.plan.mechanisms[0]
-    prepared.plan.mechanisms[0] = dataclasses.replace(first, epsilon=first.epsilon / 2)
+    accountant = Accountant(noise, budget=prepared.cost)  # what the caller charged
+    first = prepared.plan.statistics[0]
+    dearer = DiscreteLaplace(
+        first.mechanism.label,
+        sensitivity=first.mechanism.sensitivity,
+        epsilon=first.epsilon * 2,
+    )
+    count = prepared.plan.aggregates[0]
+    count.statistics = (dataclasses.replace(first, mechanism=dearer), *count.statistics[1:])
     engine = _engine(catalog)
     calls = []
     monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))
-    ledger = BudgetLedger()
-    with pytest.raises(AssertionError, match="add up"):
-        run(prepared, engine, noise, ledger)
-    assert calls == [] and ledger.spends == []
+    with pytest.raises(Overdraw):
+        run(prepared, engine, accountant)
+    assert calls == [] and accountant.mechanisms == ()

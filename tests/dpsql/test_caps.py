@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.dpsql.caps import NO_CAPS, QueryCaps
-from core.dpsql.engine import Engine
-from core.dpsql.service import prepare, run
+from core.dpsql.execute.engine import Engine
+from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 
@@ -38,7 +38,7 @@ def attempt(catalog, sql, caps, monkeypatch=None):
         original = engine.frame
         monkeypatch.setattr(engine, "frame", lambda sql: reads.append(sql) or original(sql))
     ledger = BudgetLedger()
-    result = run(prepare(sql, catalog, noise), engine, noise, ledger, caps)
+    result = legacy_run_charged(prepare(sql, catalog, noise), engine, noise, ledger, caps)
     return result, ledger, reads
 
 
@@ -58,7 +58,7 @@ def test_over_cap_queries_are_refused_before_reading(catalog, monkeypatch, sql, 
     monkeypatch.setattr(engine, "frame", lambda s: reads.append(s))
     ledger = BudgetLedger()
     with pytest.raises(InputError) as err:
-        run(prepare(sql, catalog, noise), engine, noise, ledger, caps)
+        legacy_run_charged(prepare(sql, catalog, noise), engine, noise, ledger, caps)
     message = str(err.value)
     assert message.startswith("DPX-B002") and names in message
     assert "Fix" in message and "Nothing was charged" in message

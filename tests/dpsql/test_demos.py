@@ -6,9 +6,10 @@ import pytest
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.demos import DEMOS, DEPARTMENT_SIZES, PUBLIC_TABLES, examples_for, group_units
-from core.dpsql.engine import Engine
-from core.dpsql.service import explain, prepare, run
-from core.privacy import BudgetLedger, Noise
+from core.dpsql.execute.engine import Engine
+from core.dpsql.service import explain, prepare
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 SEEDS = range(5)
 
@@ -43,7 +44,7 @@ def test_example_releases_every_group_above_its_threshold(demo, title, demo_tabl
     engine = Engine(catalog)
     for seed in SEEDS:
         noise = Noise.seeded(seed)
-        result = run(prepare(sql, catalog, noise), engine, noise, BudgetLedger()).to_dict()
+        result = release_of(prepare(sql, catalog, noise), engine, noise).to_dict()
         released = {row[0] for row in result["rows"]}
         assert result["partitions_released"] > 0
         assert clear <= released, f"{title}, seed {seed}: released only {released}"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.dpsql import release as release_module
 from core.dpsql import service
+from core.dpsql.plan import planner as planning_module
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise
@@ -109,17 +109,8 @@ def test_oracle_flags_a_broken_threshold(monkeypatch):
     """Positive control for (b): the victim's department 'Zeta' must stay hidden at δ = 1e-10;
     a threshold of T = 1 releases it in most runs and the oracle says so."""
     assert not difference(UNIQUE_DEPT, Victim.HEAVY).violations
-    real = release_module.threshold_info
-
-    def broken(plan):
-        info = real(plan)
-        return (
-            None
-            if info is None
-            else type(info)(info.tau, 1, info.epsilon, info.scale, info.delta, 0.0)
-        )
-
-    monkeypatch.setattr(release_module, "threshold_info", broken)
+    # the planner states T = 1 on the NoisyThreshold object that selects the partitions
+    monkeypatch.setattr(planning_module, "engine_threshold", lambda *args: 1)
     verdict = difference(UNIQUE_DEPT + " ", Victim.HEAVY)  # a different text: no cached D' run
     assert any(
         v.startswith("(b) partition ('Zeta',) exists only in D") for v in verdict.violations
@@ -149,7 +140,7 @@ def test_oracle_flags_a_crash(monkeypatch):
     def crash(*args, **kwargs):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(service, "check_ranges", crash)
+    monkeypatch.setattr(service, "plan_query", crash)
     verdict = difference(COUNT_BY_ITEM + "  ", Victim.HUGE)
     assert any(v.startswith("(d) crash on D: ZeroDivisionError") for v in verdict.violations), (
         verdict.summary()
@@ -187,7 +178,7 @@ def test_planner_sensitivities_never_exceed_the_public_bounds():
     checked = 0
     for entry in (e for e in ENTRIES if e.klass == "benign"):
         plan = prepare(entry.sql, catalog, Noise.seeded(0)).plan
-        for m in plan.mechanisms:
+        for m in plan.statistics:
             assert m.sensitivity <= public_bound(plan.query, m), (entry.id, m)
             checked += 1
     assert checked >= len([e for e in ENTRIES if e.klass == "benign"])

@@ -11,7 +11,9 @@ from core.dpsql import docs
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-@pytest.mark.parametrize("table", [docs.rule_table, docs.allowlist_table, docs.options_table])
+@pytest.mark.parametrize(
+    "table", [docs.rule_table, docs.checks_table, docs.allowlist_table, docs.options_table]
+)
 def test_readme_holds_the_generated_table(table):
     assert table() in README.read_text(encoding="utf-8"), (
         f"README.md is out of date: paste the output of `python -m core.dpsql.docs` "

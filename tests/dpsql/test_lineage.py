@@ -13,10 +13,11 @@ import pytest
 from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.dialect import parse_statements
-from core.dpsql.engine import Engine
-from core.dpsql.lineage import BaseColumn, Lineage, qualified_copy
-from core.dpsql.service import prepare, run
+from core.dpsql.check.lineage import BaseColumn, Lineage, qualified_copy
+from core.dpsql.execute.engine import Engine
+from core.dpsql.legacy import legacy_run_charged
+from core.dpsql.parse.dialect import parse_statements
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import BudgetLedger, Noise
 
@@ -156,7 +157,7 @@ def test_the_audit_example_released_the_heavy_unit_before_and_is_refused_now():
         prepared = prepare(
             _with_cte("", ATTACKS[next(iter(ATTACKS))][0]), with_heavy, Noise.seeded(0)
         )
-        run(prepared, Engine(with_heavy), Noise.seeded(0), ledger)
+        legacy_run_charged(prepared, Engine(with_heavy), Noise.seeded(0), ledger)
     assert ledger.epsilon_spent == 0
 
 
@@ -192,7 +193,7 @@ def test_join_on_unit_columns_by_identity_is_accepted_and_bounds_the_real_unit()
     exact = {}
     for i, catalog in enumerate(neighbours()):
         prepared = prepare(sql, catalog, Noise.seeded(0))
-        stage = prepared.plan.stage_sql("cross_user")
+        stage = prepared.staged.stage_sql("cross_user")
         exact[i] = Engine(catalog).frame(stage)["s0"].iloc[0]
     assert exact[0] - exact[1] == 1  # one unit, contribution bounded by 1
 
@@ -202,5 +203,5 @@ def test_accepted_rename_of_the_unit_does_not_count_a_heavy_unit_many_times():
     results = []
     for catalog in neighbours():
         prepared = prepare(sql, catalog, Noise.seeded(0))
-        results.append(Engine(catalog).frame(prepared.plan.stage_sql("cross_user"))["s0"].iloc[0])
+        results.append(Engine(catalog).frame(prepared.staged.stage_sql("cross_user"))["s0"].iloc[0])
     assert results[0] - results[1] == 1

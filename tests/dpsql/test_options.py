@@ -1,4 +1,4 @@
-"""Option ranges (issue 9): every floor and ceiling of `core.dpsql.options` is enforced before
+"""Option ranges (issue 9): every floor and ceiling of `core.dpsql.check.ranges` is enforced before
 any data is read, values just inside are accepted, and no corner of the accepted ranges makes
 prepare / explain crash."""
 
@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.dpsql import options as o
-from core.dpsql.engine import Engine
-from core.dpsql.service import explain, prepare, run
+from core.dpsql.check import ranges as o
+from core.dpsql.execute.engine import Engine
+from core.dpsql.service import explain, prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 
 @pytest.fixture
@@ -81,14 +82,14 @@ def test_values_at_the_limits_run(catalog, opts, select):
     except InputError as err:  # only the pre-existing 'noise scale drowns the result' rule
         assert "too small" in str(err)
         return
-    result = run(prepared, Engine(catalog), noise, BudgetLedger())
+    result = release_of(prepared, Engine(catalog), noise)
     assert result.table.shape[1] == 2
     assert result.released.threshold is None or result.released.threshold.integer >= 1
 
 
 def test_delta_floor_keeps_the_threshold_finite(catalog):
     """At δ = DELTA_MIN and C_u = MAX_GROUPS, δ/C_u is a normal double and T is finite."""
-    from core.dpsql.threshold import delta_per_partition, engine_threshold
+    from core.dpsql.plan.threshold import delta_per_partition, engine_threshold
 
     d = delta_per_partition(o.DELTA_MIN, o.MAX_GROUPS)
     assert d > 2.3e-308 and d == pytest.approx(o.DELTA_MIN / o.MAX_GROUPS, rel=1e-9)
@@ -160,6 +161,6 @@ def test_any_option_values_are_a_refusal_or_a_release(catalog, chosen, select):
     noise = Noise.seeded(0)
     try:
         prepared = prepare(query(text, select), catalog, noise)
-        run(prepared, Engine(catalog), noise, BudgetLedger()).to_dict()
+        release_of(prepared, Engine(catalog), noise).to_dict()
     except InputError as err:
         assert str(err).startswith("DPX-")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.dpsql.service import planned_spends, prepare
+from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise
 from tests.dpsql.oracle.corpus import DP
@@ -28,8 +28,8 @@ def catalog():
 
 
 def _spends(sql, catalog):
-    plan = prepare(sql, catalog, Noise.seeded(0)).plan
-    return [(s.epsilon, s.delta) for s in planned_spends(plan)]
+    prepared = prepare(sql, catalog, Noise.seeded(0))
+    return [(m.cost.epsilon, m.cost.delta) for m in prepared.mechanisms]
 
 
 def test_paper_weight_splits_the_budget_like_the_zetasql_form(catalog):
@@ -44,8 +44,9 @@ def test_paper_weight_splits_the_budget_like_the_zetasql_form(catalog):
         catalog,
     )
     assert paper == zeta  # the same Fractions: equal exactly
-    # weights 2 : 1 : 1 (sum, count, unit count for the threshold) of epsilon = 1
-    assert [e for e, _ in paper] == pytest.approx([0.5, 0.25, 0.25])
+    # weights 2 : 1 : 1 (sum, count, unit count for the threshold) of epsilon = 1, in drawing
+    # order: partition selection first
+    assert [e for e, _ in paper] == pytest.approx([0.25, 0.5, 0.25])
     assert sum(e for e, _ in paper) == pytest.approx(1.0)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from core.data.loading import load_table
 from core.dpsql.catalog import Catalog
-from core.dpsql.lineage import catalog_schema
+from core.dpsql.check.lineage import catalog_schema
 from core.dpsql.parquet_schema import add_for_spark, stand_in
 from tests.engine_corpus import tables
 
@@ -52,7 +52,7 @@ def test_stand_in_types_equal_the_full_load(tmp_path, name):
 
 
 def _spark_schema(frame: pd.DataFrame) -> str:
-    from core.dpsql.spark_engine import spark_schema  # (PySpark itself is not imported)
+    from core.dpsql.execute.spark_engine import spark_schema  # (PySpark itself is not imported)
     from core.errors import InputError
 
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from core.dpsql.dialect import DPSQL, Clamped, DPClause, parse_statements
-from core.dpsql.normalize import normalize
+from core.dpsql.parse.dialect import DPSQL, Clamped, DPClause, parse_statements
+from core.dpsql.parse.normalize import normalize
 from core.errors import InputError
 
 PAPER = (

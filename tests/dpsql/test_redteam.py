@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.dpsql import lineage as lineage_module
+from core.dpsql.check import lineage as lineage_module
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise
@@ -187,7 +187,7 @@ def test_the_rule_code_table_lists_exactly_the_codes_raised():
     from core.dpsql.docs import RULE_CODES, main
 
     raised = set()
-    for path in DPSQL_DIR.glob("*.py"):
+    for path in DPSQL_DIR.rglob("*.py"):
         if path.name == "docs.py":
             continue
         text = path.read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """The C_u sampling fast path (issue 11) selects exactly what ranking every unit selects.
 
-`core.dpsql.sampling` ranks only units with more than C_u partitions. The reference here is the
+`core.dpsql.sql.sampling` ranks only units with more than C_u partitions. The reference here is the
 previous one-window form: every (unit, partition) row keyed with the same salted key and ranked
 within its unit. For the same seed the cross-user stage must be identical row for row (units
 with more and with fewer than C_u partitions, NULL keys, NULL values, joins, row-level
@@ -17,11 +17,12 @@ import pytest
 from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.rewrite import assemble
-from core.dpsql.sampling_key import sampling_key
-from core.dpsql.service import prepare, run
-from core.privacy import BudgetLedger, Noise
+from core.dpsql.execute.engine import Engine
+from core.dpsql.service import prepare
+from core.dpsql.sql.sampling_key import sampling_key
+from core.dpsql.sql.stages import assemble
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 
 
 def tables() -> dict[str, pd.DataFrame]:
@@ -68,7 +69,9 @@ def rank_every_unit(plan) -> list[tuple[str, exp.Select]]:
     before = plan.stages[: names.index("per_user") + 1]
     after = plan.stages[names.index("sampled") + 1 :]
     nk = len(plan.query.keys)
-    key = sampling_key([exp.column("_uid"), *[exp.column(f"k{i}") for i in range(nk)]], plan.salt)
+    key = sampling_key(
+        [exp.column("_uid"), *[exp.column(f"k{i}") for i in range(nk)]], plan.plan.salt
+    )
     keyed = exp.select("*", exp.alias_(key, "_r")).from_("per_user")
     rank = exp.Window(
         this=exp.RowNumber(),
@@ -90,7 +93,7 @@ def sorted_rows(engine: Engine, sql: str) -> list[tuple]:
 def stage(plan, stages, name: str) -> str:
     names = [n for n, _ in stages]
     upto = stages[: names.index(name) + 1]
-    return assemble(plan.query, upto, exp.select("*").from_(name), total=True).sql("duckdb")
+    return assemble(plan.relation, upto, exp.select("*").from_(name), total=True).sql("duckdb")
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +107,7 @@ def setup():
 @pytest.mark.parametrize("seed", [0, 7])
 def test_cross_user_stage_identical_to_ranking_every_unit(setup, name, cu, seed):
     cat, engine = setup
-    plan = prepare(QUERIES[name].format(opt=OPT.format(cu=cu)), cat, Noise.seeded(seed)).plan
+    plan = prepare(QUERIES[name].format(opt=OPT.format(cu=cu)), cat, Noise.seeded(seed)).staged
     reference = rank_every_unit(plan)
     # the data has both kinds of unit, so both branches of the fast path are exercised
     _, sizes = engine.fetch(stage(plan, plan.stages, "unit_sizes"))
@@ -119,7 +122,7 @@ def test_cross_user_stage_identical_to_ranking_every_unit(setup, name, cu, seed)
     # and a different salt does choose differently (the key is not ignored)
     other = prepare(QUERIES[name].format(opt=OPT.format(cu=cu)), cat, Noise.seeded(seed + 100))
     if cu == 1:
-        assert sorted_rows(engine, stage(other.plan, other.plan.stages, "sampled")) != (
+        assert sorted_rows(engine, stage(other.staged, other.staged.stages, "sampled")) != (
             sorted_rows(engine, stage(plan, plan.stages, "sampled"))
         )
 
@@ -129,11 +132,11 @@ def test_released_rows_unchanged(setup, name):
     cat, engine = setup
     sql = QUERIES[name].format(opt=OPT.format(cu=2))
     noise = Noise.seeded(3)
-    fast = run(prepare(sql, cat, noise), engine, noise, BudgetLedger())
+    fast = release_of(prepare(sql, cat, noise), engine, noise)
     noise = Noise.seeded(3)
     prepared = prepare(sql, cat, noise)
-    prepared.plan.stages = rank_every_unit(prepared.plan)
-    slow = run(prepared, engine, noise, BudgetLedger())
+    prepared.staged.stages = rank_every_unit(prepared.staged)
+    slow = release_of(prepared, engine, noise)
     pd.testing.assert_frame_equal(fast.table, slow.table)
     assert fast.released.partitions_released == slow.released.partitions_released > 0
 
@@ -142,7 +145,7 @@ def test_cross_user_stage_pinned_to_the_code_before_the_fast_path(setup):
     """Computed with the one-window code (commit 9e17c47) for this data, query and seed."""
     cat, engine = setup
     sql = QUERIES["two_keys_join"].format(opt=OPT.format(cu=2))
-    plan = prepare(sql, cat, Noise.seeded(0)).plan
+    plan = prepare(sql, cat, Noise.seeded(0)).staged
     rows = sorted(engine.fetch(plan.stage_sql("cross_user"))[1], key=repr)
     assert (len(rows), sum(r[2] for r in rows), sum(r[3] for r in rows)) == (52, 479, 583)
     assert sum(r[4] or 0 for r in rows) == 104530444291

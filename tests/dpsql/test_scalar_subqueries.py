@@ -15,8 +15,8 @@ from __future__ import annotations
 import pytest
 import sqlglot
 
-from core.dpsql.dialect import DPSQL
-from core.dpsql.scalar_subqueries import at_most_one_row, check_scalar_subqueries
+from core.dpsql.check.scalar_subqueries import at_most_one_row, check_scalar_subqueries
+from core.dpsql.parse.dialect import DPSQL
 from core.errors import InputError
 from tests.dpsql.oracle.corpus import DP
 from tests.dpsql.oracle.harness import Victim, difference

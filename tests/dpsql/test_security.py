@@ -7,7 +7,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from core.dpsql.engine import Engine, sandbox
+from core.dpsql.execute.engine import Engine, sandbox
 from core.dpsql.service import prepare
 from core.errors import InputError
 from core.privacy import Noise

@@ -105,7 +105,7 @@ def test_stability_bounding_with_public_cross_join(run_sql, t1, cu, expected_tot
         "GROUP BY x",
     )
     from core.dpsql.catalog import Catalog
-    from core.dpsql.engine import Engine
+    from core.dpsql.execute.engine import Engine
     from core.dpsql.service import prepare
     from core.privacy import Noise
 
@@ -113,7 +113,7 @@ def test_stability_bounding_with_public_cross_join(run_sql, t1, cu, expected_tot
     catalog.add_private("t", t1, "uid")
     catalog.add_public("xs", xs)
     prepared = prepare(sql, catalog, Noise.seeded(5))
-    cross = Engine(catalog).frame(prepared.plan.sql("duckdb", executable=True))
+    cross = Engine(catalog).frame(prepared.staged.sql("duckdb", executable=True))
     assert int(cross["s0"].sum()) == expected_total
     assert int(cross["n_units"].sum()) == expected_total
     if cu == 3:
@@ -167,7 +167,7 @@ def test_employee_orders_by_hand(run_sql):
 def test_heavy_user_reaches_at_most_cu_partitions(catalog_of):
     """A unit with 300 rows over 100 partitions appears in exactly C_u partitions after
     sampling, and every clamped partial lies in [L, U]."""
-    from core.dpsql.engine import Engine
+    from core.dpsql.execute.engine import Engine
     from core.dpsql.service import prepare, stage_tables
     from core.privacy import Noise
 
@@ -187,7 +187,7 @@ def test_heavy_user_reaches_at_most_cu_partitions(catalog_of):
         assert (sampled["_uid"] == 1).sum() == cu
         assert sampled.groupby("_uid").size().max() == cu
         clamped = stages["clamped"]
-        j = prepared.plan.mechanisms[0].exponent
+        j = prepared.plan.statistics[0].exponent
         assert clamped["c0"].min() >= 0
         assert clamped["c0"].max() <= 10 * 2**j
         assert clamped["c1"].min() >= 0
@@ -199,9 +199,10 @@ def test_heavy_user_reaches_at_most_cu_partitions(catalog_of):
 def test_secure_mode_runs_every_aggregate_kind(t2):
     """Secure (OpenDP) noise end to end: values are finite and inside the public bounds."""
     from core.dpsql.catalog import Catalog
-    from core.dpsql.engine import Engine
-    from core.dpsql.service import prepare, run
-    from core.privacy import BudgetLedger, Noise
+    from core.dpsql.execute.engine import Engine
+    from core.dpsql.service import prepare
+    from core.privacy import Noise
+    from tests.dpsql.helpers import release_of
 
     catalog = Catalog()
     catalog.add_private("t", t2, "uid")
@@ -212,7 +213,7 @@ def test_secure_mode_runs_every_aggregate_kind(t2):
         options="epsilon = 1e6, delta = 0.7, max_groups_contributed = 1",
     )
     noise = Noise.secure()
-    result = run(prepare(sql, catalog, noise), Engine(catalog), noise, BudgetLedger())
+    result = release_of(prepare(sql, catalog, noise), Engine(catalog), noise)
     row = result.table.iloc[0]
     assert 0 <= row["a"] <= 10
     assert 0 <= row["sd"] <= 0.5
@@ -235,22 +236,22 @@ def test_null_group_key_is_a_partition(run_sql):
 def test_sql_sums_are_exact_integers_and_releases_sit_on_the_grid(catalog_of, t1):
     """Floating-point hygiene (spec §7.12): cross_user sums are Python ints (exact, any order),
     and each released SUM is a multiple of 2^-j."""
-    from core.dpsql.engine import Engine
-    from core.dpsql.release import release
+    from core.dpsql.execute.engine import Engine
+    from core.dpsql.release.noise import release
     from core.dpsql.service import prepare
-    from core.privacy import Noise
+    from core.privacy import Accountant, Noise
 
     catalog = catalog_of({"t": t1})
     sql = dp("SUM(double_val, contribution_bounds_per_group => (0, 10)) AS s",
              options="epsilon = 1, delta = 0.5, max_groups_contributed = 1")  # fmt: skip
     prepared = prepare(sql, catalog, Noise.seeded(3))
-    names, rows = Engine(catalog).fetch(prepared.plan.sql("duckdb", executable=True))
+    names, rows = Engine(catalog).fetch(prepared.staged.sql("duckdb", executable=True))
     assert all(isinstance(v, int) for v in rows[0])
-    j = prepared.plan.mechanisms[0].exponent
+    j = prepared.plan.statistics[0].exponent
     assert rows[0][names.index("s0")] == 13 * 2**j
     frame = pd.DataFrame(rows, columns=names)
     for seed in range(20):
-        v = release(prepared.plan, frame, Noise.seeded(seed)).table["v0"]
+        v = release(prepared.plan, frame, Accountant(Noise.seeded(seed))).table["v0"]
         assert all(float(x * 2**j).is_integer() for x in v)
 
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
 from core.privacy import Noise
 
@@ -34,20 +34,20 @@ def cross_user(frame: pd.DataFrame, cu: int) -> tuple[pd.DataFrame, object]:
         "ANON_AVG(x, 0, 100) AS a FROM t GROUP BY g"
     )
     prepared = prepare(sql, catalog, Noise.seeded(42))  # same seed -> same salt in both runs
-    out = Engine(catalog).frame(prepared.plan.sql("duckdb", executable=True))
+    out = Engine(catalog).frame(prepared.staged.sql("duckdb", executable=True))
     return out.set_index("k0"), prepared.plan
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=rows, cu=st.integers(1, 3), victim=st.integers(1, 6))
 def test_removing_one_unit_has_bounded_effect(rows, cu, victim):
-    frame = pd.DataFrame(rows, columns=["uid", "g", "x"])
+    frame = pd.DataFrame(rows, columns=["uid", "g", "x"]).astype({"x": float})  # a numeric column
     full, plan = cross_user(frame, cu)
     rest = frame[frame["uid"] != victim]
     if rest.empty:
         return
     less, _ = cross_user(rest, cu)
-    sens = {m.column: m.sensitivity for m in plan.mechanisms}
+    sens = {m.column: m.sensitivity for m in plan.statistics}
     changed = 0
     for g in full.index.union(less.index):
         zero = {c: 0 for c in full.columns}

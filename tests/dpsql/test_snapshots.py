@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.rewrite import DIALECTS
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
+from core.dpsql.sql.expressions import DIALECTS
 from core.privacy import Noise
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -49,10 +49,10 @@ def test_rewritten_sql_snapshot(name, dialect):
     cat = catalog()
     prepared = prepare(QUERIES[name], cat, Noise.seeded(0))
     if dialect == "duckdb_executable":
-        sql = prepared.plan.sql("duckdb", executable=True)
+        sql = prepared.staged.sql("duckdb", executable=True)
         Engine(cat).fetch(sql)  # the executed form runs on DuckDB
     else:
-        sql = prepared.plan.sql(dialect)
+        sql = prepared.staged.sql(dialect)
     path = SNAPSHOTS / f"{name}.{dialect}.sql"
     if os.environ.get("DPX_UPDATE_SNAPSHOTS") or not path.exists():
         SNAPSHOTS.mkdir(exist_ok=True)
@@ -62,9 +62,9 @@ def test_rewritten_sql_snapshot(name, dialect):
 
 def test_exports_use_random_and_execution_uses_the_salted_hash():
     prepared = prepare(QUERIES["count_join"], catalog(), Noise.seeded(0))
-    assert "RANDOM()" in prepared.plan.sql("duckdb")
-    assert "RAND()" in prepared.plan.sql("spark")
-    executed = prepared.plan.sql("duckdb", executable=True)
+    assert "RANDOM()" in prepared.staged.sql("duckdb")
+    assert "RAND()" in prepared.staged.sql("spark")
+    executed = prepared.staged.sql("duckdb", executable=True)
     assert "MD5(" in executed and "RANDOM()" not in executed  # sampling_key (issue 11)
     # one CTE per stage, the sampling stage keeps at most C_u partitions per unit
     for stage in ("src", "per_user", "keyed", "sampled", "clamped", "cross_user"):
@@ -78,5 +78,5 @@ def test_exports_use_random_and_execution_uses_the_salted_hash():
 def test_clamping_is_null_safe_in_every_dialect():
     prepared = prepare(QUERIES["sum_avg"], catalog(), Noise.seeded(0))
     for dialect in DIALECTS:
-        sql = prepared.plan.sql(dialect, pretty=False)
+        sql = prepared.staged.sql(dialect, pretty=False)
         assert "CASE WHEN p0 IS NULL THEN NULL ELSE" in sql

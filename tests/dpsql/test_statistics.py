@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.release import release
+from core.dpsql.plan.threshold import delta_per_partition, single_unit_release_probability
+from core.dpsql.release.noise import release
 from core.dpsql.service import prepare
-from core.dpsql.threshold import delta_per_partition, single_unit_release_probability
-from core.privacy import Noise
+from core.privacy import Accountant, Noise
 
 
 def plan_for(sql: str):
@@ -38,8 +38,8 @@ def test_single_unit_partition_release_rate(cu):
         f"SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = {delta}, "
         f"max_groups_contributed = {cu}) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
     )
-    assert float(plan.threshold_epsilon) == 1.0  # COUNT(DISTINCT uid) is reused: eps/n
-    out = release(plan, cross_frame(trials, 1), Noise.seeded(100 + cu))
+    assert float(plan.selection_epsilon) == 1.0  # COUNT(DISTINCT uid) is reused: eps/n
+    out = release(plan, cross_frame(trials, 1), Accountant(Noise.seeded(100 + cu)))
     p = single_unit_release_probability(out.threshold.integer, cu / 1.0)
     d_adj = delta_per_partition(delta, cu)
     assert p <= d_adj
@@ -58,10 +58,10 @@ def test_noise_scale_statistics(upper, scale):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         f"g, ANON_COUNT(*, {upper}) AS c FROM t GROUP BY g"
     )
-    mech = plan.mechanisms[0]
+    mech = plan.statistics[0]
     assert mech.scale == pytest.approx(scale)
     true = 10**6
-    out = release(plan, cross_frame(n, 10**6, s0=true), Noise.seeded(upper))
+    out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper)))
     z = out.table["v0"].to_numpy() - true
     q = math.exp(-1 / scale)
     var = 2 * q / (1 - q) ** 2
@@ -79,9 +79,9 @@ def test_count_interval_coverage(upper):
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 2, delta = 1e-5, max_groups_contributed = 2) "
         f"g, ANON_COUNT(*, {upper}) AS c FROM t GROUP BY g"
     )
-    assert plan.mechanisms[0].scale == pytest.approx(2 * upper)
+    assert plan.statistics[0].scale == pytest.approx(2 * upper)
     true = 10**7
-    out = release(plan, cross_frame(n, 10**6, s0=true), Noise.seeded(upper + 1))
+    out = release(plan, cross_frame(n, 10**6, s0=true), Accountant(Noise.seeded(upper + 1)))
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
     coverage = np.mean((lo <= true) & (true <= hi))
     assert 0.94 <= coverage <= 0.96
@@ -94,10 +94,10 @@ def test_average_interval_is_conservative():
         "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
         "g, ANON_AVG(x, 0, 10) AS a FROM t GROUP BY g"
     )
-    j = plan.mechanisms[1].exponent
+    j = plan.statistics[1].exponent
     units, mean = 200, 3.0
     s = int(round(units * (mean - 5.0) * 2**j))
-    out = release(plan, cross_frame(n, 10**6, n0=units, s0=s), Noise.seeded(9))
+    out = release(plan, cross_frame(n, 10**6, n0=units, s0=s), Accountant(Noise.seeded(9)))
     lo, hi = out.intervals[0][:, 0], out.intervals[0][:, 1]
     assert np.mean((lo <= mean) & (mean <= hi)) >= 0.95
     assert np.all((out.table["v0"] >= 0) & (out.table["v0"] <= 10))
@@ -111,7 +111,7 @@ def test_pre_threshold_min_units():
         "min_privacy_units_per_group = 5) g, COUNT(DISTINCT uid) AS n FROM t GROUP BY g"
     )
     frame = pd.DataFrame({"k0": np.arange(8), "n_units": np.arange(1, 9, dtype=np.int64)})
-    out = release(plan, frame, Noise.seeded(1))
+    out = release(plan, frame, Accountant(Noise.seeded(1)))
     t = out.threshold.integer
     expected = [n for n in range(1, 9) if n >= 5 and n - 4 >= t]
     assert out.table["v0"].tolist() == expected

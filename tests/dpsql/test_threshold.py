@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from core.dpsql.threshold import (
+from core.dpsql.plan.threshold import (
     INT64_MAX,
     INT64_MIN,
     engine_threshold,
@@ -99,6 +99,6 @@ def test_survival_curve_examples():
 @pytest.mark.parametrize(("eps", "delta", "cu", "t", "ceil_t", "big_t", "p"), WORKED)
 def test_opendp_cross_check_agrees_delta_is_respected(eps, delta, cu, t, ceil_t, big_t, p):
     """OpenDP's make_laplace_threshold with our scale and T reports delta' <= delta."""
-    from core.dpsql.threshold import opendp_threshold_delta
+    from core.dpsql.plan.threshold import opendp_threshold_delta
 
     assert opendp_threshold_delta(big_t, cu / eps, cu) <= delta

@@ -109,7 +109,7 @@ def test_path_options_exist_and_all_check_length():
 
 def test_grid_limit_matches_the_spatial_package():
     from core.dpsql.limits import MAX_TIMEOUT_S
-    from core.dpsql.options import MAX_GROUPS
+    from core.dpsql.check.ranges import MAX_GROUPS
     from core.spatial.grid import MAX_GRID
 
     assert cliargs.GRID_MAX == MAX_GRID

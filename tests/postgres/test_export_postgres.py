@@ -1,4 +1,4 @@
-"""The PostgreSQL export (`dpx sql --dry-run --dialect postgres`, `plan.sql("postgres")`) runs
+"""The PostgreSQL export (`dpx sql --dry-run --dialect postgres`, `staged.sql("postgres")`) runs
 on a real PostgreSQL server for the whole engine corpus (tests/engine_corpus.py), and computes
 what DuckDB computes.
 
@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from core.cli import main
-from core.dpsql.engine import Engine
+from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
 from core.privacy import Noise
 from tests.engine_corpus import CORPUS, canonical, query, tables
@@ -45,7 +45,7 @@ def duck(catalog):
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_postgres_export_equals_duckdb_without_sampling(server, duck, catalog, name):
-    plan = prepare(query(name, cu=20, k=20), catalog, Noise.seeded(5)).plan
+    plan = prepare(query(name, cu=20, k=20), catalog, Noise.seeded(5)).staged
     expected = duck.frame(plan.sql("duckdb", executable=True, pretty=False))
     got = server.frame(plan.sql("postgres"))
     assert list(got.columns) == list(expected.columns)
@@ -55,10 +55,10 @@ def test_postgres_export_equals_duckdb_without_sampling(server, duck, catalog, n
 
 def test_postgres_export_samples_at_most_c_u_partitions(server, duck, catalog):
     """C_u = 1: every unit with an order keeps exactly one category (RANDOM() chooses which)."""
-    plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(5)).plan
+    plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(5)).staged
     got = server.frame(plan.sql("postgres"))
     full = duck.frame(
-        prepare(query("sum_avg_clamped", cu=20), catalog, Noise.seeded(5)).plan.sql(
+        prepare(query("sum_avg_clamped", cu=20), catalog, Noise.seeded(5)).staged.sql(
             "duckdb", executable=True, pretty=False
         )
     )
@@ -94,7 +94,7 @@ def test_exported_round_matches_duckdb_at_halves(server):
     (away from zero), also next to a half and beyond 2^52."""
     from sqlglot import exp
 
-    from core.dpsql.postgres import round_half_away
+    from core.dpsql.sql.postgres import round_half_away
 
     values = [0.5, 1.5, 2.5, -0.5, -2.5, 0.49999999999999994, -0.49999999999999994, 3.0,
               2.0**52 + 1, -(2.0**53), 1e300, 0.0]  # fmt: skip

@@ -139,8 +139,8 @@ def test_spark_query_past_the_time_limit_is_stopped(spark):
     """The watchdog cancels the query's Spark jobs (also a job that starts after the deadline)
     and reports DPX-E003, like the DuckDB engine."""
     from core.dpsql.catalog import Catalog
+    from core.dpsql.execute.spark_engine import SparkEngine
     from core.dpsql.limits import ExecutionStopped
-    from core.dpsql.spark_engine import SparkEngine
 
     catalog = Catalog()
     catalog.add_public("t", pd.DataFrame({"x": range(5000)}))

@@ -12,10 +12,11 @@ import math
 import pytest
 
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.service import prepare, run
-from core.dpsql.spark_engine import SparkEngine, to_spark_sql
-from core.privacy import BudgetLedger, Noise
+from core.dpsql.execute.engine import Engine
+from core.dpsql.execute.spark_engine import SparkEngine, to_spark_sql
+from core.dpsql.service import prepare
+from core.privacy import Noise
+from tests.dpsql.helpers import release_of
 from tests.engine_corpus import CORPUS, canonical, query
 from tests.engine_corpus import catalog as corpus_catalog
 
@@ -38,7 +39,7 @@ def test_cross_user_stage_equal_on_spark_and_duckdb(engines, catalog, name):
     """C_u = 2 while most units order from up to 8 categories: sampling is exercised."""
     duck, sparky = engines
     prepared = prepare(query(name, cu=2), catalog, Noise.seeded(5))
-    sql = prepared.plan.sql("duckdb", executable=True, pretty=False)
+    sql = prepared.staged.sql("duckdb", executable=True, pretty=False)
     expected, got = duck.frame(sql), sparky.frame(sql)
     assert list(got.columns) == list(expected.columns)
     assert len(expected) > 0
@@ -51,7 +52,7 @@ def test_sampling_really_drops_partitions(engines, catalog):
     duck, sparky = engines
     counts = {}
     for seed in (5, 6):
-        plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(seed)).plan
+        plan = prepare(query("sum_avg_clamped", cu=1), catalog, Noise.seeded(seed)).staged
         sql = plan.sql("duckdb", executable=True, pretty=False)
         d, s = duck.frame(sql), sparky.frame(sql)
         assert canonical(d) == canonical(s)
@@ -68,7 +69,7 @@ def test_zero_noise_releases_match(engines, catalog, name):
     for engine in engines:
         noise = Noise.seeded(9)
         prepared = prepare(query(name, eps=1e20), catalog, noise)
-        results.append(run(prepared, engine, noise, BudgetLedger()))
+        results.append(release_of(prepared, engine, noise))
     duck, sparky = (r.table for r in results)
     assert list(duck.columns) == list(sparky.columns) and len(duck) == len(sparky) > 0
     for column in duck.columns:

@@ -25,14 +25,15 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
-from core.dpsql import release as release_module
 from core.dpsql.catalog import Catalog
-from core.dpsql.engine import Engine
-from core.dpsql.ir import AggKind
-from core.dpsql.rewrite import StagedPlan
-from core.dpsql.service import prepare, run
+from core.dpsql.execute.engine import Engine
+from core.dpsql.parse.ir import AggKind
+from core.dpsql.plan.planner import Plan
+from core.dpsql.release import noise as release_module
+from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Accountant, Noise
+from tests.dpsql.helpers import release_of
 
 from .neighbours import Neighbours, Victim, neighbours
 
@@ -68,7 +69,7 @@ class Outcome:
     rule: str | None = None  # DPX code of a refusal; None when released
     message: str = ""
     crash: str | None = None  # type and text of a non-InputError exception
-    plan: StagedPlan | None = None
+    plan: Plan | None = None
     cross: pd.DataFrame | None = None
     released: pd.DataFrame | None = None
 
@@ -118,7 +119,7 @@ def run_once(sql: str, catalog: Catalog, engine: RecordingEngine, seed: int) -> 
     try:
         prepared = prepare(sql, catalog, noise)
         plan = prepared.plan
-        result = run(prepared, engine, noise, BudgetLedger())
+        result = release_of(prepared, engine, noise)
     except InputError as err:
         text = str(err)
         found = RULE.search(text.split(".")[0]) or RULE.search(text)
@@ -211,13 +212,22 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
     plan = a.plan
     q = plan.query
     cu = q.options.max_groups_contributed
-    tm = plan.threshold_mechanism
+    tm = plan.selection
     out: list[str] = []
-    mechs = list(plan.mechanisms) + ([tm] if tm is not None else [])
+    mechs = list(plan.statistics) + ([tm] if tm is not None else [])
     for m in mechs:
         if m.max_groups != cu:
             out.append(
                 f"(a) mechanism {m.column} calibrated for C_u = {m.max_groups}, query says {cu}"
+            )
+        if (
+            m is not tm
+            and m.component != "quantile"
+            and m.mechanism.sensitivity < cu * m.sensitivity
+        ):
+            out.append(
+                f"(a) {m.mechanism.label}: noise calibrated to sensitivity "
+                f"{m.mechanism.sensitivity}, below C_u·Δ = {cu * m.sensitivity}"
             )
     rows_a = _by_key(a.cross, len(q.keys), tm is not None)
     rows_b = _by_key(b.cross, len(q.keys), tm is not None)
@@ -282,7 +292,7 @@ def _released_values(a: Outcome, b: Outcome) -> list[str]:
         return []
     ra, rb = _by_key(a.released, n, False), _by_key(b.released, n, False)
     bounds = {}
-    for m in a.plan.mechanisms:
+    for m in a.plan.statistics:
         if q.aggregates[m.aggregate].kind in LINEAR_KINDS:
             bounds[m.aggregate] = max(bounds.get(m.aggregate, 0), m.sensitivity / 2.0**m.exponent)
     out = []
@@ -320,7 +330,7 @@ def _selection_rate(a: Outcome, b: Outcome, only: set[tuple]) -> list[str]:
         rows = rows.sort_values("n_units", ascending=False).head(MAX_PARTITIONS_CHECKED)
         for _, row in rows.iterrows():
             copies = pd.DataFrame([row.to_dict()] * COPIES)
-            rel = release_module.release(o.plan, copies, Noise.seeded(SELECTION_SEED))
+            rel = release_module.release(o.plan, copies, Accountant(Noise.seeded(SELECTION_SEED)))
             if rel.partitions_released > allowed:
                 key = tuple(_norm(row[f"k{i}"]) for i in range(n))
                 out.append(

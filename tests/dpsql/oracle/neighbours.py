@@ -12,6 +12,7 @@ Tables (private ones keyed by `uid`):
 - Orders(uid, amount, qty, day, item, ts TIMESTAMP)        private, many rows per unit
 - Depts(dept, floor)                                        public
 - Pub(g, label)                                             public, 100 rows
+- Seq(i)                                                    public, 400 rows
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ def _catalog(users: pd.DataFrame, orders: pd.DataFrame, orders_unit: str = "uid"
     cat.add_public(
         "Pub", pd.DataFrame({"g": np.arange(100), "label": [f"p{i % 7}" for i in range(100)]})
     )
+    cat.add_public("Seq", pd.DataFrame({"i": np.arange(400)}))  # issue 19's amplifier
     return cat
 
 

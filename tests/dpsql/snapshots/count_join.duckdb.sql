@@ -2,8 +2,44 @@ WITH src AS (
   SELECT
     E.uid AS _uid,
     dept AS k0
-  FROM Employee AS E
-  JOIN Orders AS O
+  FROM (
+    SELECT
+      "uid",
+      "dept"
+    FROM (
+      SELECT
+        "uid",
+        "dept",
+        ROW_NUMBER() OVER (PARTITION BY "uid" ORDER BY __dpx_key) AS __dpx_rank
+      FROM (
+        SELECT
+          *,
+          RANDOM() AS __dpx_key
+        FROM Employee
+      ) AS __dpx_keyed
+    ) AS __dpx_ranked
+    WHERE
+      __dpx_rank <= 100
+  ) AS E
+  JOIN (
+    SELECT
+      "uid",
+      "amount"
+    FROM (
+      SELECT
+        "uid",
+        "amount",
+        ROW_NUMBER() OVER (PARTITION BY "uid" ORDER BY __dpx_key) AS __dpx_rank
+      FROM (
+        SELECT
+          *,
+          RANDOM() AS __dpx_key
+        FROM Orders
+      ) AS __dpx_keyed
+    ) AS __dpx_ranked
+    WHERE
+      __dpx_rank <= 100
+  ) AS O
     USING (uid)
 ), per_user AS (
   SELECT

@@ -3,8 +3,44 @@ WITH src AS (
     E.uid AS _uid,
     dept AS k0,
     O.amount AS a0
-  FROM Employee AS E
-  JOIN Orders AS O
+  FROM (
+    SELECT
+      `uid`,
+      `dept`
+    FROM (
+      SELECT
+        `uid`,
+        `dept`,
+        ROW_NUMBER() OVER (PARTITION BY `uid` ORDER BY __dpx_key NULLS LAST) AS __dpx_rank
+      FROM (
+        SELECT
+          *,
+          RAND() AS __dpx_key
+        FROM Employee
+      ) AS __dpx_keyed
+    ) AS __dpx_ranked
+    WHERE
+      __dpx_rank <= 100
+  ) AS E
+  JOIN (
+    SELECT
+      `uid`,
+      `amount`
+    FROM (
+      SELECT
+        `uid`,
+        `amount`,
+        ROW_NUMBER() OVER (PARTITION BY `uid` ORDER BY __dpx_key NULLS LAST) AS __dpx_rank
+      FROM (
+        SELECT
+          *,
+          RAND() AS __dpx_key
+        FROM Orders
+      ) AS __dpx_keyed
+    ) AS __dpx_ranked
+    WHERE
+      __dpx_rank <= 100
+  ) AS O
     ON E.uid = O.uid
   WHERE
     O.amount > 1

@@ -1,0 +1,137 @@
+"""The embedded DuckDB sandbox (spec §4.1).
+
+Tables are copied into an in-memory database first; then threads and the memory limit are set,
+external access is disabled and the configuration locked, before any SQL derived from a user
+query runs. A watchdog thread interrupts a query that runs past the time limit. From then on only the
+catalogue tables are visible: no files, network or extensions. The engine only ever executes
+SELECTs generated from the validated AST, never the user's string.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import duckdb
+import pandas as pd
+
+from core.dpsql.catalog import Catalog
+from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
+from core.errors import InputError
+
+# Errors that depend only on the schema and the query text (names, types), never on values.
+SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException)
+
+LOCKDOWN = (
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+
+
+def sandbox(
+    tables: dict[str, pd.DataFrame], limits: ResourceLimits = DEFAULT_LIMITS
+) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection holding `tables`, with `limits.threads` and
+    `limits.memory_limit` set, locked down before it is returned."""
+    con = duckdb.connect(":memory:")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
+    con.execute(f"SET threads = {int(limits.threads)}")
+    con.execute("SET memory_limit = ?", [str(limits.memory_limit)])
+    con.execute("SET temp_directory = ''")  # never spill to disk: the memory limit is hard
+    for name, frame in tables.items():
+        view = f"__load_{name}"
+        con.register(view, frame)
+        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{view}"')
+        con.unregister(view)
+    for statement in LOCKDOWN:
+        con.execute(statement)
+    return con
+
+
+class Engine:
+    """A locked DuckDB connection over a catalogue; runs generated SELECTs only."""
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        threads: int | None = None,
+        timeout_s: float | None = None,
+        memory_limit: str | None = None,
+        limits: ResourceLimits | None = None,
+    ):
+        """`limits` (or the single overrides) bound threads, memory and the wall-clock
+        seconds per query; defaults are `limits.DEFAULT_LIMITS` (60 s)."""
+        base = limits or DEFAULT_LIMITS
+        self.limits = ResourceLimits(
+            threads=threads or base.threads,
+            memory_limit=memory_limit or base.memory_limit,
+            timeout_s=timeout_s or base.timeout_s,
+        )
+        self.timeout_s = self.limits.timeout_s
+        self.catalog = catalog
+        self.con = sandbox({t.name: t.frame for t in catalog.tables()}, self.limits)
+
+    def bind(self, sql: str) -> None:
+        """Bind `sql` against the schema without running it, so that a query with an unknown
+        column or a type error is refused before the ledger is charged (reads no data)."""
+        try:
+            self.con.cursor().sql(sql)
+        except SCHEMA_ERRORS as err:
+            raise InputError(
+                f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
+                "column names and types in the query. Nothing was charged."
+            ) from None
+        except duckdb.Error:  # binding reads no data, but keep DuckDB's text out anyway
+            raise InputError(
+                "DPX-E001 DuckDB refused the generated query before reading any data. Fix: "
+                "check the query's names, types and literals. Nothing was charged."
+            ) from None
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple]]:
+        """Column names and rows (Python ints stay exact, HUGEINT included). A watchdog
+        interrupts a query that runs longer than `timeout_s`."""
+        if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+            raise InputError("the engine only runs generated SELECT statements")
+        cur = self.con.cursor()  # one cursor per query: safe across Streamlit threads
+        watchdog = None
+        if self.timeout_s:
+            watchdog = threading.Timer(self.timeout_s, cur.interrupt)
+            watchdog.start()
+        try:
+            cur.execute(sql)
+            rows = cur.fetchall()
+        except duckdb.InterruptException:
+            raise ExecutionStopped(
+                f"DPX-E003 the query was stopped after the time limit of {self.timeout_s:g} s. "
+                "Fix: filter the data, group more coarsely, or raise the time limit (--timeout)."
+            ) from None
+        except duckdb.OutOfMemoryException:
+            raise ExecutionStopped(
+                f"DPX-E005 the query ran out of memory (limit {self.limits.memory_limit}). Fix: "
+                "filter the data, group more coarsely, or avoid joins that multiply rows."
+            ) from None
+        except SCHEMA_ERRORS as err:
+            raise InputError(
+                f"DPX-E001 the query failed in DuckDB: {str(err).splitlines()[0]}. Fix: check "
+                "column names and types in the query."
+            ) from None
+        except duckdb.Error:  # data-dependent: DuckDB's message may quote a private value
+            raise InputError(
+                "DPX-E004 the query failed while reading the data (the database message is "
+                "withheld: it may quote private values). Fix: use TRY_CAST or guard the "
+                "expression so that every row can be computed."
+            ) from None
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        return [d[0] for d in cur.description], rows
+
+    def frame(self, sql: str, exact: bool = True) -> pd.DataFrame:
+        """Rows as a DataFrame; `exact` keeps object dtype so Python ints (HUGEINT sums beyond
+        2^53) and None stay as they are; otherwise pandas infers display-friendly dtypes."""
+        names, rows = self.fetch(sql)
+        return pd.DataFrame(rows, columns=names, dtype=object if exact else None)
+
+    def close(self) -> None:
+        self.con.close()
