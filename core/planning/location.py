@@ -8,7 +8,9 @@ release nothing and charge nothing) and scores them on random range queries exac
 owner's evaluation does (`core.spatial.queries`: sizes, smoothing, placement). The same
 synthetic sets and query sets are used at every ε (paired curves), so the curve of the median
 MRE over ε is smooth enough to read the crossing off (`core.spatial.tuning.smallest_epsilon`,
-the owner's tuning view's own rule); at the planned ε a fresh set of draws gives the range.
+the owner's tuning view's own rule); at the planned ε a fresh set of draws gives the range,
+and while its mid misses the target the ε is raised by 15 % and simulated again, so the ε a
+plan states is one at which the predicted mid meets the target.
 
 Model error. A pilot cannot see the data below its own resolution, so simulated MRE differs
 from the MRE a real release realises by a factor that depends on the data. The factors
@@ -53,6 +55,7 @@ QUERIES = 400  # per query size and draw
 # high = the 90th percentile of realised / simulated-maximum.
 ALLOWANCE = (0.85, 1.2, 1.7)
 RECOMMENDED = "auto"
+STEP_UP, MAX_STEPS_UP = 1.15, 6  # re-simulate at ε x 1.15 while the range's mid misses
 
 
 @dataclass(frozen=True)
@@ -269,6 +272,11 @@ def _plan_method(sim: _Simulator, method: str, target: float, progress) -> Metho
     if progress:
         progress(len(EPSILONS) / (len(EPSILONS) + 1), f"range at epsilon {eps:g}")
     predicted = _predict(sim, method, eps, "range", RANGE_DRAWS)
+    for _ in range(MAX_STEPS_UP):  # fresh draws may sit above the curve: step until mid meets
+        if predicted.mid <= target or eps >= EPSILONS[-1]:
+            break
+        eps = round_up(min(eps * STEP_UP, EPSILONS[-1]))
+        predicted = _predict(sim, method, eps, "range", RANGE_DRAWS)
     careful = None if cautious.epsilon is None else max(round_up(cautious.epsilon), eps)
     return MethodPlan(method, label, eps, found.reach, predicted, careful, points)
 
