@@ -3,7 +3,8 @@
 Two bases, both public or DP:
 
 - `PilotShape` — the shape a charged pilot saw (`core.planning.pilot`). Each draw places the
-  pilot's noisy total of points by the pilot's leaves (their noisy counts, negatives clipped)
+  pilot's noisy total of points by the pilot's leaves (their noisy counts; a leaf below two
+  noise scales counts as empty)
   and, inside each leaf, by a random multiplicative cascade: mass splits between quadrants
   with shares resampled from how the pilot's own reliable nodes split, continued down to the
   grid cells. Below the pilot's resolution the data is assumed to be as clumpy as above it
@@ -30,6 +31,10 @@ from core.spatial.release import paint
 from core.spatial.synthetic import mixture_points, to_matrix
 
 MAX_DECLARED_POINTS = 100_000_000
+# A pilot leaf whose noisy count is below 2 noise scales is simulated as empty: clipping the
+# noise at 0 alone would spread its positive part as a fake background over empty land (about
+# a noise scale per leaf), which fills the gaps that make real releases err.
+EMPTY = 2.0
 
 
 class ShapeKind(StrEnum):
@@ -96,7 +101,9 @@ class PilotShape:
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         ny, nx = self.shape
         leaves = self.pilot.leaves
-        values = np.clip(self.pilot.values, 0.0, None)
+        values = np.where(
+            self.pilot.values >= EMPTY * self.pilot.leaf_scale, self.pilot.values, 0.0
+        )
         if values.sum() <= 0:
             values = np.ones_like(values)
         weights = self.splits if len(self.splits) else np.full((1, 4), 0.25)
