@@ -1,6 +1,6 @@
 """Calibration of the planners against real releases; prints one JSON object.
 
-Location (`core.planning.location`): plan with a charged pilot (PrivTree at ε 0.05, drawn here
+Location (`core.planning.location`): plan with a charged pilot (PrivTree at ε 0.2, drawn here
 on a throwaway accountant), release at the planned ε on the TRUE point set with the project's
 builder, and score the release exactly as the owner's evaluation does (random range queries of
 2/6/10 % of the box, smoothing 20). A cell is (point set, method, target MRE); it is "inside"
@@ -58,7 +58,7 @@ from core.spatial.queries import (  # noqa: E402
 )
 from core.spatial.synthetic import GRID, gaussian_matrix, mixture_points, to_matrix  # noqa: E402
 
-PILOT_EPSILON = 0.05
+PILOT_EPSILON = 0.2  # = core.planning.pilot.DEFAULT_PILOT_EPSILON
 METHODS = ("ug", "ag", "privtree", "auto")
 TARGETS = (0.1, 0.25)
 FIT_EPSILONS = (0.02, 0.05, 0.1, 0.5, 1.0)
@@ -132,13 +132,13 @@ def pilot_shape(F: np.ndarray, seed: int, epsilon: float = PILOT_EPSILON) -> Pil
     return PilotShape(measure_pilot(F, epsilon, acc))
 
 
-def fit(methods, quick: bool) -> dict:
+def fit(methods, quick: bool, pilot_epsilon: float) -> dict:
     """Realised / simulated ratios on the training sets, and the factors they imply."""
     rows = []
     sets = training_sets()
     for s_i, (name, load) in enumerate(sets.items()):
         F = load()
-        shape = pilot_shape(F, 500 + s_i)
+        shape = pilot_shape(F, 500 + s_i, pilot_epsilon)
         sim = planner._Simulator(shape, DEFAULT_SIZES, 20.0, shape.pilot.unit, 600 + s_i)
         for method in methods:
             for e_i, eps in enumerate(FIT_EPSILONS[::2] if quick else FIT_EPSILONS):
@@ -155,7 +155,12 @@ def fit(methods, quick: bool) -> dict:
     mid = [r["realised"] / r["sim_median"] for r in rows]
     hi = [r["realised"] / r["sim_max"] for r in rows]
     factors = (float(np.percentile(lo, 5)), float(np.median(mid)), float(np.percentile(hi, 95)))
-    return {"cells": rows, "suggested_allowance": factors, "in_use": list(planner.ALLOWANCE)}
+    return {
+        "cells": rows,
+        "suggested_allowance": factors,
+        "in_use": list(planner.ALLOWANCE),
+        "pilot_epsilon": pilot_epsilon,
+    }
 
 
 def evaluate_location(methods, quick: bool, pilot_epsilon: float, only=None) -> dict:
@@ -288,7 +293,7 @@ def main(argv=None) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     t0 = time.perf_counter()
     if args.fit:
-        result = {"fit": fit(methods, args.quick)}
+        result = {"fit": fit(methods, args.quick, args.pilot_epsilon)}
     else:
         only = {s.strip() for s in args.sets.split(",") if s.strip()}
         result = {"location": evaluate_location(methods, args.quick, args.pilot_epsilon, only)}
