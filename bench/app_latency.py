@@ -7,7 +7,7 @@ from an earlier run's session state); the clock starts at the click and stops wh
 on screen:
 
 - location histograms, default demo (100k points) — "Build releases" (one charged release per
-  default method) until the map (a drawn canvas in the st_folium iframe), "Charged releases" and
+  default method: Recommended alone since issue 16.5) until the map (a drawn canvas in the st_folium iframe), "Charged releases" and
   "Downloads" are on screen; then, in the same session, "Evaluate" (owner only: MRE of the
   releases plus 3 evaluation rebuilds per method) until the MRE chart and its cost are drawn;
 - location histograms, a 200,000-point upload (generated here: a seeded synthetic "country" of

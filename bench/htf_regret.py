@@ -23,6 +23,8 @@ Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 20 
        [--eps 0.1,0.5,1.0] [--queries 1000] [--seed 2027] [--datasets a,b] > methods.json
        .venv/bin/python bench/htf_regret.py --reps 20 --phase auto > auto.json
        .venv/bin/python bench/htf_regret.py replay methods.json [auto.json]   # regrets
+       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 (sets the
+       method choice never saw); tables: bench/peers_regret_table.py methods.json auto.json
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ from core.spatial.selection import SELECTION_SHARE, measure_features  # noqa: E4
 # htf / htf+ are left out: in the 3-repetition grid (htf_selection_grid.json) the better of them
 # is 1.56x to 116x behind the best method in every cell, so they cannot be "best in hindsight";
 # --methods adds them back.
-METHODS = ["ug", "ag", "privtree", "quadtree", "quadtree-leaves"]
-CANDIDATES = ["ug", "ag", "privtree"]  # what a rule may pick (everything else never came close)
+METHODS = ["ug", "ag", "privtree", "dawa", "hb", "quadtree", "quadtree-leaves"]
+CANDIDATES = ["ug", "ag", "privtree", "dawa"]  # what a rule may pick (issue 20: + DAWA)
 
 
 def overall_mre(rel, P_true_q, Qs, ny, nx) -> float:
@@ -111,13 +113,16 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
     """Per cell: the best method in hindsight, the current rules' picks on the stored features
     (simulated auto = the picked candidate at the build budget, same repetition) and, when an
     `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
-    from bench.htf_datasets import holdout_sets, point_sets
+    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
     from core.spatial.selection import choose
 
     rng = np.random.default_rng(0)
     seed = methods_json["protocol"]["seed"]
     auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
-    loaders = {ps.name: ps.load for ps in [*point_sets(), *holdout_sets()]}
+    loaders = {
+        ps.name: ps.load
+        for ps in [*point_sets(), *holdout_sets(), *heldout_sets(), *heldout2_sets()]
+    }
     matrices: dict[str, np.ndarray] = {}
     rows = []
     for c in methods_json["cells"]:
@@ -159,7 +164,7 @@ def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
 
 
 def main() -> None:
-    from bench.htf_datasets import holdout_sets, point_sets
+    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
 
     if len(sys.argv) > 1 and sys.argv[1] == "replay":
         methods_json = json.loads(Path(sys.argv[2]).read_text())
@@ -175,12 +180,27 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2027)
     ap.add_argument("--datasets", default=None)
     ap.add_argument("--methods", default=",".join(METHODS))
-    ap.add_argument("--holdout", action="store_true", help="the held-out point sets instead")
+    ap.add_argument("--holdout", action="store_true", help="issue 10's held-out point sets")
+    ap.add_argument(
+        "--sets",
+        choices=["design", "heldout", "heldout2"],
+        default=None,
+        help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
+        "new sets the choice never saw (bench/htf_datasets.heldout_sets)",
+    )
     args = ap.parse_args()
     epss = [float(v) for v in args.eps.split(",")]
     only = set(args.datasets.split(",")) if args.datasets else None
     cells, t0 = [], time.perf_counter()
-    for ps in holdout_sets() if args.holdout else point_sets():
+    if args.sets == "design":
+        sets = [*point_sets(), *holdout_sets()]
+    elif args.sets == "heldout":
+        sets = heldout_sets()
+    elif args.sets == "heldout2":
+        sets = heldout2_sets()
+    else:
+        sets = holdout_sets() if args.holdout else point_sets()
+    for ps in sets:
         if only and ps.name not in only:
             continue
         F = ps.load()

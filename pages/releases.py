@@ -19,7 +19,8 @@ import streamlit as st
 from core.errors import InputError
 from core.registry import Registry, Release, RunKind
 from core.reports import report_html
-from pages.mode import is_analyst
+from ui.outcomes import not_shown_frame, stranded_or_not_shown
+from ui.shell import is_analyst, page_setup
 
 REPORT_KEY = "rel_report"
 LOG = logging.getLogger(__name__)
@@ -30,6 +31,7 @@ def release_label(r: Release) -> str:
     return f"#{r.id} · {r.title} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
 
 
+page_setup()
 st.title("Releases")
 st.caption(
     "What has been released from each registered dataset, and how much of its privacy budget "
@@ -85,6 +87,19 @@ for d in datasets:
                     hide_index=True,
                     key=f"rel_refusals_{d.name}",
                 )
+
+lost = stranded_or_not_shown(registry)
+if lost:
+    st.subheader("Charged, not shown")
+    st.error(
+        f"{len(lost)} run(s) ({', '.join(f'#{r.id}' for r in lost)}) were charged but never shown to the person who asked: the app "
+        "session was reloaded or the server stopped while they were built, or a process "
+        "stopped after the charge. Their charges stand (charge before compute). Finished ones "
+        "have a report below; the data owner closes unfinished ones with `dpx dataset "
+        "reconcile`."
+    )
+    with st.container(key="rel_not_shown"):
+        st.dataframe(not_shown_frame(lost), hide_index=True, key="rel_not_shown_table")
 
 runs = registry.releases()
 if is_analyst():

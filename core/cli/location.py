@@ -65,7 +65,7 @@ from core.spatial.unit import MAX_POINTS_LIMIT, unit_from
 
 RELEASE_METHODS = (
     "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
-    "identity", "uniform",
+    "identity", "uniform", "dawa", "hb",
 )  # fmt: skip
 
 

@@ -155,16 +155,9 @@ class Mechanism(ABC):
 
 # -- additive noise ---------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
-class DiscreteLaplace(Mechanism):
-    """Integer counts (or sums in integer units) + discrete Laplace noise.
+class _PureDP(Mechanism):
+    """A pure ε-DP mechanism whose noise scale is sensitivity / ε (the members below)."""
 
-    Privacy claim: if one unit changes the vector of statistics by at most `sensitivity` in
-    L1 norm, adding i.i.d. discrete Laplace noise of scale b = sensitivity / ε to each entry is
-    ε-DP (Canonne, Kamath, Steinke 2020). A vector over disjoint parts (the cells of a grid, the
-    nodes of one tree level) has L1 sensitivity 1 when a unit adds one point.
-    """
-
-    KIND: ClassVar[MechanismKind] = MechanismKind.DISCRETE_LAPLACE
     sensitivity: float
     epsilon: float
 
@@ -179,6 +172,19 @@ class DiscreteLaplace(Mechanism):
     @property
     def scale(self) -> float:
         return float(self.sensitivity) / float(self.epsilon)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscreteLaplace(_PureDP):
+    """Integer counts (or sums in integer units) + discrete Laplace noise.
+
+    Privacy claim: if one unit changes the vector of statistics by at most `sensitivity` in
+    L1 norm, adding i.i.d. discrete Laplace noise of scale b = sensitivity / ε to each entry is
+    ε-DP (Canonne, Kamath, Steinke 2020). A vector over disjoint parts (the cells of a grid, the
+    nodes of one tree level) has L1 sensitivity 1 when a unit adds one point.
+    """
+
+    KIND: ClassVar[MechanismKind] = MechanismKind.DISCRETE_LAPLACE
 
     def draw(self, accountant: Accountant, values) -> np.ndarray:
         """`values` (integers) plus discrete Laplace noise; int64 array of the same shape."""
@@ -199,7 +205,7 @@ class DiscreteLaplace(Mechanism):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Laplace(Mechanism):
+class Laplace(_PureDP):
     """Real-valued statistics + continuous Laplace noise of scale sensitivity / ε.
 
     Privacy claim: ε-DP when one unit moves the statistics by at most `sensitivity` in L1
@@ -207,20 +213,6 @@ class Laplace(Mechanism):
     """
 
     KIND: ClassVar[MechanismKind] = MechanismKind.LAPLACE
-    sensitivity: float
-    epsilon: float
-
-    def __post_init__(self):
-        _check_sensitivity(self.sensitivity)
-        _check_epsilon(self.epsilon)
-
-    @property
-    def cost(self) -> Cost:
-        return Cost(self.epsilon)
-
-    @property
-    def scale(self) -> float:
-        return float(self.sensitivity) / float(self.epsilon)
 
     def draw(self, accountant: Accountant, values) -> np.ndarray | float:
         """`values` plus Laplace noise (a float for a scalar, else a float64 array)."""
@@ -235,7 +227,7 @@ class Laplace(Mechanism):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LatticeLaplace(Mechanism):
+class LatticeLaplace(_PureDP):
     """Reals rounded to the lattice `lattice`·Z plus lattice-valued discrete Laplace noise.
 
     Privacy claim: rounding moves a statistic of sensitivity d by at most d + lattice, so the
@@ -244,23 +236,12 @@ class LatticeLaplace(Mechanism):
     """
 
     KIND: ClassVar[MechanismKind] = MechanismKind.LATTICE_LAPLACE
-    sensitivity: float
-    epsilon: float
     lattice: float = 2.0**-10
 
     def __post_init__(self):
-        _check_sensitivity(self.sensitivity)
-        _check_epsilon(self.epsilon)
+        super().__post_init__()
         if not (math.isfinite(self.lattice) and self.lattice > 0):
             raise ValueError(f"lattice must be a finite number > 0, got {self.lattice}")
-
-    @property
-    def cost(self) -> Cost:
-        return Cost(self.epsilon)
-
-    @property
-    def scale(self) -> float:
-        return float(self.sensitivity) / float(self.epsilon)
 
     def noise_only(self, accountant: Accountant, shape) -> np.ndarray:
         """The lattice noise for statistics that are computed later (pre-drawn per level)."""
@@ -278,7 +259,7 @@ class LatticeLaplace(Mechanism):
 
 # -- selection ---------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
-class Exponential(Mechanism):
+class Exponential(_PureDP):
     """The exponential mechanism: pick candidate c with P(c) ∝ exp(ε u(c) / (2 Δu)).
 
     Privacy claim: ε-DP when one unit changes every utility by at most `sensitivity` = Δu
@@ -287,17 +268,7 @@ class Exponential(Mechanism):
     """
 
     KIND: ClassVar[MechanismKind] = MechanismKind.EXPONENTIAL
-    sensitivity: float
-    epsilon: float
     monotone: bool = False
-
-    def __post_init__(self):
-        _check_sensitivity(self.sensitivity)
-        _check_epsilon(self.epsilon)
-
-    @property
-    def cost(self) -> Cost:
-        return Cost(self.epsilon)
 
     @property
     def scale(self) -> float:

@@ -23,6 +23,44 @@ PALETTE = (
     "#9D755D", "#BAB0AC", "#1F77B4", "#2CA02C", "#D62728", "#9467BD", "#8C564B", "#17BECF",
 )  # fmt: skip
 MAX_BARS = 60  # bars drawn per step; the rest are summarised in the title
+# Title on top, legend right under it, then the plot: no label can sit on another, whatever
+# the width (1280×720 is the smallest screen the teaching views are checked at).
+TOP_MARGIN = 96
+
+
+def category_axis(values: Sequence[str], title: str, marks: dict[str, str] | None = None) -> dict:
+    """A category x axis whose labels never sit on each other: vertical when the labels are
+    long for their number, and at most 30 labels (every k-th; marked values always)."""
+    values = [str(v) for v in values]
+    marks = marks or {}
+    step = max(1, -(-len(values) // 30))
+    shown = [v for i, v in enumerate(values) if i % step == 0 or v in marks]
+    longest = max((len(v) + len(marks.get(v, "")) + 3 for v in values), default=0)
+    vertical = longest * len(values) > 60 or step > 1
+    joint = " · " if vertical else "<br>"  # one line when vertical: labels stay thin
+    return dict(
+        type="category",
+        title=title,
+        tickmode="array",
+        tickvals=shown,
+        ticktext=[f"{v}{joint}<b>{marks[v]}</b>" if v in marks else v for v in shown],
+        tickangle=-90 if vertical else 0,
+    )
+
+
+def _frame(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, y=0.98, yanchor="top", x=0, xanchor="left"),
+        legend=dict(orientation="h", x=0, xanchor="left", y=1.0, yanchor="bottom"),
+        margin=dict(t=TOP_MARGIN, b=40, l=50, r=20),
+        height=height,
+        **layout,
+    )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
 MAX_VALUE_TRACES = 24  # stacked bars get one trace per value up to this many values
 
 
@@ -50,20 +88,16 @@ def sa_distribution_figure(plan: PartitionPlan, max_bars: int = 200) -> go.Figur
             y=float(plan.rho1 * plan.n),
             line_dash="dot",
             annotation_text=f"ρ1·|T| = {float(plan.rho1 * plan.n):g}",
+            annotation_position="top right",
         )
     more = len(plan.canonical) - len(values)
-    fig.update_layout(
-        title="SA distribution"
-        + (f" (first {len(values)} of {len(plan.canonical)} values)" if more else ""),
-        xaxis_title="SA value",
-        yaxis_title="records",
-        barmode="overlay",
-        height=340,
-        margin=dict(t=50, b=40),
-        legend=dict(orientation="h", y=1.12),
-        xaxis=dict(type="category"),
+    title = "SA distribution" + (
+        f" (first {len(values)} of {len(plan.canonical)} values)" if more else ""
     )
-    return fig
+    return _frame(
+        fig, title, 360, barmode="overlay", xaxis=category_axis(values, "SA value"),
+        yaxis_title="records",
+    )  # fmt: skip
 
 
 def step_figure(
@@ -119,42 +153,27 @@ def step_figure(
         y=ceiling,
         line_dash="dash",
         line_color="black",
-        annotation_text=f"|T0|/{beta_name} = {row.n0}/{beta} (balance ceiling)",
+        annotation_text=f"balance ceiling |T0|/{beta_name} = {row.n0}/{beta}",
         annotation_position="top right",
     )
-    marks = [("f1", row.f1), (f"f{beta_name}", row.fb), (f"f{beta_name}+1", row.fb1)]
-    stacked: dict[str, list[str]] = {}
-    for label, (value, count) in marks:
+    # f1, fβ and fβ+1 are named under their bars, in the axis labels (never over a bar)
+    marks: dict[str, list[str]] = {}
+    for label, (value, _count) in (
+        ("f1", row.f1), (f"f{beta_name}", row.fb), (f"f{beta_name}+1", row.fb1)
+    ):  # fmt: skip
         if value is not None and value in values:
-            stacked.setdefault(value, []).append(f"{label} = {count}")
-    for value, labels in stacked.items():
-        fig.add_annotation(
-            x=value,
-            y=dict(shown)[value],
-            text="<br>".join(labels),
-            showarrow=True,
-            arrowhead=2,
-            ay=-30 - 12 * (len(labels) - 1),
-        )
+            marks.setdefault(value, []).append(label)  # the count is the bar's height
+    axis_title = "SA value (current order)"
     if row.fb1[0] is None and row.h:
-        fig.add_annotation(
-            xref="paper", yref="paper", x=1, y=1.08, showarrow=False,
-            text=f"f{beta_name}+1 = 0 (only {beta_name} values left)",
-        )  # fmt: skip
+        axis_title += f" — f{beta_name}+1 = 0: only {beta_name} values left"
     more = len(order) - len(shown)
     title = f"Iteration {row.j}: T0 has {row.n0} records in {len(order)} values"
     if more:
         title += f" (first {len(shown)} bars shown)"
-    fig.update_layout(
-        title=title,
-        barmode="stack",
-        xaxis=dict(type="category", title="SA value (current order)"),
-        yaxis_title="records in T0",
-        height=420,
-        margin=dict(t=60, b=40),
-        legend=dict(orientation="h", y=-0.25),
-    )
-    return fig
+    return _frame(
+        fig, title, 440, barmode="stack", yaxis_title="records in T0",
+        xaxis=category_axis(values, axis_title, {v: ", ".join(m) for v, m in marks.items()}),
+    )  # fmt: skip
 
 
 def groups_figure(
@@ -195,15 +214,8 @@ def groups_figure(
                     marker_color=colour,
                 )
             )
-    fig.update_layout(
-        title=title,
-        barmode="stack",
-        xaxis=dict(type="category"),
-        yaxis_title="records",
-        height=340,
-        margin=dict(t=50, b=40),
-    )
-    return fig
+    return _frame(fig, title, 360, barmode="stack", xaxis=dict(type="category"),
+                  yaxis_title="records")  # fmt: skip
 
 
 def distributions_figure(
@@ -235,13 +247,7 @@ def distributions_figure(
             error_y=dict(type="data", array=list(half_width), visible=True),
         )
     )
-    fig.update_layout(
-        title="SA distribution: original vs published vs reconstructed",
-        barmode="group",
-        xaxis=dict(type="category"),
-        yaxis_title="records",
-        height=400,
-        margin=dict(t=50, b=40),
-        legend=dict(orientation="h", y=-0.2),
-    )
-    return fig
+    return _frame(
+        fig, "SA distribution: original vs published vs reconstructed", 420, barmode="group",
+        xaxis=category_axis(values, "SA value"), yaxis_title="records",
+    )  # fmt: skip

@@ -7,6 +7,8 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from core.governance.artefacts import MISSING
+
 BLUE, ORANGE, GREY, RED = "#4C78A8", "#F58518", "#BAB0AC", "#E45756"
 
 
@@ -57,7 +59,7 @@ def budget_figure(split: list[dict]) -> go.Figure:
     return fig
 
 
-MISSING = "NULL"  # the one spelling of a missing value in DP SQL charts and tables
+# MISSING: the one spelling of a missing value in pages, files and reports (issue 18.5)
 
 
 def _is_missing(value) -> bool:
@@ -74,24 +76,24 @@ def key_columns(columns: list[str], ci95: dict) -> list[str]:
 
 
 def group_labels(rows: list[list], columns: list[str], keys: list[str]) -> list[str]:
-    """One label per released row combining every key ("HR · 2021"); missing keys read NULL."""
+    """One label per released row combining every key ("HR · 2021"); missing keys read MISSING."""
     index = [columns.index(k) for k in keys]
     if not index:
         return ["all rows"] * len(rows)
     return [" · ".join(_shown(row[i]) for i in index) for row in rows]
 
 
-def result_table(result: dict) -> pd.DataFrame:
-    """The released rows with a ±95% column per numeric aggregate, missing values as NULL.
+def result_table(rows: list[list], columns: list[str], ci95: dict) -> pd.DataFrame:
+    """The released rows with a ±95% column per numeric aggregate, missing values as MISSING.
 
     Columns holding a missing value are shown as text so that every missing cell reads the same
     (pandas/Streamlit would otherwise print None in one column and nan or <NA> in another)."""
-    table = pd.DataFrame(result["rows"], columns=result["columns"])
-    for name, widths in result["ci95"].items():
+    table = pd.DataFrame(rows, columns=columns)
+    for name, widths in ci95.items():
         if any(w is not None for w in widths):
             table[f"{name} ±95%"] = widths
-    for i, col in enumerate(result["columns"]):
-        values = [row[i] for row in result["rows"]]  # as released (pandas turns 2021 into 2021.0)
+    for i, col in enumerate(columns):
+        values = [row[i] for row in rows]  # as released (pandas turns 2021 into 2021.0)
         if any(_is_missing(v) for v in values):
             table[col] = [_shown(v) for v in values]
     return table
@@ -124,14 +126,15 @@ def result_figure(labels: list[str], values: list, low: list, high: list, name: 
     return fig
 
 
-def ledger_figure(spent: float, total: float | None) -> go.Figure:
-    """Session ε spent against the total (a single bar)."""
+def ledger_figure(spent: float, total: float | None, dataset: str) -> go.Figure:
+    """A dataset's ε spent against its total (a single bar)."""
     fig = go.Figure(go.Bar(x=[spent], y=["ε spent"], orientation="h", marker_color=BLUE))
     if total is not None:
         fig.add_vline(x=total, line={"color": RED, "dash": "dash"})
     fig.update_layout(
         height=140, margin={"t": 30, "b": 30, "l": 10, "r": 20},
         xaxis={"range": [0, max(total or 0, spent) * 1.1 or 1]},
-        title=f"Session budget: ε {spent:.3g} of {total if total is not None else '∞'}",
+        title=f"Budget of dataset {dataset}: ε {spent:.3g} of "
+        + (f"{total:g}" if total is not None else "∞"),
     )  # fmt: skip
     return fig

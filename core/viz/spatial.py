@@ -20,9 +20,11 @@ import plotly.graph_objects as go
 from core.spatial.grid import Grid
 from core.spatial.methods import LABELS
 from core.spatial.release import Release
+from core.viz.axes import log_axis
 from core.viz.basemap import add_reference_layers
 from core.viz.colorscale import DensityScale, legend_html, release_colors
 from core.viz.leaflayer import LeafLayer, LeafStyle, pack_leaves
+from core.viz.palette import method_colour
 
 STATIC = Path(__file__).parent / "static" / "leaflet"
 LEAFLET_VERSION = "1.9.4"
@@ -33,11 +35,6 @@ ALIASES = {
     "area_km2": "area (km²)",
     "noise_std": "noise std (≈)",
 }
-METHOD_COLORS = {
-    "htf": "#d62728", "htf+": "#ff7f0e", "kdtree-geo": "#1f77b4", "kdtree-uniform": "#17becf",
-    "ug": "#2ca02c", "ag": "#9467bd", "quadtree": "#8c564b", "privtree": "#e377c2",
-    "identity": "#7f7f7f", "uniform": "#bcbd22",
-}  # fmt: skip
 
 
 def method_label(name: str) -> str:
@@ -156,15 +153,18 @@ def mre_chart(rows: list[dict], title: str = "MRE by query size") -> go.Figure:
                 },
                 mode="lines+markers",
                 name=method_label(m),
-                line={"color": METHOD_COLORS.get(m)},
+                line={"color": method_colour(m)},
+                marker={"color": method_colour(m)},
             )
         )
     fig.update_layout(
         title=title,
         xaxis_title="query size (share of the domain's area)",
         xaxis_type="category",
-        yaxis_title="mean relative error (log scale)",
-        yaxis_type="log",
+        yaxis=log_axis(
+            [r["mre"] for r in rows] + [r["mre"] + (r["mre_std"] or 0) for r in rows],
+            "mean relative error (log scale)",
+        ),
         legend_title="method",
         margin={"t": 50, "b": 40},
     )

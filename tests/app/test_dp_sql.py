@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/dp_sql.py"
 
@@ -159,7 +159,7 @@ def test_upload_without_a_unit_column_asks_and_offers_row_ids(app_test):
     at = app_test(PAGE)
     at.session_state[MODE_KEY] = True
     at.session_state["dpsql_source"] = "Upload CSV/Parquet"
-    at.session_state["dpsql_files::kept"] = [("incidents.csv", INCIDENTS_CSV)]  # uploaded earlier
+    at.session_state["dpsql_upload::files"] = [("incidents.csv", INCIDENTS_CSV)]  # uploaded earlier
     at.run()
     assert not at.exception
     assert any("nothing is guessed" in i.value for i in at.info)
@@ -181,7 +181,7 @@ def test_upload_without_a_unit_column_asks_and_offers_row_ids(app_test):
 def test_a_chosen_unit_column_that_looks_wrong_is_questioned(app_test):
     at = app_test(PAGE)
     at.session_state["dpsql_source"] = "Upload CSV/Parquet"
-    at.session_state["dpsql_files::kept"] = [("incidents.csv", INCIDENTS_CSV)]
+    at.session_state["dpsql_upload::files"] = [("incidents.csv", INCIDENTS_CSV)]
     at.run()
     next(r for r in at.radio if r.label == "What is the privacy unit?").set_value(
         "A column says whose data each row is"

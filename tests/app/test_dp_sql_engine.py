@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import core.sparkutil as sparkutil
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/dp_sql.py"
 

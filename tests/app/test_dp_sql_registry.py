@@ -9,7 +9,7 @@ import pytest
 
 from core.dpsql.demos import DEMOS
 from core.registry import Policy, Registry, RunKind
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/dp_sql.py"
 DEMO = "sql-employee-orders"
@@ -117,8 +117,15 @@ def test_analyst_mode_registered_only_without_previews(app_test, registry, monke
     assert at.radio(key="dpsql_source").options == ["Registered dataset"]
     assert not any(e.label == "Table previews" for e in at.expander)
     assert [t.label for t in at.tabs] == ["Explain", "Run", "Ledger"]
+    _confirm(at)  # ε 1 of the 2.5 remaining: more than a quarter, the analyst confirms first
     at.button(key="dpsql_run").click().run()
     assert registry.spent("staff")[0] == pytest.approx(1.0)
+
+
+def _confirm(at):
+    assert at.button(key="dpsql_run").disabled
+    box = next(c for c in at.checkbox if (c.key or "").startswith("dpsql_run::confirm"))
+    box.check().run()
 
 
 WIDGETS = ("radio", "selectbox", "multiselect", "text_area", "button", "number_input",
@@ -135,6 +142,7 @@ def test_no_file_hash_in_widget_keys_or_recorded_params(app_test, registry, monk
     hashes = [t.sha256 for t in registry.dataset("staff").tables]
     assert hashes and all(len(h) == 64 for h in hashes)
     at = app_test(PAGE).run()
+    _confirm(at)
     at.button(key="dpsql_run").click().run()
     assert not at.exception and not _errors(at), _errors(at)
     keys = [w.key or "" for kind in WIDGETS for w in getattr(at, kind)]

@@ -13,3 +13,14 @@ def test_demo_mode_toggle_switches_label(app_test):
     at.toggle(key="dpx_demo_mode").set_value(True).run()
     assert not at.exception
     assert any("reproducible demo" in w.value for w in at.warning)
+
+
+def test_analyst_home_says_all_three_tools_work(app_test, monkeypatch):
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    at = app_test("app.py").run()
+    assert not at.exception
+    text = " ".join(x.value for x in [*at.markdown, *at.caption, *at.info])
+    assert "Not available in analyst mode" not in text
+    assert "All three tools work" in text
+    links = {link.proto.page for link in at.get("page_link")}
+    assert links == {"location_histograms", "pp_balancing", "dp_sql"}

@@ -10,7 +10,7 @@ PAGE = "pages/location_histograms.py"
 
 def _stepper(app_test, seed: int | None = None):
     at = app_test(PAGE, timeout=180)
-    if seed is not None:  # the sidebar's demo switch (pages/common.py) lives in app.py's sidebar
+    if seed is not None:  # the sidebar's demo switch (ui/noise.py) lives in app.py's sidebar
         at.session_state["dpx_demo_mode"] = True
         at.session_state["dpx_demo_seed"] = seed
     at.run()

@@ -54,7 +54,7 @@ def test_tuning_view_draws_curves_with_error_bars_and_reads_the_target(app_test)
 
 
 def test_tuning_view_is_refused_in_analyst_mode(monkeypatch):
-    """pages/lh_tuning.show_tuning fails closed when DPX_MODE=analyst, whatever page calls it."""
+    """ui/location/tuning.show_tuning fails closed when DPX_MODE=analyst, whatever page calls it."""
     import numpy as np
     from streamlit.testing.v1 import AppTest
 
@@ -63,7 +63,7 @@ def test_tuning_view_is_refused_in_analyst_mode(monkeypatch):
         import streamlit as st
 
         from core.privacy import Noise
-        from pages.lh_tuning import show_tuning
+        from ui.location.tuning import show_tuning
 
         show_tuning(np.ones((8, 8), dtype=np.int64), ["ug"], Noise.seeded(1), {})
         st.write("end")

@@ -85,9 +85,9 @@ def test_upload_run_and_bbox(app_test):
         {"Latitude": rng.normal(48.85, 0.02, 3000), "Longitude": rng.normal(2.35, 0.02, 3000)}
     )
     at = app_test(PAGE).run()
-    at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
+    at.radio(key="lh_source").set_value("Upload CSV/Parquet").run()
     assert any("Upload a file" in i.value for i in at.info)
-    at.file_uploader(key="lh_up").set_value(
+    at.file_uploader(key="lh_upload").set_value(
         ("paris.csv", df.to_csv(index=False).encode(), "text/csv")
     ).run()
     assert not at.exception
@@ -111,9 +111,9 @@ def test_upload_run_and_bbox(app_test):
 
 def test_bad_upload_shows_error_and_releases_nothing(app_test):
     at = app_test(PAGE).run()
-    at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
+    at.radio(key="lh_source").set_value("Upload CSV/Parquet").run()
     bad = pd.DataFrame({"lat": ["north"] * 20, "lon": [1.0] * 20}).to_csv(index=False).encode()
-    at.file_uploader(key="lh_up").set_value(("bad.csv", bad, "text/csv")).run()
+    at.file_uploader(key="lh_upload").set_value(("bad.csv", bad, "text/csv")).run()
     assert not at.exception
     assert any("non-numeric" in e.value for e in at.error)
     assert not at.get("component_instance")
@@ -184,8 +184,8 @@ def test_a_person_column_makes_the_release_protect_people(app_test):
         }
     )
     at = app_test(PAGE).run()
-    at.radio(key="lh_src").set_value("Upload CSV/Parquet").run()
-    at.file_uploader(key="lh_up").set_value(
+    at.radio(key="lh_source").set_value("Upload CSV/Parquet").run()
+    at.file_uploader(key="lh_upload").set_value(
         ("people.csv", df.to_csv(index=False).encode(), "text/csv")
     ).run()
     person = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_person_"))
@@ -204,7 +204,7 @@ def test_a_person_column_makes_the_release_protect_people(app_test):
     assert "left out by the per-person bound" in captions
     at.button(key="lh_run").click().run()
     assert not at.exception, at.exception
-    from pages.lh_release import BUILD_KEY
+    from ui.location.release import BUILD_KEY
 
     (charged,) = at.session_state[BUILD_KEY].charged
     assert charged.release.unit.k == 5

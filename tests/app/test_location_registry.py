@@ -13,8 +13,8 @@ import pytest
 
 from core.registry import Policy, Registry, RunKind, Status
 from core.reports import report_html
-from pages.common import MODE_KEY, SEED_KEY
 from tests.registry.helpers import write_points
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/location_histograms.py"
 BBOX = [-118.5, 33.7, -117.9, 34.3]
@@ -36,8 +36,8 @@ def _key(at, kind: str, prefix: str) -> str:
 
 def _registered(at, methods=("ug", "privtree"), eps=0.5):
     at.run()
-    if any(r.key == "lh_src" and "Registered dataset" in r.options for r in at.radio):
-        at.radio(key="lh_src").set_value("Registered dataset").run()
+    if any(r.key == "lh_source" and "Registered dataset" in r.options for r in at.radio):
+        at.radio(key="lh_source").set_value("Registered dataset").run()
     at.selectbox(key=_key(at, "selectbox", "lh_region_")).set_value("custom").run()
     for i, v in enumerate(BBOX):
         at.number_input(key=_key(at, "number_input", f"lh_bb{i}_")).set_value(v)
@@ -56,7 +56,10 @@ def _map_script(at) -> str:
 
 def test_build_charges_each_method_once_and_the_map_shows_those_releases(app_test, registry):
     at = _registered(app_test(PAGE))
-    assert any("0.5 per method, 1 in total" in c.value for c in at.caption)
+    assert any(
+        "charges ε 1 (2 releases, ε 0.5 each" in m.value and "dataset **visits**" in m.value
+        for m in at.markdown
+    )
     at.button(key="lh_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     releases = registry.releases("visits")
@@ -122,9 +125,12 @@ def test_seeded_build_refused_on_registered_data(app_test, registry):
 def test_analyst_mode_registered_only_no_raw_data_views(app_test, registry, monkeypatch):
     monkeypatch.setenv("DPX_MODE", "analyst")
     at = app_test(PAGE).run()
-    assert at.radio(key="lh_src").options == ["Registered dataset"]
+    assert at.radio(key="lh_source").options == ["Registered dataset"]
     at = _registered(at)
     assert not any("data owner only" in c.value for c in at.caption)  # no raw point counts
+    # ε 1 of the 2 remaining is more than a quarter: the button waits for a confirmation
+    assert at.button(key="lh_run").disabled
+    at.checkbox(key=_key(at, "checkbox", "lh_run::confirm")).check().run()
     at.button(key="lh_run").click().run()
     assert not at.exception and not at.error
     assert registry.spent("visits")[0] == pytest.approx(1.0)  # releases work and are charged

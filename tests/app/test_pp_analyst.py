@@ -40,12 +40,22 @@ def _texts(node) -> list[str]:
 def _ready(at):
     at.run()
     assert at.radio(key="pp_source").options == ["Registered dataset"]
-    at.selectbox(key="pp_sa_None").set_value("Disease")
-    at.text_input(key="pp_rho1_None").set_value("1/5")
-    at.text_input(key="pp_rho2_None").set_value("1/2").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease")
+    at.text_input(key="pp_rho1_registered:patients").set_value("1/5")
+    at.text_input(key="pp_rho2_registered:patients").set_value("1/2").run()
     at.radio(key="pp_missing").set_value("drop those records").run()  # always asked
     assert not at.exception, at.exception
     return at
+
+
+def publish(at):
+    """Press Publish; the plan's ε is more than a quarter of the remaining budget, so the
+    analyst first confirms (issue 16.5)."""
+    boxes = [c for c in at.checkbox if (c.key or "").startswith("pp_publish::confirm")]
+    if boxes:
+        assert at.button(key="pp_publish").disabled
+        boxes[0].check().run()
+    at.button(key="pp_publish").click().run()
 
 
 def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, registry):
@@ -53,10 +63,10 @@ def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, re
     assert not at.metric and not at.get("plotly_chart")  # no counts, SA chart or steps
     assert not any(b.key == "pp_next" for b in at.button)  # no Phase 1 step-through
     assert not at.dataframe  # no sub-table table computed from the raw counts
-    at.button(key="pp_publish").click().run()
+    publish(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
     (release,) = registry.releases("patients")
-    assert release.kind is RunKind.RELEASE and release.params["mode"] == "analyst"
+    assert release.kind is RunKind.RELEASE and release.params["role"] == "analyst"
     assert release.params["columns"] == ["Disease"]  # the SA only: no column declared
     assert release.epsilon == 1.0  # the partition plan's ε is charged
     assert release.params["data"] == "registered:patients"  # not the file's SHA-256
@@ -77,7 +87,7 @@ def test_owner_mode_still_shows_the_teaching_views(app_test, registry, monkeypat
     monkeypatch.delenv("DPX_MODE")
     at = app_test(PAGE).run()
     at.radio(key="pp_source").set_value("Registered dataset").run()
-    at.selectbox(key="pp_sa_None").set_value("Disease").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease").run()
     assert at.metric and at.get("plotly_chart") and at.dataframe
 
 
@@ -87,9 +97,9 @@ def test_analyst_cannot_add_a_column_and_a_stale_publication_is_not_shown(app_te
     column's raw values as if published and crashed on mixed types/NaN (TypeError '<')."""
     at = _ready(app_test(PAGE))
     assert not at.multiselect  # nothing to choose: the analyst cannot add a column
-    at.button(key="pp_publish").click().run()
+    publish(at)
     assert at.get("download_button")
-    at.selectbox(key="pp_sa_None").set_value("insurance").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("insurance").run()
     assert not at.exception, at.exception
     assert not at.get("download_button")  # the Disease publication is not shown under insurance
 
@@ -106,9 +116,9 @@ def test_analyst_publishes_the_owner_declared_columns_only(app_test, registry_di
     reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5), uid="patient_id",
                     publishable=("sex", "age"))  # fmt: skip
     at = _ready(app_test(PAGE))
-    at.button(key="pp_publish").click().run()
+    publish(at)
     assert not at.exception and not at.error, [e.value for e in at.error]
     (release,) = reg.releases("patients")
     assert release.params["columns"] == ["age", "sex", "Disease"]  # table order
-    published = release.artefact["columns"]
+    published = release.artefact["published_columns"]
     assert published == ["age", "sex", "Disease", "subtable"] and "patient_id" not in published

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -25,11 +26,11 @@ def chart(at, key: str) -> dict:
 
 
 def shown_group(at) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Group g"))
+    return next(m.value for m in at.markdown if re.match(r"\*\*g\d+\*\* = ", m.value))
 
 
 def expected_group(j: int, group: dict[str, int]) -> str:
-    return f"**Group g{j}** = {{{', '.join(f'{v}: {c}' for v, c in group.items())}}}"
+    return f"**g{j}** = {{{', '.join(f'{v}: {c}' for v, c in group.items())}}}"
 
 
 def e6_trace():
@@ -84,7 +85,7 @@ def test_publish_in_demo_mode(app_test):
     assert names[0] == "original (evaluation only)" and "reconstructed" in names[2]
     assert spec["data"][0]["y"] == list(FIGURE9_COUNTS.values())
     assert any("evaluation only — uses the raw data" in c.value for c in at.caption)
-    assert any("reproducible demo mode" in c.value for c in at.caption)
+    assert any("reproducible demo mode" in w.value for w in at.warning)
     published = at.dataframe[-1].value
     # the SA alone by default (issue 16): no other column, rows = the noisy plan's slots
     assert list(published.columns) == ["SA", "subtable"]
@@ -95,8 +96,8 @@ def test_publish_in_demo_mode(app_test):
 
 def test_refused_partition_blocks_publish(app_test):
     at = app_test(PAGE).run()
-    at.text_input(key="pp_rho1_pp-figure9").set_value("3/10")
-    at.text_input(key="pp_rho2_pp-figure9").set_value("8/25").run()
+    at.text_input(key="pp_rho1_demo:pp-figure9").set_value("3/10")
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("8/25").run()
     assert not at.exception
     assert any("refused" in e.value for e in at.error)
     assert not [b for b in at.button if b.key == "pp_publish"]
@@ -106,8 +107,8 @@ def test_refused_partition_blocks_publish(app_test):
 
 def test_bad_rho_shows_a_clear_error(app_test):
     at = app_test(PAGE).run()
-    at.text_input(key="pp_rho1_pp-figure9").set_value("2/3")
-    at.text_input(key="pp_rho2_pp-figure9").set_value("1/3").run()
+    at.text_input(key="pp_rho1_demo:pp-figure9").set_value("2/3")
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("1/3").run()
     assert not at.exception
     assert any("must be smaller" in e.value for e in at.error)
 
@@ -126,8 +127,8 @@ def test_nothing_to_protect_needs_confirmation(app_test):
     if not any("pp-palmer-penguins" in o for o in demos):
         pytest.skip("palmerpenguins is not installed")
     at.selectbox(key="pp_demo").set_value("pp-palmer-penguins").run()
-    at.text_input(key="pp_rho1_pp-palmer-penguins").set_value("0.15")
-    at.text_input(key="pp_rho2_pp-palmer-penguins").set_value("0.5").run()
+    at.text_input(key="pp_rho1_demo:pp-palmer-penguins").set_value("0.15")
+    at.text_input(key="pp_rho2_demo:pp-palmer-penguins").set_value("0.5").run()
     assert not at.exception
     # one clear message, not "Phase 1 balances T' (0 records) ..." followed by "PP does not run"
     messages = [m.value for m in [*at.info, *at.warning, *at.error]]
@@ -143,6 +144,7 @@ def test_play_advances_to_the_last_step_and_stops(app_test):
     at.toggle(key="pp_play").set_value(True).run()
     assert not at.exception
     assert shown_group(at).startswith(expected_group(5, trace[4].group))
+    assert at.toggle(key="pp_play").value is False  # Play turns itself off at the last step
 
 
 # -- work survives navigation; stale publications are labelled or cleared ---------------------
@@ -158,8 +160,8 @@ def shell(app_test):
 def test_inputs_and_publication_survive_navigating_home_and_back(shell):
     at = shell
     at.selectbox(key="pp_demo").set_value("pp-synthetic-patients").run()
-    sa = at.selectbox(key="pp_sa_pp-synthetic-patients").value
-    at.text_input(key="pp_rho1_pp-synthetic-patients").set_value("1/5").run()
+    sa = at.selectbox(key="pp_sa_demo:pp-synthetic-patients").value
+    at.text_input(key="pp_rho1_demo:pp-synthetic-patients").set_value("1/5").run()
     at.button(key="pp_publish").click().run()
     assert not at.exception
     published = at.dataframe[-1].value
@@ -168,8 +170,8 @@ def test_inputs_and_publication_survive_navigating_home_and_back(shell):
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.selectbox(key="pp_demo").value == "pp-synthetic-patients"
-    assert at.selectbox(key="pp_sa_pp-synthetic-patients").value == sa
-    assert at.text_input(key="pp_rho1_pp-synthetic-patients").value == "1/5"
+    assert at.selectbox(key="pp_sa_demo:pp-synthetic-patients").value == sa
+    assert at.text_input(key="pp_rho1_demo:pp-synthetic-patients").value == "1/5"
     assert at.dataframe[-1].value.equals(published)
     assert not any("Earlier publication" in w.value for w in at.warning)
 
@@ -177,12 +179,12 @@ def test_inputs_and_publication_survive_navigating_home_and_back(shell):
 def test_publication_with_other_settings_is_labelled_and_a_new_plan_clears_it(shell):
     at = shell
     at.button(key="pp_publish").click().run()
-    at.multiselect(key="pp_columns_pp-figure9").set_value(["record"]).run()  # publish it too
+    at.multiselect(key="pp_keep_demo:pp-figure9").set_value(["record"]).run()  # publish it
     assert any("Earlier publication" in w.value for w in at.warning)
     at.button(key="pp_publish").click().run()
     assert not any("Earlier publication" in w.value for w in at.warning)
     assert "record" in at.dataframe[-1].value.columns
-    at.text_input(key="pp_rho2_pp-figure9").set_value("3/4").run()  # another plan
+    at.text_input(key="pp_rho2_demo:pp-figure9").set_value("3/4").run()  # another plan
     assert not any("pp_publish_chart" in (c.proto.id or "") for c in at.get("plotly_chart"))
 
 
@@ -208,9 +210,9 @@ def test_a_continuous_sensitive_attribute_is_refused_before_anything(app_test):
         }
     )
     at = app_test(PAGE)
-    at.session_state["pp_upload::file"] = ("points.csv", points.to_csv(index=False).encode())
+    at.session_state["pp_upload::files"] = [("points.csv", points.to_csv(index=False).encode())]
     at.run()
-    at.radio(key="pp_source").set_value("Upload a table").run()
+    at.radio(key="pp_source").set_value("Upload CSV/Parquet").run()
     assert not at.exception
     (error,) = at.error
     assert "'longitude' looks continuous" in error.value and "\n" not in error.value

@@ -9,7 +9,7 @@ import pytest
 
 from core.balancing.demos import DEMOS, PATIENTS_NAME
 from core.registry import Policy, Registry, RunKind, Status
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/pp_balancing.py"
 
@@ -28,9 +28,9 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
 def _registered(at):
     at.run()
     at.radio(key="pp_source").set_value("Registered dataset").run()
-    at.selectbox(key="pp_sa_None").set_value("Disease")
-    at.text_input(key="pp_rho1_None").set_value("1/5")
-    at.text_input(key="pp_rho2_None").set_value("1/2").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease")
+    at.text_input(key="pp_rho1_registered:patients").set_value("1/5")
+    at.text_input(key="pp_rho2_registered:patients").set_value("1/2").run()
     assert not at.exception, at.exception
     return at
 
@@ -49,14 +49,21 @@ def test_registered_publication_is_a_recorded_release(app_test, registry):
     assert row.kind.value == "discrete Laplace" and (row.sensitivity, row.scale) == (2, 2.0)
     assert "threshold" in threshold.kind.value and 0 < threshold.delta <= 1e-6
     assert (release.epsilon, release.delta) == (1.0, threshold.cost.delta)
-    meta = release.artefact["published_metadata"]
-    assert [m.to_json() for m in release.mechanisms] == meta["privacy"]["mechanisms"]
-    assert len(pp) == len(meta["subtables"]) and {m.kind.value for m in pp} == {"PP randomization"}
-    assert release.privacy["rho1"] == "1/5" and release.privacy["rho2"] == "1/2"
-    assert release.privacy["plan_epsilon"] == 1.0
+    record = release.artefact  # the typed PP record (core/balancing/record.py)
+    assert record["tool"] == "pp" and record["published_columns"] == ["Disease", "subtable"]
+    assert len(pp) == len(record["subtables"]) and {m.kind.value for m in pp} == {
+        "PP randomization"
+    }
+    for m, sub in zip(pp, record["subtables"], strict=True):
+        assert (
+            str(m.retention) == sub["retention"]
+            and str(m.posterior_bound) == sub["posterior_bound"]
+        )
+    assert release.claim.rho1 == "1/5" and release.claim.rho2 == "1/2"
+    assert "epsilon 1" in record["plan"]
     assert release.params["sa"] == "Disease" and release.params["noise"] == "secure"
     assert release.params["columns"] == ["Disease"]  # the SA alone by default
-    assert any(f"release #{release.id} of dataset 'patients'" in i.value for i in at.info)
+    assert any(f"release #{release.id} of dataset **patients**" in i.value for i in at.info)
     assert registry.spent("patients") == (1.0, threshold.cost.delta)
 
 

@@ -103,42 +103,43 @@ def test_empty_registry_says_how_to_register(app_test, registry_dir):
     assert any("dpx dataset add" in i.value for i in at.info)
 
 
-def test_mode_from_environment_fails_closed(monkeypatch):
-    from pages.mode import AppMode, app_mode
+def test_app_role_is_the_cli_variable_and_fails_closed(monkeypatch):
+    from core.governance import Role
+    from ui.shell import role
 
-    for value, mode in (
-        ("", AppMode.OWNER),
-        ("owner", AppMode.OWNER),
-        ("ANALYST", AppMode.ANALYST),
-    ):
+    for value, expected in (("", Role.OWNER), ("owner", Role.OWNER), ("ANALYST", Role.ANALYST)):
         monkeypatch.setenv("DPX_MODE", value)
-        assert app_mode() is mode
+        assert role() is expected
     monkeypatch.setenv("DPX_MODE", "typo")
-    assert app_mode() is AppMode.ANALYST
+    assert role() is Role.ANALYST
 
 
-def _picker_script():
+def _chooser_script():
     import streamlit as st
 
-    from pages.mode import registered_dataset_picker
+    from ui.data import DemoKind, choose_data
+    from ui.outcomes import user_errors
 
-    picked = registered_dataset_picker()
-    st.write("picked:", "none" if picked is None else picked[1].name)
+    with user_errors():
+        choice = choose_data("t", DemoKind.SQL)
+    st.write("picked:", choice.dataset_name)
 
 
-def test_registered_dataset_picker_shows_budget(filled):
+def test_registered_dataset_chooser_shows_budget(filled):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_function(_picker_script).run()
+    at = AppTest.from_function(_chooser_script).run()
+    at.radio(key="t_source").set_value("Registered dataset").run()
     assert not at.exception
-    assert at.selectbox(key="dpx_registered").options == ["sales", "visits"]
+    assert at.selectbox(key="t_dataset").options == ["sales", "visits"]
     assert any("ε spent 1.5 of 4" in c.value for c in at.caption)
-    at.selectbox(key="dpx_registered").set_value("visits").run()
+    at.selectbox(key="t_dataset").set_value("visits").run()
     assert any("ε spent 2 of 2" in c.value for c in at.caption)
 
 
-def test_registered_dataset_picker_without_datasets(registry_dir):
+def test_registered_dataset_chooser_without_datasets(registry_dir):
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_function(_picker_script).run()
+    at = AppTest.from_function(_chooser_script).run()
+    at.radio(key="t_source").set_value("Registered dataset").run()
     assert not at.exception and any("dpx dataset add" in i.value for i in at.info)

@@ -47,6 +47,45 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class AppServer:
+    """`streamlit run app.py` on a chosen port, which a test may kill (-9) and start again on
+    the same port (a server restart in the middle of a build)."""
+
+    def __init__(self, port: int | None = None, env: dict | None = None):
+        self.port = port or _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = env
+        self.proc: subprocess.Popen | None = None
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - open for the server's life
+
+    def start(self) -> AppServer:
+        self.proc = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", "app.py",
+                "--server.port", str(self.port), "--server.address", "127.0.0.1",
+                "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                "--server.fileWatcherType", "none",
+            ],
+            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=self.env,
+        )  # fmt: skip
+        _wait_healthy(self.url, self.proc, self._log)
+        return self
+
+    def kill9(self) -> None:
+        """SIGKILL: no cleanup, as a crash or an out-of-memory kill."""
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self._log.close()
+
+
 @contextlib.contextmanager
 def serve_app(*extra_args: str):
     """Run `streamlit run app.py` on a free 127.0.0.1 port; yields the base URL.

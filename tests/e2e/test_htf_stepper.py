@@ -28,11 +28,8 @@ def _open(page, url: str) -> None:
 
 
 def _default_methods(page):
-    return (
-        page.get_by_test_id("stMultiSelect")
-        .filter(has_text="Recommended (private choice)")
-        .filter(has_text="PrivTree")
-    )
+    """The methods box with its default (Recommended alone) — the page finished its first run."""
+    return page.get_by_test_id("stMultiSelect").filter(has_text="Recommended (private choice)")
 
 
 def _wait_idle(page) -> None:

@@ -44,6 +44,15 @@ def _map_frame(page):
     return page.frame_locator("iframe[title*='streamlit_folium']").first
 
 
+def _add_method(page, label: str) -> None:
+    """Add `label` to the Methods box (the default is Recommended alone)."""
+    box = page.get_by_test_id("stMultiSelect").filter(has_text="Recommended (private choice)")
+    box.locator("input").click()
+    page.get_by_role("option", name=label, exact=True).click()
+    page.keyboard.press("Escape")
+    _wait_idle(page)
+
+
 def _build(page) -> None:
     page.get_by_role("button", name=BUILD, exact=True).click()
     _wait_results(page)
@@ -93,6 +102,7 @@ def _toggle_demo_mode(page) -> None:
 
 def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, no_exception):
     _open(page, app_url)
+    _add_method(page, "UG")
     _build(page)
     no_exception(page)
     page.get_by_text("Recorded as unregistered runs").first.wait_for()  # a demo table, like the CLI
@@ -137,9 +147,11 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
     assert page.get_by_text("previous build").count() == 0
     assert page.get_by_role("combobox", name="Release to download").inner_text() or True
 
-    # reload (a new session) and rebuild with the same parameters
+    # reload (F5): the session's build and evaluation are kept (server-side); build again
     page.reload()
-    page.get_by_role("button", name=BUILD, exact=True).wait_for()
+    _wait_results(page)
+    _wait_evaluation(page)
+    assert page.get_by_text("previous build").count() == 0
     _build(page)
     no_exception(page)
     assert external_requests == [], f"requests left localhost: {external_requests}"
@@ -150,6 +162,7 @@ def test_second_browser_with_the_same_parameters(browser, app_url, no_exception)
     with two_sessions(browser) as pages:
         for pg in pages:
             _open(pg, app_url)
+            _add_method(pg, "UG")
         for pg in pages:
             _build(pg)
         for pg in pages:
@@ -180,6 +193,8 @@ def test_large_layer_over_offline_boundaries(page, app_url, external_requests, s
     # seeded demo mode (the app's sidebar switch): the releases, and so the leaf counts, are fixed
     _toggle_demo_mode(page)
     page.get_by_text("Seeded noise").first.wait_for()
+    for label in ("HTF", "UG", "QuadTree"):
+        _add_method(page, label)
     # epsilon 0.5 -> 1.0: UG then has ~100 x 100 = 10,000 cells (a 10k-leaf layer)
     slider = page.get_by_role("slider").first
     for _ in range(20):
@@ -228,6 +243,8 @@ def test_switching_to_an_upload_keeps_grid_and_methods(page, app_url, no_excepti
     ).to_csv(index=False)
     _open(page, app_url)
     page.get_by_role("button", name=BUILD, exact=True).wait_for()
+    _add_method(page, "UG")
+    page.get_by_role("button", name=BUILD, exact=True).wait_for()
     page.get_by_text("Upload CSV/Parquet").click()
     _wait_idle(page)
     page.locator("input[type='file']").set_input_files(
@@ -236,7 +253,7 @@ def test_switching_to_an_upload_keeps_grid_and_methods(page, app_url, no_excepti
     page.get_by_role("combobox", name="Bounding box").wait_for()
     _wait_idle(page)
     _pick(page, "Bounding box", "Paris (inner suburbs)")
-    page.get_by_text("7 release(s)").first.wait_for()  # the default methods are all still there
+    page.get_by_text("2 releases, ε 0.5 each").first.wait_for()  # the chosen methods are kept
     grid = page.get_by_test_id("stMain").get_by_role("slider").first
     assert grid.get_attribute("aria-valuetext") == "1024"
     assert page.get_by_role("button", name=BUILD, exact=True).count() == 1

@@ -39,7 +39,7 @@ def test_report_opens_offline_with_its_figures(browser, capsys, registry_dir, tm
     context.on("request", lambda r: requests.append(r.url))
     page = context.new_page()
     page.goto(report.as_uri())
-    leaves = page.locator("svg.leaves-map rect")
+    leaves = page.locator("svg.leaves-map rect.leaf")  # the background and legend are rects too
     assert leaves.count() == htf["n_leaves"]
     assert page.locator("svg.leaves-map").first.is_visible()
     box = page.locator("svg.leaves-map").first.bounding_box()
@@ -67,7 +67,7 @@ def test_releases_page_shows_the_registry_and_downloads_a_report(
     page.goto(f"{app_url}/releases")
     page.get_by_role("heading", name="Releases").first.wait_for()
     page.get_by_text("ε spent 1 of 4 (remaining 3)").first.wait_for()
-    row = page.get_by_text(f"#{release_id} · htf · {name}").first
+    row = page.get_by_text(f"#{release_id} · location · htf · {name}").first
     row.wait_for()
     with page.expect_download() as info:
         page.locator(f".st-key-report_{release_id} button").click()
@@ -89,7 +89,7 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
     page.get_by_role("heading", name="DP SQL").first.wait_for()
     assert page.locator(".st-key-dpsql_source").get_by_text("Upload").count() == 0
     _pick_option(page, "Registered dataset", name)
-    page.get_by_text(f"Budget of {name}").first.wait_for()
+    page.get_by_text(f"Budget of dataset {name}").first.wait_for()
     area = page.locator(".st-key-dpsql_query textarea")
     area.fill(QUERY.format(eps=1))
     area.press("Control+Enter")
@@ -109,7 +109,8 @@ def _release_on_dp_sql_page(page, url: str, name: str) -> int:
 SENTINEL = "ZQX-SENTINEL-4417"
 SENTINEL_LAT = "34.0123456789"
 BUDGET = 10.0
-LOCATION_METHODS = 7  # the location page's default methods, at its default epsilon 0.5 each
+LOCATION_METHODS = 1  # the location page's default: Recommended alone, at its default ε 0.5
+PP_COLUMNS = "lon"  # the owner declares this column publishable beside PP's SA; nothing else
 
 
 def _no_sentinel(page, where: str) -> None:
@@ -173,9 +174,9 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     before = registry.spent(name)[0]
     page.goto(f"{url}/location_histograms")
     page.get_by_role("heading", name="Location histograms").first.wait_for()
-    assert page.locator(".st-key-lh_src").get_by_text("Upload").count() == 0
+    assert page.locator(".st-key-lh_source").get_by_text("Upload").count() == 0
     _pick_option(page, "Registered dataset", name)
-    page.get_by_text(f"Budget of {name}").first.wait_for()
+    page.get_by_text(f"Budget of dataset {name}").first.wait_for()
     grid = page.get_by_test_id("stMain").get_by_role("slider").first  # the page's only slider
     for _ in range(10):  # 64 x 64: quick (retried: a rerun can swallow a key press)
         if grid.get_attribute("aria-valuetext") == "64":
@@ -204,9 +205,12 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     return [r.id for r in built]
 
 
-def _publish_on_pp_page(page, url: str, name: str) -> int:
+def _publish_on_pp_page(page, url: str, name: str, tmp_path: Path) -> int:
     """Analyst mode: publish column `grade` of `name` with PP; recorded as a release (the
-    partition plan's ε)."""
+    partition plan's ε).
+    The analyst cannot add a column: the published CSV holds the SA, the sub-table id and the
+    declared column `lon` only — neither planted value (in `category` and `lat`, not declared)
+    is in it, nor in the page."""
     from core.registry import Registry
 
     registry = Registry()
@@ -216,13 +220,26 @@ def _publish_on_pp_page(page, url: str, name: str) -> int:
     _pick_option(page, "Sensitive attribute (SA) column", "grade")
     page.locator(".st-key-pp_missing").get_by_text("drop those records").click()
     _wait_idle(page)
+    assert page.get_by_text("Columns to publish").count() == 0  # no widget to add a column
+    page.get_by_text("declared publishable: lon").first.wait_for()
     page.get_by_role("button", name="Publish (perturb)").click()
-    page.get_by_role("button", name="Published CSV", exact=True).wait_for(timeout=120_000)
+    csv_button = page.get_by_role("button", name="Published CSV", exact=True)
+    csv_button.wait_for(timeout=120_000)
     _wait_idle(page)
     assert page.get_by_role("button", name="Run report (INTERNAL)").count() == 0
     _no_sentinel(page, "PP page")
+    for button in ("Published CSV", "Sub-table metadata"):
+        with page.expect_download() as info:
+            page.get_by_role("button", name=button, exact=True).click()
+        saved = tmp_path / f"pp-{button[:3]}.download"
+        info.value.save_as(saved)
+        text = saved.read_text(encoding="utf-8")
+        assert SENTINEL not in text and SENTINEL_LAT not in text, f"{button}: raw value"
+        if button == "Published CSV":  # the SA, the sub-table id and the declared column only
+            assert set(text.splitlines()[0].split(",")) == {"lon", "grade", "subtable"}
     (pub,) = [r for r in registry.releases(name) if r.tool == "pp"]
-    assert pub.epsilon == 1.0 and pub.params["mode"] == "analyst"  # the plan's ε (issue 16)
+    assert pub.epsilon == 1.0 and pub.params["role"] == "analyst"  # the plan's ε (issue 16)
+    assert pub.params["columns"] == ["lon", "grade"]  # the declared column and the SA
     return pub.id
 
 
@@ -239,11 +256,13 @@ def _points_with_sentinel(path: Path) -> Path:
 
 @pytest.fixture
 def analyst_app_url(monkeypatch):
-    """A server started with DPX_MODE=analyst (the environment is inherited)."""
+    """A server started with DPX_MODE=analyst (the environment is inherited); this test process
+    stays the owner (it registers the dataset with `dpx dataset add`)."""
     from tests.e2e.conftest import serve_app
 
     monkeypatch.setenv("DPX_MODE", "analyst")
     with serve_app() as url:
+        monkeypatch.delenv("DPX_MODE")
         yield url
 
 
@@ -253,7 +272,8 @@ def test_analyst_mode_never_shows_a_raw_value(
     points = _points_with_sentinel(tmp_path / "pts.csv")
     name = f"sentinel-{tmp_path.name[-10:]}"
     _run(capsys, ["dataset", "add", name, "--table", f"t={points}", "--uid", "uid",
-                  "--epsilon", f"{BUDGET:g}", "--delta", "1e-5"])  # fmt: skip
+                  "--epsilon", f"{BUDGET:g}", "--delta", "1e-5",
+                  "--pp-columns", PP_COLUMNS])  # fmt: skip
     ids = [
         _run(
             capsys,
@@ -275,7 +295,7 @@ def test_analyst_mode_never_shows_a_raw_value(
         assert nav.get_by_text(title, exact=True).count() == 1  # each page's analyst view
     ids.append(_release_on_dp_sql_page(page, analyst_app_url, name))
     ids += _release_on_location_page(page, analyst_app_url, name)[:2]
-    ids.append(_publish_on_pp_page(page, analyst_app_url, name))
+    ids.append(_publish_on_pp_page(page, analyst_app_url, name, tmp_path))
     # the releases themselves are listed and their reports carry no raw value either
     page.goto(f"{analyst_app_url}/releases")
     page.get_by_role("heading", name="Reports").wait_for(timeout=120_000)

@@ -37,7 +37,7 @@ def _open_releases(page, url: str) -> None:
 
 
 def _listed(page, release_id: int, name: str) -> None:
-    page.get_by_text(f"#{release_id} · htf · {name}").first.wait_for()
+    page.get_by_text(f"#{release_id} · location · htf · {name}").first.wait_for()
 
 
 def test_releases_page_used_like_a_review_meeting(
@@ -55,24 +55,26 @@ def test_releases_page_used_like_a_review_meeting(
     _listed(page, release_id, name)
     page.get_by_text("ε spent 1 of 5 (remaining 4)").first.wait_for()
 
-    # change a widget: drop the tool "htf" from the filter, the row goes; the page survives
+    # change a widget: drop the tool "location" from the filter, the row goes; the page survives
     tools = page.locator(".st-key-rel_tools")
     chips = lambda: tools.inner_text().strip().splitlines()[1:]  # noqa: E731 - after the label
     for _ in range(20):  # the chips can render a moment after the page went idle
-        if "htf" in chips():
+        if "location" in chips():
             break
         page.wait_for_timeout(500)
-    assert "htf" in chips()
-    for _ in range(12):  # Backspace removes the last chip (tools are sorted): until htf is gone
+    assert "location" in chips()
+    for _ in range(
+        12
+    ):  # Backspace removes the last chip (tools are sorted): until location is gone
         tools.locator("input").click()
         page.keyboard.press("Backspace")
         _idle(page)
-        if "htf" not in chips():
+        if "location" not in chips():
             break
     _idle(page)
     no_exception(page)
     # the chips change in the browser at once; the list follows when the page's rerun is done
-    row = page.get_by_text(f"#{release_id} · htf · {name}")
+    row = page.get_by_text(f"#{release_id} · location · htf · {name}")
     row.first.wait_for(state="detached", timeout=30_000)
     assert row.count() == 0
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from pages.common import MODE_KEY, SEED_KEY
+from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "dp_sql.py")
 

@@ -26,7 +26,6 @@ from core.spatial.evaluate import compare
 from core.spatial.htf import build_htf
 from core.spatial.methods import METHODS, VARIANTS, get_method
 from core.spatial.release import charge_rows
-from core.spatial.releases import LedgerCharge, build_releases
 from core.spatial.unit import PersonUnit
 
 ALL = sorted({*METHODS, *VARIANTS})
@@ -151,7 +150,13 @@ def test_a_person_unit_scales_every_sensitivity_by_k(name, monkeypatch):
 def test_the_charged_build_path_records_what_drew(monkeypatch):
     draws = Draws()
     draws.install(monkeypatch)
-    built = build_releases(grid(), ALL, 0.3, lambda m: Noise.seeded(3), LedgerCharge())
+    from core.governance import Role
+    from core.governance.location import release_methods
+    from core.spatial.grid import Grid
+
+    F = grid()
+    box = Grid(F.shape[0], F.shape[1], (0.0, 0.0, 1.0, 1.0))
+    built = release_methods(None, Role.OWNER, None, F, box, ALL, 0.3, lambda m: Noise.seeded(3), {})
     drew = draws.check_scales()
     recorded = [m for b in built for m in b.release.mechanisms]
     assert len(recorded) == len(drew) and all(m is d for m, d in zip(recorded, drew, strict=True))

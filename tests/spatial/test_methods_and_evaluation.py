@@ -29,8 +29,8 @@ def _F(seed=0, ny=40, nx=56):
     return F
 
 
-def test_registry_lists_the_nine_methods_and_optional_privelet():
-    assert set(METHODS) == NINE | {"privelet"}
+def test_registry_lists_the_nine_methods_optional_privelet_and_the_peers():
+    assert set(METHODS) == NINE | {"privelet", "dawa", "hb"}
 
 
 @pytest.mark.parametrize("name", sorted(set(METHODS) | set(VARIANTS)))

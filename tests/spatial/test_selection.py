@@ -111,7 +111,7 @@ def test_auto_on_a_tiny_grid_and_in_secure_mode():
 
 def test_dispersion_tells_one_cluster_from_several():
     """Same N, same noise: one Gaussian cluster is compact, five clusters are dispersed; the
-    rules send the first to PrivTree and the second to AG (signal well above the noise)."""
+    rules send the first to DAWA and the second to AG (signal well above the noise)."""
     from core.spatial.synthetic import to_matrix
 
     one = gaussian_matrix(100_000, 60, seed=3, grid=512)
@@ -123,7 +123,7 @@ def test_dispersion_tells_one_cluster_from_several():
     f1, _, _ = measure_features(one, 0.06, 0.94, Accountant(Noise.seeded(1)))
     f5, _, _ = measure_features(several, 0.06, 0.94, Accountant(Noise.seeded(1)))
     assert f1.dispersion < 0.2 and f5.dispersion > 0.3
-    assert choose(f1).method == "privtree" and choose(f5).method == "ag"
+    assert choose(f1).method == "dawa" and choose(f5).method == "ag"
 
 
 def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
@@ -137,3 +137,44 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
     b = np.zeros((8, 8))
     b[0, 0] = b[7, 7] = 100.0
     assert dispersion(b, 0.0) == pytest.approx(7 * np.sqrt(2) / 2 / 8)
+
+
+def test_rules_cover_the_issue_20_candidates_in_order():
+    """Very low signal on spread data -> UG; low signal -> DAWA; one compact cluster -> PrivTree
+    at very high signal, else DAWA; several centres at very high signal -> DAWA; else AG."""
+    cases = [
+        (dict(signal=500, top=0.30), "ug"),
+        (dict(signal=500, top=0.60), "dawa"),
+        (dict(signal=1100, top=0.30), "dawa"),
+        (dict(signal=400_000, top=0.80, disp=0.10), "privtree"),
+        (dict(signal=50_000, top=0.80, disp=0.10), "dawa"),
+        (dict(signal=400_000, top=0.80, disp=0.30), "dawa"),
+        (dict(signal=50_000, top=0.80, disp=0.25), "ag"),
+        (dict(signal=5000, top=0.30, disp=0.10), "ag"),
+    ]
+    for kw, method in cases:
+        assert choose(_features(**kw)).method == method, kw
+
+
+def test_release_states_its_reasons_in_sentences():
+    F = np.zeros((64, 64), dtype=np.int64)
+    F[20:30, 20:30] = 50
+    rel = build_auto(F, 1.0, Accountant(Noise.seeded(2), Cost(1.0)))
+    sel = rel.info["selection"]
+    text = " ".join(rel.info["selection_reasons"])
+    assert rel.info["selection_reasons"] == list(sel.reasons) == sel.to_dict()["reasons"]
+    assert sel.rule in text and "epsilon" in text and text.count(".") >= 4
+    assert f"{sel.epsilon:.3g}" in text and f"{sel.epsilon_build:.3g}" in text
+
+
+def test_the_release_record_carries_the_reasons():
+    from core.spatial.grid import Grid
+    from core.spatial.record import location_artefact
+
+    F = np.zeros((32, 32), dtype=np.int64)
+    F[5:9, 5:9] = 30
+    rel = build_auto(F, 1.0, Accountant(Noise.seeded(4), Cost(1.0)))
+    art = location_artefact(rel, Grid(32, 32, (0.0, 0.0, 1.0, 1.0)))
+    assert art.choice is not None and list(art.choice.reasons) == list(
+        rel.info["selection"].reasons
+    )

@@ -48,8 +48,9 @@ def test_figure_leaves_a_missing_value_without_bar_or_error():
     assert list(fig.data[0].error_y.array) == [0.5, None]
 
 
-def test_table_spells_missing_as_null_and_adds_interval_columns():
-    table = result_table(RESULT)
+def test_table_spells_missing_one_way_and_adds_interval_columns():
+    assert MISSING == "(missing)"  # the one spelling of pages, files and reports (issue 18.5)
+    table = result_table(RESULT["rows"], RESULT["columns"], RESULT["ci95"])
     assert list(table.columns) == ["dept", "year", "c", "label", "c ±95%"]
     assert table["year"].tolist() == ["2021", "2022", MISSING]
     assert table["label"].tolist() == ["x", MISSING, "y"]

@@ -9,6 +9,8 @@ keyword arguments and spec defaults. `BASELINES` maps the method name (as stored
 from collections.abc import Callable
 
 from core.spatial.baselines.ag import build_ag
+from core.spatial.baselines.dawa import build_dawa
+from core.spatial.baselines.hb import build_hb
 from core.spatial.baselines.identity import build_identity
 from core.spatial.baselines.kdtree import build_kdtree, build_kdtree_geo, build_kdtree_uniform
 from core.spatial.baselines.privelet import build_privelet
@@ -27,6 +29,9 @@ BASELINES: dict[str, Callable] = {
     "quadtree": build_quadtree,
     "privtree": build_privtree,
     "privelet": build_privelet,
+    # the strongest published peers, in-house (issue 20): labelled baselines
+    "dawa": build_dawa,
+    "hb": build_hb,
 }
 
 LABELS: dict[str, str] = {
@@ -38,6 +43,8 @@ LABELS: dict[str, str] = {
     "kdtree-uniform": "KdTree (uniform)",
     "quadtree": "QuadTree",
     "privtree": "PrivTree",
+    "dawa": "DAWA (baseline, Hilbert order)",
+    "hb": "HB (baseline)",
     "privelet": "Privelet (unweighted)",
 }
 
@@ -45,6 +52,8 @@ __all__ = [
     "BASELINES",
     "LABELS",
     "build_ag",
+    "build_dawa",
+    "build_hb",
     "build_identity",
     "build_kdtree",
     "build_kdtree_geo",

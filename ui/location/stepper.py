@@ -18,9 +18,12 @@ from core.spatial.htf_explain import explain_level
 from core.spatial.htf_trace import HTFTrace
 from core.spatial.unit import POINT, Unit
 from core.viz.htf_steps import level_figure, level_summary
+from ui import state
+from ui.state import persist
 
 TRACE_KEY = "lh_htf_trace"
 LEVEL_KEY = "lh_step_level"
+PLAY_KEY = "lh_step_play"
 PENDING_KEY = "lh_step_pending"  # the next depth while playing (applied before the slider)
 PLAY_SECONDS = 1.2
 
@@ -46,7 +49,7 @@ def show_htf_stepper(
     )
     params = {k: v for k, v in htf_params.items() if v is not None}
     stamp = json.dumps([key, epsilon, params, noise.describe()], sort_keys=True, default=str)
-    kept = st.session_state.get(TRACE_KEY)
+    kept = state.get(TRACE_KEY)
     if kept is None or kept[0] != stamp:
         if not st.button("Build HTF step by step", key="lh_step_build"):
             return
@@ -55,11 +58,13 @@ def show_htf_stepper(
         build_htf(
             F, epsilon, Accountant(step_noise, Cost(epsilon)), trace=trace, unit=unit, **params
         )
-        st.session_state[TRACE_KEY] = kept = (stamp, trace)
+        kept = (stamp, trace)
+        state.put(TRACE_KEY, kept, "the HTF step-by-step trace")
     trace = kept[1]
     n = len(trace.levels)
-    if PENDING_KEY in st.session_state:
-        st.session_state[LEVEL_KEY] = st.session_state.pop(PENDING_KEY)
+    persist(LEVEL_KEY)  # the depth survives navigating away and back, and a reload
+    if PENDING_KEY in st.session_state:  # a Play step: the next depth, and Play off at the last
+        st.session_state[LEVEL_KEY], st.session_state[PLAY_KEY] = st.session_state.pop(PENDING_KEY)
     st.session_state[LEVEL_KEY] = min(max(int(st.session_state.get(LEVEL_KEY, 0)), 0), n - 1)
     playing = False
     if n > 1:
@@ -67,7 +72,9 @@ def show_htf_stepper(
             f"Tree depth (0 = the root; depth d is height {trace.height} − d)",
             0, n - 1, key=LEVEL_KEY,
         )  # fmt: skip
-        playing = st.toggle(f"▶ Play (one depth every {PLAY_SECONDS:g} s)", key="lh_step_play")
+        playing = st.toggle(
+            f"▶ Play (one depth every {PLAY_SECONDS:g} s; stops at the last depth)", key=PLAY_KEY
+        )
     else:
         index = 0
     level = trace.levels[index]
@@ -94,5 +101,5 @@ def show_htf_stepper(
         st.dataframe(pd.DataFrame(rows), hide_index=True)
     if playing and index < n - 1:  # advance after this depth is drawn (as PP's stepper does)
         time.sleep(PLAY_SECONDS)
-        st.session_state[PENDING_KEY] = index + 1
+        st.session_state[PENDING_KEY] = (index + 1, index + 1 < n - 1)
         st.rerun()

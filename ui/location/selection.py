@@ -26,6 +26,8 @@ WHEN_NOT_HTF = (
 def show_selection(releases: dict) -> None:
     """If `auto` was built: what it chose, the rule that fired, and the noisy features."""
     rel = releases.get("auto")
+    # TODO(spatial): `Release.info` is a dict; a typed `Release.selection` would let the page
+    # read attributes only (the selection itself is typed).
     if rel is None or "selection" not in rel.info:
         return
     sel = rel.info["selection"]

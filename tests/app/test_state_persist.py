@@ -1,4 +1,4 @@
-"""pages/common.py `persist`: a widget's value survives runs in which the widget is not drawn
+"""ui/state.py `persist`: a widget's value survives runs in which the widget is not drawn
 (what Streamlit does to a page's widgets when the user visits another page and comes back)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 def _script():
     import streamlit as st
 
-    from pages.common import persist
+    from ui.state import persist
 
     if st.session_state.get("show", True):
         st.number_input("k", 1, 100, key=persist("k_box", 5))

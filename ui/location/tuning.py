@@ -16,7 +16,9 @@ from core.spatial.methods import LABELS
 from core.spatial.tuning import MAX_POINTS, MIN_POINTS, epsilon_grid, tune
 from core.spatial.unit import unit_from
 from core.viz.tuning import tuning_figure
-from pages.mode import is_analyst
+from ui import state
+from ui.shell import is_analyst
+from ui.state import kept, persist
 
 RESULT_KEY = "lh_tuning_result"
 RAW_DATA_LABEL = (
@@ -39,17 +41,23 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
         return
     st.warning(RAW_DATA_LABEL)
     c1, c2, c3 = st.columns(3)
-    lo = c1.number_input("Smallest ε", 0.001, 10.0, 0.05, format="%.3f", key="lh_tune_lo")
-    hi = c2.number_input("Largest ε", 0.002, 20.0, 2.0, format="%.3f", key="lh_tune_hi")
-    k = int(c3.number_input(f"ε values ({MIN_POINTS}–{MAX_POINTS})", MIN_POINTS, MAX_POINTS, 7,
-                            key="lh_tune_k"))  # fmt: skip
+    # every input keeps its value across a trip to another page and a reload (persist), so the
+    # answer below stays the answer to the settings on screen
+    lo = c1.number_input("Smallest ε", 0.001, 10.0, format="%.3f", key=persist("lh_tune_lo", 0.05))
+    hi = c2.number_input("Largest ε", 0.002, 20.0, format="%.3f", key=persist("lh_tune_hi", 2.0))
+    k = int(c3.number_input(f"ε values ({MIN_POINTS}–{MAX_POINTS})", MIN_POINTS, MAX_POINTS,
+                            key=persist("lh_tune_k", 7)))  # fmt: skip
     c4, c5, c6 = st.columns(3)
-    target = c4.number_input("Target MRE", 0.001, 100.0, 0.1, format="%.3f", key="lh_tune_target")
-    reps = int(c5.number_input("Repetitions", 2, 10, 3, key="lh_tune_reps"))
-    queries = int(c6.number_input("Queries per size", 50, 2000, 300, step=50, key="lh_tune_q"))
+    target = c4.number_input(
+        "Target MRE", 0.001, 100.0, format="%.3f", key=persist("lh_tune_target", 0.1)
+    )
+    reps = int(c5.number_input("Repetitions", 2, 10, key=persist("lh_tune_reps", 3)))
+    queries = int(
+        c6.number_input("Queries per size", 50, 2000, step=50, key=persist("lh_tune_q", 300))
+    )
     chosen = st.multiselect(
-        "Methods on the curve", methods, default=methods[:3],
-        format_func=lambda m: LABELS.get(m, m), key="lh_tune_methods",
+        "Methods on the curve", methods, format_func=lambda m: LABELS.get(m, m),
+        key=kept("lh_tune_methods", methods, methods[:3]),
     )  # fmt: skip
     try:
         epsilons = epsilon_grid(float(lo), float(hi), k)
@@ -59,7 +67,7 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
     stamp = json.dumps(
         [key, epsilons, target, reps, queries, chosen, noise.describe()], default=str
     )
-    kept = st.session_state.get(RESULT_KEY)
+    answer = state.get(RESULT_KEY)
     if st.button("Compute tuning curves", key="lh_tune_run", disabled=not chosen):
         bar = st.progress(0.0, text="tuning curves")
         try:
@@ -74,16 +82,20 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
             st.error(str(exc))
             return
         bar.empty()
-        st.session_state[RESULT_KEY] = kept = (stamp, result)
-    if kept is None:
+        answer = (stamp, result)
+        state.put(RESULT_KEY, answer, "the tuning curves")
+    if answer is None:
         st.caption(
             f"{len(chosen)} method(s) × {k} ε values × {reps} repetitions = "
             f"{len(chosen) * k * reps} builds. ε values: {', '.join(f'{e:g}' for e in epsilons)}."
         )
         return
-    if kept[0] != stamp:
-        st.caption("Settings changed since these curves were computed: press the button again.")
-    result = kept[1]
+    if answer[0] != stamp:
+        st.warning(
+            "These curves were computed with other settings than the ones above: press "
+            "**Compute tuning curves** again for the current ones."
+        )
+    result = answer[1]
     st.plotly_chart(tuning_figure(result), width="stretch")
     rows = []
     for c in result.curves:

@@ -1,0 +1,241 @@
+"""Choosing data: one chooser for all three tools, returning a typed `DataChoice`.
+
+Three sources, the same labels and the same widget keys (prefixed by the tool) on every page:
+a demo dataset, an upload (kept for the session, also across a reload), or a dataset the owner
+registered (`dpx dataset add`; its releases are charged to its budget). Analyst mode offers
+registered datasets only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.data.demos import DemoDataset, demos_of_kind
+from core.data.loading import load_table
+from core.errors import InputError
+from core.registry import Dataset, Registry
+from ui import state
+from ui.budget import budget_line
+from ui.shell import is_analyst
+
+UPLOAD_TYPES = ["csv", "parquet", "pq"]
+
+
+class Source(StrEnum):
+    DEMO = "Demo dataset"
+    UPLOAD = "Upload CSV/Parquet"
+    REGISTERED = "Registered dataset"
+
+
+class DemoKind(StrEnum):
+    """Which tool's demos a chooser lists (`core.data.demos` kinds)."""
+
+    POINTS = "points"
+    TABLE = "table"
+    SQL = "sql"
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """The data a page works on.
+
+    `key` names it in widget keys and recorded params: "demo:NAME", "upload:SHA256" (the
+    owner's own file) or "registered:NAME" — never a registered file's hash, which reaches the
+    browser as a CSS class and reports as a param, and is not DP. `fingerprint` is for cache
+    keys only."""
+
+    source: Source
+    key: str
+    tables: Mapping[str, pd.DataFrame]
+    public: frozenset[str] = frozenset()
+    demo: DemoDataset | None = None
+    registry: Registry | None = None
+    dataset: Dataset | None = None
+    fingerprint: str = ""
+    file_names: tuple[str, ...] = field(default=())
+
+    @property
+    def cache_key(self) -> str:
+        return f"{self.key}|{self.fingerprint}"
+
+    @property
+    def dataset_name(self) -> str | None:
+        return None if self.dataset is None else self.dataset.name
+
+    def one_table(self, tool_words: str) -> pd.DataFrame:
+        """The single private table a one-table tool reads (an `InputError` otherwise)."""
+        private = [n for n in self.tables if n not in self.public]
+        if len(private) != 1:
+            where = f"dataset '{self.dataset.name}'" if self.dataset else "this data"
+            raise InputError(
+                f"{tool_words} read one table, but {where} has {len(private)} private tables. "
+                "The owner registers the table as its own dataset."
+            )
+        return self.tables[private[0]]
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def _load(digest: str, name: str, _data: bytes) -> pd.DataFrame:
+    """A table from bytes, cached by the bytes' digest (pure; bounded in entries and age)."""
+    return load_table(_data, name=name)
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def _load_registered(sha256: str, path: str) -> pd.DataFrame:
+    """A registered table, read by the fingerprint the registry verified (pure)."""
+    return load_table(Path(path).read_bytes(), name=path)
+
+
+@st.cache_data(show_spinner="Loading the demo…", max_entries=8, ttl=3600)
+def _load_demo(name: str, kind: str) -> dict[str, pd.DataFrame]:
+    demo = next(d for d in demos_of_kind(kind) if d.name == name)
+    loaded = demo.load()
+    return dict(loaded) if isinstance(loaded, dict) else {name: loaded}
+
+
+def table_name(file_name: str) -> str:
+    """A SQL-safe table name from a file name (its stem, other characters as '_')."""
+    return "".join(c if c.isalnum() else "_" for c in Path(file_name).stem) or "t"
+
+
+def choose_data(
+    tool: str,
+    kind: DemoKind,
+    *,
+    multiple: bool = False,
+    public_tables: Mapping[str, frozenset[str]] | None = None,
+    upload_help: str = "one row per person",
+) -> DataChoice:
+    """The chooser: a radio of sources, then the demo, upload or registered dataset. Stops the
+    page (with a line saying what to do) until there is data. Widget keys: `{tool}_source`,
+    `{tool}_demo`, `{tool}_upload`, `{tool}_dataset`."""
+    sources = [Source.REGISTERED] if is_analyst() else list(Source)
+    labels = [s.value for s in sources]
+    picked = st.radio(
+        "Data", labels, horizontal=True, key=state.kept(f"{tool}_source", labels, labels[0])
+    )
+    source = Source(picked)
+    if source is Source.REGISTERED:
+        return _registered(tool)
+    if source is Source.DEMO:
+        return _demo(tool, kind, public_tables or {})
+    return _upload(tool, multiple, upload_help)
+
+
+def _demo(tool: str, kind: DemoKind, public_tables: Mapping[str, frozenset[str]]) -> DataChoice:
+    demos = demos_of_kind(kind.value)
+    names = [d.name for d in demos]
+    by_name = {d.name: d for d in demos}
+    name = st.selectbox(
+        "Demo dataset",
+        names,
+        format_func=lambda n: f"{n} — {by_name[n].description}",
+        persist_state="session",
+        key=state.kept(f"{tool}_demo", names, names[0]),
+    )
+    demo = by_name[name]
+    st.caption(f"Source: {demo.source}. Licence: {demo.licence}.")
+    return DataChoice(
+        Source.DEMO,
+        f"demo:{name}",
+        _load_demo(name, kind.value),
+        public=frozenset(public_tables.get(name, frozenset())),
+        demo=demo,
+    )
+
+
+def _upload(tool: str, multiple: bool, upload_help: str) -> DataChoice:
+    files = kept_uploads(tool, multiple)
+    if not files:
+        st.info(
+            "Upload "
+            + ("one file per table (the file name is the table name)" if multiple else "a file")
+            + f" ({upload_help}), or pick a demo dataset."
+        )
+        st.stop()
+    tables, digests = {}, []
+    for file_name, data in files:
+        digest = hashlib.sha256(data).hexdigest()
+        tables[table_name(file_name)] = _load(digest, file_name, data)
+        digests.append(digest)
+    key = "upload:" + ",".join(digests)
+    return DataChoice(
+        Source.UPLOAD, key, tables, fingerprint=key, file_names=tuple(n for n, _ in files)
+    )
+
+
+def kept_uploads(tool: str, multiple: bool) -> list[tuple[str, bytes]]:
+    """The uploaded files as (name, bytes), kept for the session: after navigating away and back
+    (or a reload) the uploader is empty, so the page keeps the files uploaded earlier and says
+    so; "Forget" drops them. A new upload replaces them."""
+    key = f"{tool}_upload"
+    kept_key = key + "::files"
+    up = st.file_uploader(
+        "Tables (CSV or Parquet)" if multiple else "File (CSV or Parquet)",
+        type=UPLOAD_TYPES,
+        accept_multiple_files=multiple,
+        key=key,
+    )
+    uploaded = (up or []) if multiple else ([up] if up is not None else [])
+    if uploaded:
+        files = [(f.name, f.getvalue()) for f in uploaded]
+        if state.get(kept_key) != files:
+            names = ", ".join(n for n, _ in files)
+            state.put(kept_key, files, f"the uploaded file(s) {names}")
+        return files
+    files = state.get(kept_key) or []
+    if files:
+        c1, c2 = st.columns([4, 1])
+        c1.caption(
+            "Using the file(s) uploaded earlier in this session: "
+            + ", ".join(f"**{name}**" for name, _ in files)
+            + "."
+        )
+        if c2.button("Forget", key=key + "::forget"):
+            state.drop(kept_key)
+            st.rerun()
+    return files
+
+
+def _registered(tool: str) -> DataChoice:
+    try:
+        registry = Registry()
+    except InputError as err:
+        st.error(str(err))
+        st.stop()
+    datasets = registry.datasets()
+    if not datasets:
+        st.info(
+            "No registered dataset. The data owner registers one with "
+            "`dpx dataset add NAME --table T=FILE --uid COL --epsilon E`."
+        )
+        st.stop()
+    names = [d.name for d in datasets]
+    # persist_state: the picker sits behind the source choice; when hidden, keep the choice
+    name = st.selectbox(
+        "Registered dataset",
+        names,
+        persist_state="session",
+        key=state.kept(f"{tool}_dataset", names, names[0]),
+    )
+    dataset = registry.dataset(name)
+    registry.verify_files(dataset)  # a changed file raises InputError (shown by user_errors)
+    budget_line(registry, dataset)
+    tables = {t.name: _load_registered(t.sha256, t.path) for t in dataset.tables}
+    fingerprint = ",".join(sorted(f"{t.name}:{t.sha256}" for t in dataset.tables))
+    return DataChoice(
+        Source.REGISTERED,
+        f"registered:{dataset.name}",
+        tables,
+        public=frozenset(t.name for t in dataset.public_tables),
+        registry=registry,
+        dataset=dataset,
+        fingerprint=fingerprint,
+    )
