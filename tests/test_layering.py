@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "core.balancing": 3,
     "core.dpsql": 3,
     "core.governance": 4,
+    "core.planning": 4,
     "core.reports": 4,
     "core.viz": 4,
     "core.cli": 5,

@@ -43,6 +43,7 @@ SUBCOMMANDS: dict[str, str] = {
     "release": "core.cli.location",
     "balance": "core.cli.balance",
     "sql": "core.dpsql.cli",
+    "plan": "core.cli.plan",
 }
 
 

@@ -218,3 +218,19 @@ class BudgetChange:
     epsilon_after: float
     delta_before: float
     delta_after: float
+
+
+@dataclass(frozen=True)
+class SavedPlan:
+    """A budget plan saved for a dataset: the intended releases (`items`, each a JSON object
+    written by `core.planning.budget`) and their planned total (ε, δ). Saving charges nothing."""
+
+    id: int
+    time: str
+    dataset: str
+    name: str
+    items: tuple[dict, ...]
+    epsilon: float
+    delta: float
+    note: str = ""
+    after_release: int = 0  # the last release id when saved: later releases fall under it

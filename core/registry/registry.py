@@ -28,6 +28,7 @@ from core.registry.models import (
     Refusal,
     Release,
     RunKind,
+    SavedPlan,
     Status,
     TableFile,
 )
@@ -446,6 +447,50 @@ class Registry:
                 "UPDATE releases SET status=?, note=? WHERE id=?",
                 (status.value, note, release_id),
             )
+
+    # -- budget plans (charge nothing) --------------------------------------------------
+    def save_plan(
+        self,
+        dataset: str,
+        name: str,
+        items: Iterable[dict],
+        epsilon: float,
+        delta: float = 0.0,
+        note: str = "",
+    ) -> SavedPlan:
+        """Record a budget plan for a registered dataset. Stores it and nothing else: no
+        budget is charged or reserved (the planned total is kept for comparison only)."""
+        d = self.dataset(dataset)
+        items = tuple(dict(i) for i in items)
+        Cost(epsilon, delta)  # finite, >= 0
+        if not str(name).strip():
+            raise InputError("a budget plan needs a name. Fix: --name NAME.")
+        time = _now()
+        with self._write() as con:
+            last = con.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
+            cur = con.execute(
+                "INSERT INTO plans(time, dataset, name, items, epsilon, delta, note, "
+                "after_release) VALUES (?,?,?,?,?,?,?,?)",
+                (time, d.name, str(name), json.dumps(list(items), default=str), float(epsilon),
+                 float(delta), str(note), int(last)),
+            )  # fmt: skip
+        return SavedPlan(
+            cur.lastrowid, time, d.name, str(name), items, float(epsilon), float(delta),
+            str(note), int(last),
+        )  # fmt: skip
+
+    def plans(self, dataset: str | None = None) -> list[SavedPlan]:
+        """Saved budget plans (of one dataset), oldest first."""
+        sql = (
+            "SELECT id, time, dataset, name, items, epsilon, delta, note, after_release FROM plans"
+        )
+        args: tuple = ()
+        if dataset is not None:
+            sql, args = sql + " WHERE dataset=?", (dataset,)
+        return [
+            SavedPlan(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[8])
+            for r in self._read(sql + " ORDER BY id", args)
+        ]
 
     # -- charges never delivered --------------------------------------------------------
     def stranded(self, dataset: str | None = None) -> list[Release]:

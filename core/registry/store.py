@@ -147,8 +147,32 @@ def _v2(con: sqlite3.Connection) -> None:
     )
 
 
+def _v3(con: sqlite3.Connection) -> None:
+    """Budget plans (issue 21): the releases a data owner intends for a dataset, saved as one
+    row per plan. Saving a plan charges nothing; releases are compared with it later.
+    `after_release` is the last release id when the plan was saved: the releases it governs
+    are those recorded after it (timestamps have one-second resolution)."""
+    _run_script(
+        con,
+        """
+        CREATE TABLE plans (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            time TEXT NOT NULL,
+            dataset TEXT NOT NULL REFERENCES datasets(name),
+            name TEXT NOT NULL,
+            items TEXT NOT NULL,
+            epsilon REAL NOT NULL,
+            delta REAL NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            after_release INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX plans_by_dataset ON plans(dataset)
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
 
 
 def schema_version(con: sqlite3.Connection) -> int:
