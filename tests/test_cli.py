@@ -152,7 +152,7 @@ def test_sql_htf_balance_charge_one_persistent_budget(capsys, registry_dir, poin
     )
     assert "remaining epsilon 0.5 of 3" in err
     err = _fail(capsys, ["sql", "--dataset", "pts", "--query", QUERY.format(eps=1)])
-    assert "remaining epsilon = 0.5" in err
+    assert "DPX-B001" in err and "remaining epsilon 0.5 of 3" in err
     shown = _json(capsys, ["dataset", "show", "pts"])
     assert shown["epsilon_spent"] == pytest.approx(2.5) and shown["refusals"] == 2
 
@@ -164,7 +164,7 @@ def test_over_cap_is_refused_with_the_remaining_budget(capsys, registry_dir, poi
     err = _fail(
         capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "1"]
     )
-    assert "per-query cap 0.5" in err and "remaining epsilon 3 of 3" in err
+    assert "max_epsilon_per_query = 0.5" in err and "remaining epsilon 3 of 3" in err
     assert _json(capsys, ["dataset", "show", "pts"])["refusals"] == 2
 
 

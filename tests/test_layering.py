@@ -11,8 +11,6 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 # package prefix -> layer (lower = above in the list = may be imported by higher layers)
@@ -96,10 +94,6 @@ def test_no_core_module_imports_streamlit():
     assert offenders == []
 
 
-PENDING = "the tool CLIs and core/registry/cli_hooks.py move to core/cli (issue 16, in progress)"
-
-
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_no_module_imports_from_a_lower_layer():
     upward = [
         f"{m} (layer {layer_of(m)}) imports {t} (layer {layer_of(t)})"
@@ -110,7 +104,6 @@ def test_no_module_imports_from_a_lower_layer():
     assert upward == []
 
 
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_no_import_cycles():
     g = graph()
     sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))

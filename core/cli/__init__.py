@@ -42,7 +42,7 @@ SUBCOMMANDS: dict[str, str] = {
     "compare": "core.cli.location",
     "release": "core.cli.location",
     "balance": "core.cli.balance",
-    "sql": "core.dpsql.cli",
+    "sql": "core.cli.sql",
     "plan": "core.cli.plan",
 }
 

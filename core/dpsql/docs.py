@@ -78,7 +78,6 @@ RULE_CODES: dict[str, str] = {
     "DPX-E009": "an internal error, masked (details could depend on private data)",
     # settings given outside the query: CLI flags, table registration, the page's builder
     "DPX-C001": "a `--table` / `--public` argument that is not NAME=FILE",
-    "DPX-C002": "a negative `--seed`",
     "DPX-C003": "a `--budget-epsilon` that is not a finite number >= 0",
     "DPX-C004": "no private `--table`",
     "DPX-C005": "a `--query-file` that cannot be read or is not UTF-8 text",

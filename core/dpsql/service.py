@@ -23,7 +23,6 @@ from core.dpsql.check.passes import Checking, run_checks
 from core.dpsql.execute.engine import Engine
 from core.dpsql.execute.partition_order import in_key_order
 from core.dpsql.jsonsafe import jsonable
-from core.dpsql.limits import ExecutionStopped
 from core.dpsql.parse.dialect import parse_statements
 from core.dpsql.parse.ir import DPQuery
 from core.dpsql.parse.text import check_text
@@ -209,26 +208,20 @@ def run(prepared: Prepared, engine: Engine, accountant: Accountant) -> QueryResu
     composition of `prepared.mechanisms`, which are exactly the objects that draw (recorded on
     `accountant`). A budget that does not cover that cost is refused before any data is read
     (`Overdraw`: a fault of the caller). Anything that stops the query after data was read
-    (time limit, memory, a masked engine error, an internal error) keeps the charge and says
-    so, with a generic message that quotes no data: whether a query fails is a released bit.
+    (time limit, memory, a masked engine error, an internal error) raises a generic message
+    that quotes no data — whether a query fails is a released bit; the governed flow keeps
+    the charge and says so.
     """
     accountant.require(prepared.cost, "this query")
-    cost = prepared.cost
-    charged = (
-        f" The charge of epsilon = {cost.epsilon:.4g}, delta = {cost.delta:.2g} stands: the "
-        "data had been read."
-    )
     try:
         return _execute(prepared, engine, accountant)
-    except ExecutionStopped as err:
-        raise ExecutionStopped(f"{err}{charged}") from None
-    except InputError as err:
-        raise InputError(f"{err}{charged}") from None
+    except InputError:
+        raise  # time limit, memory, a masked engine error: generic messages, no data quoted
     except Exception:  # noqa: BLE001 - never a traceback, never data in the message
         raise InputError(
             "DPX-E009 internal error while computing the release (details withheld: they "
-            f"could depend on private data).{charged} Fix: report the query (a fault in DP "
-            "Explorer, not in the query); running it again is charged again."
+            "could depend on private data). Fix: report the query (a fault in DP Explorer, "
+            "not in the query); running it again is charged again."
         ) from None
 
 

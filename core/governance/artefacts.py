@@ -9,10 +9,11 @@ value a stakeholder or an analyst sees is rendered from this record.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from core.balancing.record import PPArtefact
+from core.dpsql.record import SqlArtefact
 from core.registry import Release, Tool
 from core.spatial.record import LocationArtefact
 
@@ -28,30 +29,6 @@ def missing_or(value: Any) -> Any:
     if isinstance(value, str) and value in ("NULL", "None", "nan", "NaN", "<NA>", "—"):
         return MISSING
     return value
-
-
-@dataclass(frozen=True)
-class ThresholdView:
-    """Partition selection as released: integer threshold T on a unit count noised at `scale`."""
-
-    threshold: int
-    scale: float
-    epsilon: float
-    delta: float
-
-
-@dataclass(frozen=True)
-class SqlArtefact:
-    """Released rows of a DP SQL query with 95 % noise-only intervals per released number."""
-
-    query: str
-    unit_column: str | None
-    columns: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    intervals: dict[str, list[list[float | None]]]
-    threshold: ThresholdView | None
-    options: dict
-    tool: str = field(default=Tool.SQL.value, init=False)
 
 
 Artefact = LocationArtefact | SqlArtefact | PPArtefact
@@ -83,14 +60,5 @@ def artefact_of(record: Release) -> Artefact | None:
     if tool == Tool.LOCATION:
         return LocationArtefact.from_json(data)
     if tool == Tool.SQL:
-        th = data.get("threshold")
-        return SqlArtefact(
-            query=data["query"],
-            unit_column=data.get("unit_column"),
-            columns=tuple(data["columns"]),
-            rows=tuple(tuple(r) for r in data["rows"]),
-            intervals=data.get("intervals", {}),
-            threshold=None if th is None else ThresholdView(**th),
-            options=data.get("options", {}),
-        )
+        return SqlArtefact.from_json(data)
     return PPArtefact.from_json(data)

@@ -52,6 +52,7 @@ class Request:
     noise: Noise
     rho: RhoClaim | None = None
     extra_checks: tuple[Check, ...] = field(default=())
+    error_code: str = ""  # a tool's code for a failure after the charge (DP SQL: "DPX-E009")
 
     @property
     def mode(self) -> str:
@@ -123,19 +124,21 @@ def govern(
             request.tool, dataset, request.params, request.cost, request.mode, request.claim
         )
     accountant = Accountant(request.noise, budget=request.cost, rho=request.rho)
-    result = _compute(registry, release, request.role, compute, accountant)
+    result = _compute(registry, release, request, compute, accountant)
     if registry is None or release is None:
         return Governed(None, result)
-    return Governed(_attach(registry, release, artefact_of(result), accountant), result)
+    # the record is built after the charge too: a failure here keeps the charge and says so
+    artefact = _compute(registry, release, request, lambda _: artefact_of(result), None)
+    return Governed(_attach(registry, release, artefact, accountant), result)
 
 
-def _compute(registry, release, role: Role, compute, accountant: Accountant):
+def _compute(registry, release, request: Request, compute, accountant: Accountant | None):
     try:
         return compute(accountant)
     except BaseException as err:
         if registry is None or release is None:
             raise
-        public = isinstance(err, InputError) and role is Role.OWNER
+        public = isinstance(err, InputError) and request.role is Role.OWNER
         note = str(err) if public else type(err).__name__
         registry.fail(release.id, note)
         if not isinstance(err, Exception):
@@ -143,18 +146,26 @@ def _compute(registry, release, role: Role, compute, accountant: Accountant):
         stands = _stands(release)
         if public:
             raise ComputeFailed(f"{err}{stands}") from None
+        code = f"{request.error_code} " if request.error_code else ""
         raise ComputeFailed(
-            "the computation failed after the charge (details withheld: they could depend "
-            f"on the data).{stands} Fix: check the parameters; running it again is charged again."
+            f"{code}the computation failed after the charge (details withheld: they could "
+            f"depend on the data).{stands} Fix: check the parameters; running it again is "
+            "charged again."
         ) from None
 
 
 def _stands(release: Release) -> str:
-    if release.kind is not RunKind.RELEASE or (release.epsilon == 0 and release.delta == 0):
+    if release.epsilon == 0 and release.delta == 0:
         return ""
+    if release.kind is RunKind.RELEASE:
+        return (
+            f" Release #{release.id}: the charge of epsilon {release.epsilon:g}, delta "
+            f"{release.delta:g} stands (charged before the data was read)."
+        )
+    what = "demo run" if release.kind is RunKind.DEMO else "unregistered run"
     return (
-        f" Release #{release.id}: the charge of epsilon {release.epsilon:g}, delta "
-        f"{release.delta:g} stands (charged before the data was read)."
+        f" Run #{release.id} ({what}): its epsilon {release.epsilon:g}, delta "
+        f"{release.delta:g} stands as spent — the data had been read."
     )
 
 

@@ -8,7 +8,6 @@ from core.privacy.accuracy import (
     discrete_laplace_tail,
     laplace_half_width,
 )
-from core.privacy.budget import BudgetLedger, Spend, make_spend
 from core.privacy.mechanisms import (
     ZERO,
     Cost,
@@ -32,7 +31,6 @@ __all__ = [
     "SEEDED_LABEL",
     "ZERO",
     "Accountant",
-    "BudgetLedger",
     "Cost",
     "DiscreteLaplace",
     "Exponential",
@@ -46,11 +44,9 @@ __all__ = [
     "PPRandomization",
     "Recorded",
     "RhoClaim",
-    "Spend",
     "discrete_laplace_half_width",
     "discrete_laplace_tail",
     "from_json",
     "laplace_half_width",
-    "make_spend",
     "same_mechanism",
 ]

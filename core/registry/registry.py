@@ -387,17 +387,20 @@ class Registry:
         if p.max_epsilon_per_query is not None and epsilon > p.max_epsilon_per_query * (1 + 1e-12):
             return (
                 f"this request needs epsilon {epsilon:g}, above dataset '{d.name}''s per-query "
-                f"cap {p.max_epsilon_per_query:g} ({left}). Nothing was charged."
+                f"cap max_epsilon_per_query = {p.max_epsilon_per_query:g} ({left}). Nothing was "
+                f"charged. Fix: lower epsilon to <= {p.max_epsilon_per_query:g}."
             )
         if p.max_delta_per_query is not None and delta > p.max_delta_per_query * (1 + 1e-12):
             return (
                 f"this request needs delta {delta:g}, above dataset '{d.name}''s per-query "
-                f"cap {p.max_delta_per_query:g} ({left}). Nothing was charged."
+                f"cap max_delta_per_query = {p.max_delta_per_query:g} ({left}). Nothing was "
+                f"charged. Fix: lower delta to <= {p.max_delta_per_query:g}."
             )
         if epsilon > eps_left + _TOLERANCE or delta > delta_left + 1e-15:
             return (
                 f"privacy budget of dataset '{d.name}' exceeded: this request needs epsilon "
-                f"{epsilon:g}, delta {delta:g}; {left}. Nothing was charged."
+                f"{epsilon:g}, delta {delta:g}; {left}. Nothing was charged. Fix: lower epsilon "
+                f"to <= {eps_left:g}, or the owner raises the total (`dpx dataset budget`)."
             )
         return None
 

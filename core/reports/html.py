@@ -15,9 +15,10 @@ import core.reports.pp as pp
 import core.reports.sql as sql
 from core import __version__
 from core.balancing.record import PPArtefact
+from core.dpsql.record import SqlArtefact
 from core.errors import InputError
 from core.files import write_text
-from core.governance.artefacts import SqlArtefact, artefact_of
+from core.governance.artefacts import artefact_of
 from core.registry import Registry, Release, RunKind, Tool
 from core.spatial.record import LocationArtefact
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from core.governance.artefacts import SqlArtefact
+from core.dpsql.record import SqlArtefact
 from core.privacy import NoisyThreshold
 from core.registry import Release
 from core.reports.common import DP_LIMITS, cell, does_not_mean, dp_claim, table

@@ -19,6 +19,8 @@ import numpy as np
 
 from core.errors import InputError
 from core.privacy import Accountant, Cost
+from core.spatial.baselines import BASELINES
+from core.spatial.baselines import LABELS as BASELINE_LABELS
 from core.spatial.common import count_mechanism, near_equal_edges
 from core.spatial.release import Release
 from core.spatial.unit import POINT, Unit
@@ -259,9 +261,6 @@ def build_auto(
     Release's `epsilon` has a "selection" part next to the chosen method's parts (they add up to
     "total") and `info["selection"]` holds the typed `Selection`.
     """
-    from core.spatial.methods import LABELS as LABELS_FOR_AUTO  # the registry imports this module
-    from core.spatial.methods import get_method
-
     if not (eps_tot > 0 and math.isfinite(eps_tot)):
         raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
     if not 0 < share < 1:
@@ -274,7 +273,7 @@ def build_auto(
     eps_build = eps_tot - eps_sel
     feats, noisy, scales = measure_features(F, eps_sel, eps_build, accountant, unit)
     rule = choose(feats)
-    rel = get_method(rule.method)(F, eps_build, accountant, unit=unit)
+    rel = BASELINES[rule.method](F, eps_build, accountant, unit=unit)  # UG, AG, PrivTree, DAWA
     selection = Selection(
         method=rule.method,
         rule=rule.name,
@@ -288,7 +287,7 @@ def build_auto(
     )
     parts = {k: v for k, v in rel.epsilon.items() if k != "total"}
     rel.epsilon = {"total": float(eps_tot), "selection": eps_sel, **parts}
-    chosen_label = rel.info.get("label") or LABELS_FOR_AUTO.get(rel.method, rel.method)
+    chosen_label = rel.info.get("label") or BASELINE_LABELS.get(rel.method, rel.method)
     rel.mechanisms = accountant.mechanisms  # the features' mechanisms and the chosen method's
     rel.info = {
         **rel.info,

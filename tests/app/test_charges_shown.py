@@ -127,7 +127,7 @@ def test_analyst_publishes_the_sa_and_the_declared_columns_only(app_test, regist
     at.button(key="pp_publish").click().run()
     (release,) = registry.releases("patients")
     assert release.params["columns"] == ["age", "Disease"]  # table order
-    assert set(release.artefact["columns"]) == {"age", "Disease", "subtable"}
+    assert set(release.artefact["published_columns"]) == {"age", "Disease", "subtable"}
 
 
 def test_owner_default_publishes_the_sa_alone_unless_columns_are_chosen(app_test, registry):

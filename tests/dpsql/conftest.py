@@ -8,7 +8,6 @@ import pytest
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
-from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.service import prepare
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of
@@ -49,9 +48,10 @@ def t4() -> pd.DataFrame:
 
 @pytest.fixture
 def run_sql():
-    """run_sql(sql, tables={name: df}, public={name: df}, seed=0) -> QueryResult."""
+    """run_sql(sql, tables={name: df}, public={name: df}, seed=0, session=None) -> QueryResult;
+    with `session` (tests.dpsql.governed.Charged) the run is governed and charged."""
 
-    def runner(sql, tables, public=None, seed=0, ledger=None, defaults=None):
+    def runner(sql, tables, public=None, seed=0, session=None, defaults=None):
         catalog = Catalog()
         for name, df in tables.items():
             catalog.add_private(name, df, "uid")
@@ -59,9 +59,9 @@ def run_sql():
             catalog.add_public(name, df)
         noise = Noise.seeded(seed)
         prepared = prepare(sql, catalog, noise, defaults)
-        if ledger is None:
+        if session is None:
             return release_of(prepared, Engine(catalog), noise)
-        return legacy_run_charged(prepared, Engine(catalog), noise, ledger)
+        return session.run(prepared, Engine(catalog))  # governed: charged to its dataset
 
     return runner
 

@@ -18,11 +18,11 @@ from sqlglot import exp
 from core.dpsql.catalog import Catalog
 from core.dpsql.check.allowlist import ALLOWLIST, Totality, totalise
 from core.dpsql.execute.engine import Engine
-from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.parse.dialect import parse_statements
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.governed import Charged
 from tests.dpsql.helpers import release_of
 
 OPT = "OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)"
@@ -130,15 +130,14 @@ def sql_of(name: str, body: str) -> str:
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_data_dependent_failures_are_refused_identically_before_reading(name):
+def test_data_dependent_failures_are_refused_identically_before_reading(name, tmp_path):
     body, code = ATTACKS[name]
     messages = []
     for catalog in neighbours():
-        ledger = BudgetLedger()
+        session = Charged(tmp_path / str(len(messages)))
         with pytest.raises(InputError) as err:
-            legacy_run_charged(prepare(sql_of(name, body), catalog, Noise.seeded(0)), Engine(catalog),
-                Noise.seeded(0), ledger)  # fmt: skip
-        assert ledger.epsilon_spent == 0
+            session.run(prepare(sql_of(name, body), catalog, Noise.seeded(0)), Engine(catalog))
+        assert session.spent == (0.0, 0.0)
         messages.append(str(err.value))
     assert messages[0].startswith(code), messages[0]
     assert "Fix:" in messages[0] and messages[0] == messages[1]

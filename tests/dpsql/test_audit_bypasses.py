@@ -10,7 +10,8 @@ import pytest
 from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.governed import Charged
 
 OPT = "OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)"
 
@@ -149,18 +150,18 @@ def test_engine_withholds_data_dependent_error_messages(tables, catalog_of):
     assert "secret" not in str(err.value)
 
 
-def test_schema_error_is_refused_before_charging(tables, run_sql):
+def test_schema_error_is_refused_before_charging(tables, run_sql, tmp_path):
     """Spec §2.10: errors found before data is read are never charged."""
     private, public = tables
-    ledger = BudgetLedger()
+    session = Charged(tmp_path)
     with pytest.raises(InputError, match="DPX-L010"):  # now refused before the engine runs
         run_sql(
             anon("ANON_COUNT(*, 5) AS c FROM orders WHERE nosuch > 1"),
             private,
             public,
-            ledger=ledger,
+            session=session,
         )
-    assert ledger.epsilon_spent == 0 and ledger.to_records() == []
+    assert session.spent == (0.0, 0.0) and session.registry.releases("d") == []
 
 
 BIG = "CAST('90000000000000000000000000000000000000' AS DECIMAL(38, 0))"

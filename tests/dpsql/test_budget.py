@@ -7,11 +7,11 @@ from fractions import Fraction
 import pandas as pd
 import pytest
 
-from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.plan.budget_split import split_epsilon
 from core.dpsql.service import explain, prepare, run
 from core.errors import BudgetExceededError
-from core.privacy import DRAWING, BudgetLedger, Noise
+from core.privacy import DRAWING, Noise
+from tests.dpsql.governed import Charged
 
 ZETA = (
     "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1.0, delta = 1e-5, "
@@ -67,29 +67,27 @@ def test_count_distinct_uid_is_reused_as_threshold(catalog):
     assert float(plan.selection_epsilon) == 0.5
 
 
-def test_ledger_records_every_spend_and_totals_equal_epsilon(catalog):
-    ledger = BudgetLedger()
-    result = legacy_run_charged(
-        prepare(ZETA, catalog, Noise.seeded(1)), _engine(catalog), Noise.seeded(1), ledger
-    )
-    assert ledger.epsilon_spent == pytest.approx(1.0)
-    assert ledger.delta_spent == pytest.approx(1e-5)
-    assert len(ledger.spends) == 5
+def test_the_registry_records_every_mechanism_and_the_totals_equal_epsilon(catalog, tmp_path):
+    session = Charged(tmp_path)
+    result = session.run(prepare(ZETA, catalog, Noise.seeded(1)), _engine(catalog))
+    assert session.spent == pytest.approx((1.0, 1e-5))
+    (record,) = session.registry.releases("d")
+    assert len(record.mechanisms) == 5 and record.mechanisms == result.mechanisms
     assert result.to_dict()["epsilon_spent"] == pytest.approx(1.0)
 
 
-def test_query_exceeding_the_session_budget_is_refused_before_it_runs(catalog, monkeypatch):
-    ledger = BudgetLedger(total_epsilon=1.5)
+def test_query_exceeding_the_budget_is_refused_before_it_runs(catalog, monkeypatch, tmp_path):
+    session = Charged(tmp_path, epsilon=1.5)
     noise = Noise.seeded(2)
     engine = _engine(catalog)
-    legacy_run_charged(prepare(ZETA, catalog, noise), engine, noise, ledger)
+    session.run(prepare(ZETA, catalog, noise), engine)
     calls = []
     monkeypatch.setattr(engine, "frame", lambda sql: calls.append(sql))
     with pytest.raises(BudgetExceededError) as err:
-        legacy_run_charged(prepare(ZETA, catalog, noise), engine, noise, ledger)
-    assert "Nothing was released" in str(err.value)
+        session.run(prepare(ZETA, catalog, noise), engine)
+    assert "Nothing was charged" in str(err.value)
     assert calls == []  # no data was read
-    assert ledger.epsilon_spent == pytest.approx(1.0)
+    assert session.spent[0] == pytest.approx(1.0)
 
 
 def test_the_cost_is_the_composition_of_the_mechanisms_and_equals_the_options(catalog):
@@ -129,9 +127,9 @@ def test_full_join_propagates_the_unit_with_coalesce(catalog):
     assert "E.uid AS _uid" in inner.sql("duckdb", pretty=False)
 
 
-def test_legacy_ledger_rows_are_the_mechanisms_that_draw_the_noise(catalog_of, monkeypatch):
-    """The legacy adapter charges one ledger row per mechanism object (label and ε read off the
-    object), and every noise draw is made by one of those objects at its own scale."""
+def test_registry_rows_are_the_mechanisms_that_draw_the_noise(catalog_of, monkeypatch, tmp_path):
+    """The governed run records one registry row per mechanism object (label and ε read off
+    the object), and every noise draw is made by one of those objects at its own scale."""
     emp = pd.DataFrame({"uid": range(1000), "dept": ["HR", "IT"] * 500})
     orders = pd.DataFrame({"uid": range(1000), "amount": [10.0] * 1000})
     catalog = catalog_of({"Employee": emp, "Orders": orders})  # 500 units per dept >> T = 94
@@ -145,14 +143,15 @@ def test_legacy_ledger_rows_are_the_mechanisms_that_draw_the_noise(catalog_of, m
         return original(self, scale, size=size)
 
     monkeypatch.setattr(Noise, "discrete_laplace", recording)
-    ledger = BudgetLedger()
-    result = legacy_run_charged(prepared, _engine(catalog), noise, ledger)
+    session = Charged(tmp_path)
+    result = session.run(prepared, _engine(catalog))
     assert result.released.partitions_released == 2
     assert result.mechanisms == prepared.mechanisms
     assert [m for m, _ in drawn] == list(prepared.mechanisms)  # one draw each, in order
     assert all(scale == m.scale for m, scale in drawn)
-    assert [s.mechanism for s in ledger.spends] == [m.label for m in prepared.mechanisms]
-    assert [s.epsilon for s in ledger.spends] == [m.cost.epsilon for m in prepared.mechanisms]
+    (record,) = session.registry.releases("d")
+    assert [m.label for m in record.mechanisms] == [m.label for m in prepared.mechanisms]
+    assert [m.cost for m in record.mechanisms] == [m.cost for m in prepared.mechanisms]
     for stat in prepared.plan.statistics:  # b = C_u * Δ / ε: the object's sensitivity is C_u·Δ
         assert stat.mechanism.sensitivity == stat.max_groups * stat.sensitivity
         assert stat.scale == pytest.approx(stat.max_groups * stat.sensitivity / stat.epsilon)

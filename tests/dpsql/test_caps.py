@@ -10,10 +10,11 @@ import pytest
 
 from core.cli import main
 from core.dpsql.execute.engine import Engine
-from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.governance.caps import NO_CAPS, QueryCaps
+from core.privacy import Noise
+from tests.dpsql.governed import Charged
 
 
 def q(eps, delta, cu=1, extra=""):
@@ -30,16 +31,10 @@ def catalog(catalog_of):
     return catalog_of({"Users": users})
 
 
-def attempt(catalog, sql, caps, monkeypatch=None):
-    noise = Noise.seeded(0)
-    engine = Engine(catalog)
-    reads = []
-    if monkeypatch is not None:
-        original = engine.frame
-        monkeypatch.setattr(engine, "frame", lambda sql: reads.append(sql) or original(sql))
-    ledger = BudgetLedger()
-    result = legacy_run_charged(prepare(sql, catalog, noise), engine, noise, ledger, caps)
-    return result, ledger, reads
+def attempt(catalog, sql, caps, directory):
+    session = Charged(directory)
+    result = session.run(prepare(sql, catalog, Noise.seeded(0)), Engine(catalog), caps)
+    return result, session
 
 
 @pytest.mark.parametrize(
@@ -51,31 +46,33 @@ def attempt(catalog, sql, caps, monkeypatch=None):
         (q(1, 1e-5), QueryCaps(max_delta=0.0), "PUBLIC_GROUPS"),
     ],
 )
-def test_over_cap_queries_are_refused_before_reading(catalog, monkeypatch, sql, caps, names):
-    noise = Noise.seeded(0)
+def test_over_cap_queries_are_refused_before_reading(
+    catalog, monkeypatch, sql, caps, names, tmp_path
+):
     engine = Engine(catalog)
     reads = []
     monkeypatch.setattr(engine, "frame", lambda s: reads.append(s))
-    ledger = BudgetLedger()
+    session = Charged(tmp_path)
     with pytest.raises(InputError) as err:
-        legacy_run_charged(prepare(sql, catalog, noise), engine, noise, ledger, caps)
+        session.run(prepare(sql, catalog, Noise.seeded(0)), engine, caps)
     message = str(err.value)
     assert message.startswith("DPX-B002") and names in message
     assert "Fix" in message and "Nothing was charged" in message
-    assert reads == [] and ledger.spends == []
+    assert reads == [] and session.spent == (0.0, 0.0)
+    assert len(session.registry.refusals("d")) == 1  # recorded
 
 
-def test_at_the_cap_runs(catalog):
-    result, ledger, _ = attempt(catalog, q(1, 1e-5), QueryCaps(1.0, 1e-5))
-    assert ledger.epsilon_spent == pytest.approx(1.0)
+def test_at_the_cap_runs(catalog, tmp_path):
+    result, session = attempt(catalog, q(1, 1e-5), QueryCaps(1.0, 1e-5), tmp_path)
+    assert session.spent[0] == pytest.approx(1.0)
     assert result.released.partitions_released >= 0
 
 
-def test_without_caps_a_huge_epsilon_gives_exact_counts(catalog):
-    """Unregistered data without flags keeps no cap: exact zero-noise checks still work."""
-    result, ledger, _ = attempt(catalog, q("1e300", 0.5), NO_CAPS)
+def test_without_caps_a_huge_epsilon_gives_exact_counts(catalog, tmp_path):
+    """Data without caps keeps none: exact zero-noise checks still work."""
+    result, session = attempt(catalog, q("1e300", 0.5), NO_CAPS, tmp_path)
     assert dict(zip(result.table["dept"], result.table["c"], strict=True)) == {"HR": 25, "IT": 15}
-    assert ledger.epsilon_spent == 1e300
+    assert session.spent[0] == 1e300
 
 
 @pytest.mark.parametrize(

@@ -169,7 +169,7 @@ def test_limit_and_cap_flags_are_in_one_argument_builder():
     """Later flags (e.g. --dataset) extend `add_arguments`; the limits and caps live there."""
     import argparse
 
-    from core.dpsql.cli import add_arguments
+    from core.cli.sql import add_arguments
     from core.dpsql.limits import DEFAULT_TIMEOUT_S
 
     p = argparse.ArgumentParser()

@@ -139,14 +139,14 @@ def test_unexpected_error_after_reading_data_is_generic_and_charged(files, capsy
     q = f"SELECT WITH ANONYMIZATION {OPTS} dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"
     line = refused(files, capsys, q, "DPX-E009")
     assert secret not in line and "RuntimeError" not in line
-    assert "stands" in line and "epsilon = 1" in line
+    assert "stands" in line and "epsilon 1" in line
 
 
 def test_unexpected_error_before_reading_data_charges_nothing(files, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("internal")
 
-    monkeypatch.setattr("core.dpsql.cli.prepare", broken)
+    monkeypatch.setattr("core.cli.sql.prepare", broken)
     q = f"SELECT WITH ANONYMIZATION {OPTS} dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"
     code, out = dpx(files, capsys, q)
     assert code == 2

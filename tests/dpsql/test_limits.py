@@ -10,12 +10,13 @@ import pytest
 
 from core.cli import main
 from core.dpsql.execute.engine import Engine, sandbox
-from core.dpsql.legacy import legacy_run_charged
-from core.dpsql.limits import ExecutionStopped, ResourceLimits
+from core.dpsql.limits import ResourceLimits
 from core.dpsql.parse.text import MAX_PAREN_DEPTH, MAX_QUERY_CHARS, check_text, paren_depth
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.governance import ComputeFailed
+from core.privacy import Noise
+from tests.dpsql.governed import Charged
 
 # Each Users row meets all 10,000 rows of P: the most one private row may produce (DPX-V040),
 # so a large Users table makes a slow query that is still accepted.
@@ -63,34 +64,31 @@ def test_bad_limits_are_refused(kwargs):
         ResourceLimits(**kwargs)
 
 
-def test_timeout_interrupts_a_cross_join_and_keeps_the_charge(slow_catalog):
+def test_timeout_interrupts_a_cross_join_and_keeps_the_charge(slow_catalog, tmp_path):
     noise = Noise.seeded(0)
     prepared = prepare(COUNT_BY_X, slow_catalog, noise)
-    ledger = BudgetLedger()
-    with pytest.raises(ExecutionStopped) as err:
-        legacy_run_charged(prepared, Engine(slow_catalog, timeout_s=0.5), noise, ledger)
+    session = Charged(tmp_path)
+    with pytest.raises(ComputeFailed) as err:
+        session.run(prepared, Engine(slow_catalog, timeout_s=0.5))
     message = str(err.value)
     assert message.startswith("DPX-E003") and "time limit" in message
-    assert "stands" in message and "epsilon = 1" in message
-    assert ledger.epsilon_spent == pytest.approx(1.0)  # the data had been read: charged
-    assert ledger.delta_spent == pytest.approx(1e-5)
+    assert "stands" in message and "epsilon 1" in message
+    assert session.spent == pytest.approx((1.0, 1e-5))  # the data had been read: charged
 
 
-def test_out_of_memory_is_charged_with_a_generic_message(catalog_of):
+def test_out_of_memory_is_charged_with_a_generic_message(catalog_of, tmp_path):
     users = pd.DataFrame({"uid": range(2000), "v": np.arange(2000.0)})
     catalog = catalog_of({"Users": users}, {"P": pd.DataFrame({"x": range(10_000)})})
     query = COUNT_BY_X
     noise = Noise.seeded(0)
-    ledger = BudgetLedger()
-    with pytest.raises(ExecutionStopped) as err:
-        legacy_run_charged(
+    session = Charged(tmp_path)
+    with pytest.raises(ComputeFailed) as err:
+        session.run(
             prepare(query, catalog, noise),
             Engine(catalog, threads=1, memory_limit="24MB", timeout_s=120),
-            noise,
-            ledger,
         )
     assert str(err.value).startswith("DPX-E005") and "stands" in str(err.value)
-    assert ledger.epsilon_spent == pytest.approx(1.0)
+    assert session.spent[0] == pytest.approx(1.0)
 
 
 def test_cli_timeout_exits_2_and_says_it_was_charged(tmp_path, capsys):
@@ -182,7 +180,7 @@ def test_cli_analysis_past_the_time_limit_is_refused_uncharged(tmp_path, capsys,
             sum(range(1000))
         raise AssertionError("the deadline did not fire")
 
-    monkeypatch.setattr("core.dpsql.cli.prepare", slow_prepare)
+    monkeypatch.setattr("core.cli.sql.prepare", slow_prepare)
     pd.DataFrame({"uid": range(3), "v": [1.0] * 3}).to_csv(tmp_path / "u.csv", index=False)
     code = main(
         ["sql", "--table", f"Users={tmp_path / 'u.csv'}", "--uid", "uid", "--query", "SELECT 1",

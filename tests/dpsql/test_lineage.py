@@ -15,11 +15,11 @@ from sqlglot import exp
 from core.dpsql.catalog import Catalog
 from core.dpsql.check.lineage import BaseColumn, Lineage, qualified_copy
 from core.dpsql.execute.engine import Engine
-from core.dpsql.legacy import legacy_run_charged
 from core.dpsql.parse.dialect import parse_statements
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
+from core.privacy import Noise
+from tests.dpsql.governed import Charged
 
 OPT = "OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1)"
 HEAVY = 99  # the unit that only one neighbour contains
@@ -147,18 +147,18 @@ def test_relabelling_attacks_are_refused_identically_on_neighbours(name):
     assert messages[0] == messages[1]  # the refusal does not depend on the data
 
 
-def test_the_audit_example_released_the_heavy_unit_before_and_is_refused_now():
+def test_the_audit_example_released_the_heavy_unit_before_and_is_refused_now(tmp_path):
     """Before, `Orders AS O(person, uid)` bounded contributions per `person`'s values relabelled
     as uid — the heavy unit's 40 orders formed 40 'units' and its partition was released. Now
     the query never reaches the data."""
     with_heavy, _ = neighbours()
-    ledger = BudgetLedger()
+    session = Charged(tmp_path)
     with pytest.raises(InputError, match="DPX-L001"):
         prepared = prepare(
             _with_cte("", ATTACKS[next(iter(ATTACKS))][0]), with_heavy, Noise.seeded(0)
         )
-        legacy_run_charged(prepared, Engine(with_heavy), Noise.seeded(0), ledger)
-    assert ledger.epsilon_spent == 0
+        session.run(prepared, Engine(with_heavy))
+    assert session.spent == (0.0, 0.0)
 
 
 def _lineage(sql: str) -> tuple[Lineage, Catalog]:

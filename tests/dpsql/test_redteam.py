@@ -187,7 +187,9 @@ def test_the_rule_code_table_lists_exactly_the_codes_raised():
     from core.dpsql.docs import RULE_CODES, main
 
     raised = set()
-    for path in DPSQL_DIR.rglob("*.py"):
+    sources = [*DPSQL_DIR.rglob("*.py"), DPSQL_DIR.parents[0] / "cli" / "sql.py",
+               DPSQL_DIR.parents[0] / "governance" / "caps.py"]  # fmt: skip
+    for path in sources:
         if path.name == "docs.py":
             continue
         text = path.read_text(encoding="utf-8")

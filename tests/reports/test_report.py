@@ -55,20 +55,16 @@ def test_htf_report_draws_every_leaf(capsys, released, tmp_path):
         assert word in html
 
 
-PENDING = "typed SQL/PP records arrive with the governed `dpx sql`/`dpx balance` (in progress)"
-
-
-@pytest.mark.xfail(strict=True, reason=PENDING)
 def test_sql_report_has_bars_table_intervals_and_survival(capsys, released, tmp_path):
     out = released["sql"]
     html = _report(capsys, out["registry"]["release_id"], tmp_path / "sql.html")
     assert_self_contained(html)
     bars = re.search(r'<svg class="figure bar-chart".*?</svg>', html, re.S).group(0)
     assert bars.count("<rect") == len(out["rows"])
-    for row, hw in zip(out["rows"], out["ci95"]["n"], strict=True):
-        assert f"<td>{row[0]}</td>" in html and f"± {hw:.3g}" in html
+    for row, (lo, hi) in zip(out["rows"], out["intervals95"]["n"], strict=True):
+        assert f"<td>{row[0]}</td>" in html and f"[{lo:.4g}, {hi:.4g}]" in html
     assert f"T = {out['threshold']['integer']}" in html and "P(released)" in html
-    assert "(1, 1e-06)-differential privacy" in html and "uid" in html
+    assert "(1, 1e-06)-differential privacy" in html and "column uid" in html
 
 
 def test_pp_report_states_the_claim_columns_and_retention(capsys, released, tmp_path):

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from core.balancing.record import PPArtefact, SubTableView
-from core.governance.artefacts import MISSING, SqlArtefact, ThresholdView, artefact_of, to_json
+from core.dpsql.record import SqlArtefact, ThresholdView
+from core.governance.artefacts import MISSING, artefact_of, to_json
 from core.privacy import Cost, DiscreteLaplace, NoisyThreshold, PPRandomization
 from core.registry import Claim, Policy, Registry
 from core.reports import render_report

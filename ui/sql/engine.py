@@ -13,7 +13,6 @@ import streamlit as st
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.execute.pool import POOL
-from core.dpsql.legacy import NO_CAPS, QueryCaps, legacy_run_charged
 from core.dpsql.limits import ResourceLimits
 from core.dpsql.service import (
     CI_CAVEAT,
@@ -27,12 +26,11 @@ from core.dpsql.service import (
 )
 from core.dpsql.sql.bigquery import to_bigquery
 from core.dpsql.sql.expressions import DIALECTS
-from core.privacy import BudgetLedger, Noise
 from core.registry import Dataset
 
 __all__ = [
     "CI_CAVEAT", "DIALECTS", "ENGINES", "NON_PRIVATE_LABEL", "PAGE_LIMITS", "POOL", "Prepared",
-    "QueryResult", "caps_of", "engine_for", "explain", "planned_cost", "prepare", "run_query",
+    "QueryResult", "caps_of", "engine_for", "explain", "planned_cost", "prepare",
     "ledger_row", "stage_tables",
     "to_bigquery",
 ]  # fmt: skip
@@ -60,28 +58,15 @@ def engine_for(name: str, key: str, catalog: Catalog):
     return _spark(key, catalog) if name == "Spark" else _duckdb(key, catalog)
 
 
-def caps_of(dataset: Dataset | None) -> QueryCaps:
-    """The per-query caps: a registered dataset's policy; none for unregistered data."""
+def caps_of(dataset: Dataset | None) -> tuple[float | None, float | None]:
+    """The per-query caps (ε, δ): a registered dataset's policy (the registry enforces them);
+    none for unregistered data."""
     if dataset is None:
-        return NO_CAPS
-    p = dataset.policy
-    return QueryCaps(
-        p.max_epsilon_per_query, p.max_delta_per_query, f"dataset `{dataset.name}` policy"
-    )
+        return None, None
+    return dataset.policy.max_epsilon_per_query, dataset.policy.max_delta_per_query
 
 
 def planned_cost(prepared: Prepared) -> tuple[float, float]:
     """The (ε, δ) a run of `prepared` is charged: the composition of the mechanisms that will
     draw (`prepared.cost`)."""
     return prepared.cost.epsilon, prepared.cost.delta
-
-
-def run_query(
-    prepared: Prepared, engine, noise: Noise, ledger: BudgetLedger, caps: QueryCaps
-) -> QueryResult:
-    """Charge `ledger` (the registry's, for recorded data), run, release noisy rows.
-
-    Privacy claim: (ε, δ)-DP at unit level with the charges of the prepared plan, written to
-    `ledger` before any data is read (`core.dpsql.legacy.legacy_run_charged`, until the lead
-    rewires this to `core.governance.govern` with `service.run(prepared, engine, accountant)`)."""
-    return legacy_run_charged(prepared, engine, noise, ledger, caps)

@@ -1,12 +1,12 @@
 """The DP SQL page's Run tab: what a run will charge, the run itself (`run_step`, the ONE place
-this page makes a release — the lead rewires it to `core.governance.govern`), and the released
-rows with their intervals.
+this page makes a release, through `core.governance.govern`), and the released rows with their
+intervals.
 
 Budgets are the release registry's, never the browser session's: a registered dataset's runs
-are charged to its (ε, δ) budget through a `RegistryLedger` (one atomic registry transaction
-before any data is read, with the dataset policy's per-query caps), so a reload, a restart, a
-second browser and `dpx sql --dataset` all see one spend. Demo tables and uploads are recorded
-as unregistered runs, not limited across runs — exactly as `dpx sql --table` does.
+are charged to its (ε, δ) budget (one atomic registry transaction before any data is read, with
+the dataset policy's per-query caps), so a reload, a restart, a second browser and
+`dpx sql --dataset` all see one spend. Demo tables and uploads are recorded as unregistered
+runs, not limited across runs — exactly as `dpx sql --table` does.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ import pandas as pd
 import streamlit as st
 
 import core.sparkutil as sparkutil
+from core.dpsql.record import sql_artefact
+from core.dpsql.service import check_before_charge, run
 from core.errors import InputError
-from core.privacy import BudgetLedger, Noise
-from core.registry.ledger import RegistryLedger
+from core.governance import ComputeFailed, Request, govern
+from core.privacy import Noise
+from core.registry import Claim
 from core.viz.dpsql import group_labels, key_columns, result_figure, result_table
 from ui import state
 from ui.data import DataChoice
@@ -45,7 +48,6 @@ from ui.sql.engine import (
     engine_for,
     ledger_row,
     planned_cost,
-    run_query,
 )
 from ui.sql.tables import SqlData
 from ui.state import kept, persist
@@ -86,10 +88,10 @@ class ShownResult:
 
 def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noise: Noise):
     eps, delta = planned_cost(prepared)
-    caps = caps_of(choice.dataset)
+    cap_eps, cap_delta = caps_of(choice.dataset)
     cap_text = ", ".join(
         f"{name} ≤ {value:g}"
-        for name, value in (("ε", caps.max_epsilon), ("δ", caps.max_delta))
+        for name, value in (("ε", cap_eps), ("δ", cap_delta))
         if value is not None
     )
     st.caption(f"Noise: {noise.label}.")
@@ -97,7 +99,7 @@ def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noi
         f"Limits: each query may run {PAGE_LIMITS.timeout_s:g} s on "
         f"{PAGE_LIMITS.threads} thread(s) with at most {PAGE_LIMITS.memory_limit} of memory; a "
         "query stopped after it read data keeps its charge. Per-query caps: "
-        + (f"{cap_text} ({caps.source})." if cap_text else "none.")
+        + (f"{cap_text} (dataset `{choice.dataset.name}` policy)." if cap_text else "none.")
     )
     engine_name = ENGINES[0]
     if sparkutil.spark_unavailable_reason() is None:  # offered only where it can run
@@ -120,8 +122,10 @@ def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noi
 
 
 def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, engine_name):
-    """Charge (registry), run, release; keep the result, or the refusal or failure, for the
-    session. Privacy claim: (ε, δ)-DP at unit level, charged before any data is read."""
+    """Govern one run: policies, the charge of `prepared.cost` (registry), the staged SQL with
+    an accountant holding that charge, the typed record and the mechanisms that drew; keep the
+    result, or the refusal or failure, for the session. Privacy claim: (ε, δ)-DP at unit level,
+    charged before any data is read."""
     state.drop(RESULT)  # a refused run leaves no earlier rows on screen
     keep_outcome("dpsql", None)
     registry = choice.registry if choice.dataset is not None else open_registry()
@@ -129,10 +133,18 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         "query": sql, "data": choice.key, "catalog": data.key, "via": "app",
         "session": state.session_id(), "role": role().value,
     }  # fmt: skip
-    ledger = (
-        RegistryLedger(registry, SQL_TOOL, choice.dataset, params, noise.mode)
-        if registry is not None
-        else None
+    uid = data.catalog.uid_names()
+    unit_column = sorted(uid)[0] if uid else None
+    request = Request(
+        tool=SQL_TOOL,
+        role=role(),
+        dataset=choice.dataset,
+        params=params,
+        cost=prepared.cost,
+        claim=Claim(
+            f"one person (column {unit_column})" if unit_column else "one row", unit_column
+        ),
+        noise=noise,
     )
     queued = st.empty()  # every session's queries share the process-wide pool
 
@@ -143,33 +155,26 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         with st.spinner("Running the staged query…"), POOL.slot(waiting):
             queued.empty()
             engine = engine_for(engine_name, data.engine_key, data.catalog)
-            result = run_query(
-                prepared, engine, noise, ledger if ledger is not None else BudgetLedger(),
-                caps_of(choice.dataset),
-            )  # fmt: skip
-    except InputError as exc:  # budget, caps, seeded on real data, a failed run
-        keep_outcome("dpsql", _failure(registry, choice, ledger, params, exc))
+            check_before_charge(prepared, engine)  # binding reads no data: refused uncharged
+            governed = govern(
+                registry,
+                request,
+                lambda accountant: run(prepared, engine, accountant),
+                lambda result: sql_artefact(result, unit_column).to_json(),
+            )
+    except ComputeFailed as exc:  # charged, then failed: the charge stands
+        keep_outcome("dpsql", Outcome(OutcomeKind.FAILED, "Run", str(exc)))
         charged()
         return
-    release_id = None
-    if ledger is not None and ledger.release is not None:
-        registry.attach(ledger.release.id, result.to_dict())
-        release_id = ledger.release.id
-    shown = ShownResult.of(result, sql, data.engine_key, release_id, noise.label)
+    except InputError as exc:  # budget, caps, seeded on real data: recorded, nothing charged
+        keep_outcome("dpsql", Outcome(OutcomeKind.REFUSED, "Run", str(exc)))
+        charged()
+        return
+    release_id = None if governed.record is None else governed.record.id
+    shown = ShownResult.of(governed.result, sql, data.engine_key, release_id, noise.label)
     state.put(RESULT, shown, "the result")
     state.mark_shown([release_id])
     charged(choice.dataset)
-
-
-def _failure(registry, choice, ledger, params, exc: InputError) -> Outcome:
-    if ledger is not None and ledger.release is not None:
-        registry.fail(ledger.release.id, str(exc))  # charged: the charge stands
-        return Outcome(OutcomeKind.FAILED, "Run", str(exc), ledger.release.id)
-    if choice.dataset is not None and ledger is not None and not ledger.refused:
-        # refused by the caps or the budget check before the registry's charge step (which
-        # records its own refusals): recorded here, charging nothing
-        registry.refuse(SQL_TOOL, choice.dataset.name, str(exc), params)
-    return Outcome(OutcomeKind.REFUSED, "Run", str(exc))
 
 
 def show_result(res: ShownResult, current: tuple[str, str, str]) -> None:

@@ -16,10 +16,18 @@ import math
 from pathlib import Path
 
 from core import cliargs
+from core.cli.common import (
+    add_dataset_argument,
+    params_of,
+    registry_info,
+    registry_line,
+    release_view,
+    resolve,
+    view_text,
+)
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.jsonsafe import jsonable
-from core.dpsql.legacy import QueryCaps, legacy_run_charged
 from core.dpsql.limits import (
     DEFAULT_TIMEOUT_S,
     AnalysisTimeout,
@@ -27,15 +35,18 @@ from core.dpsql.limits import (
     check_timeout,
 )
 from core.dpsql.parquet_schema import add_for_spark
-from core.dpsql.service import explain, prepare
+from core.dpsql.record import sql_artefact
+from core.dpsql.service import check_before_charge, explain, prepare, run
 from core.dpsql.sql.bigquery import to_bigquery
 from core.dpsql.sql.expressions import DIALECTS
-from core.errors import InputError
+from core.errors import BudgetExceededError, InputError
 from core.files import write_text
-from core.privacy import BudgetLedger, Noise
-from core.registry.cli_hooks import add_dataset_argument, govern_sql
+from core.governance import Request, Role, govern
+from core.governance.caps import QueryCaps
+from core.privacy import Cost
+from core.registry import Claim, Dataset, Tool
 
-SQL_CAPS = cliargs.caps("DPX-B002")  # the caps' refusals carry the code of core/dpsql/legacy.py
+SQL_CAPS = cliargs.caps("DPX-B002")  # the caps' refusals carry DP SQL's code (core.governance.caps)
 
 
 def register(sub, common) -> None:
@@ -46,8 +57,8 @@ def register(sub, common) -> None:
         description="Run a differentially private SQL query; OPTIONS in the query win over flags.",
     )
     add_arguments(p)
-    add_dataset_argument(p)  # registry (issue 12)
-    p.set_defaults(handler=govern_sql(handle, _result_text))
+    add_dataset_argument(p)
+    p.set_defaults(handler=handle)
 
 
 def add_arguments(p) -> None:
@@ -159,19 +170,12 @@ def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
     return out
 
 
-def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = None) -> dict | str:
-    """`dpx sql` with a top-level guard: any unexpected exception becomes a generic one-line
-    refusal (exit 2) that quotes no data. `service.run` already turns failures after the charge
-    into messages that keep and state the charge; anything else that reaches this guard
-    happened before any charge."""
-    if ledger is None:  # the registry (issue 12) passes a dataset's ledger and caps
-        ledger = BudgetLedger(total_epsilon=_budget(args.budget_epsilon))
-    if args.seed is not None and args.seed < 0:
-        raise InputError(
-            f"DPX-C002 --seed must be an integer >= 0, got {args.seed}. Fix: e.g. --seed 1."
-        )
+def handle(args) -> dict | str:
+    """`dpx sql` with a top-level guard: any unexpected exception before the charge becomes a
+    generic one-line refusal (exit 2) that quotes no data; after the charge the governed flow
+    keeps the charge and says so."""
     try:
-        out = execute(args, ledger, caps)
+        out = execute(args)
         return jsonable(out) if isinstance(out, dict) else out
     except InputError:
         raise
@@ -187,9 +191,6 @@ def handle(args, ledger: BudgetLedger | None = None, caps: QueryCaps | None = No
             "Nothing was charged."
         ) from None
     except Exception:  # noqa: BLE001 - never a traceback
-        # `service.run` and `execute` turn every failure after the charge into a message that
-        # states the charge, so what reaches here happened before any charge (or in a charge
-        # transaction that did not commit).
         raise InputError(
             "DPX-E009 internal error before any data was read (details withheld). Nothing was "
             "charged. Fix: report the query (a fault in DP Explorer, not in the query); "
@@ -206,20 +207,50 @@ def _budget(value: float | None) -> float | None:
     return value
 
 
-def caps_from(args) -> QueryCaps:
-    """Per-query caps from the CLI flags (a registered dataset's policy may pass its own)."""
-    return QueryCaps(
+def _use_dataset(args, dataset: Dataset) -> None:
+    """A registered dataset supplies the tables and the unit (stated at registration)."""
+    if args.budget_epsilon is not None:
+        raise InputError(
+            "--budget-epsilon does not apply to a registered dataset: its budget is in the "
+            "registry (`dpx dataset show NAME`)."
+        )
+    if args.uid and args.uid != dataset.uid:
+        raise InputError(f"--uid {args.uid} differs from dataset '{dataset.name}''s unit.")
+    if args.row_is_unit and not dataset.row_is_unit:
+        raise InputError("--row-is-unit does not apply: the dataset's unit is set.")
+    if not dataset.uid and not dataset.row_is_unit:
+        raise InputError(
+            f"dataset '{dataset.name}' has no privacy-unit column: DP SQL needs one. Fix: the "
+            "owner registers it with --uid COL or --row-is-unit."
+        )
+    args.uid, args.row_is_unit = dataset.uid, dataset.row_is_unit
+    args.table = [f"{t.name}={t.path}" for t in dataset.private_tables]
+    args.public = [f"{t.name}={t.path}" for t in dataset.public_tables]
+
+
+def _invocation_checks(args, cost: Cost):
+    """The invocation's own limits on files given directly: --max-*-per-query (DPX-B002) and
+    --budget-epsilon (DPX-B001). A registered dataset's policy is the registry's."""
+    caps = QueryCaps(
         args.max_epsilon_per_query,
         args.max_delta_per_query,
         "--max-epsilon-per-query / --max-delta-per-query",
     )
+    budget = _budget(args.budget_epsilon)
+
+    def check() -> None:
+        caps.check(cost.epsilon, cost.delta)
+        if budget is not None and cost.epsilon > budget * (1 + 1e-12):
+            raise BudgetExceededError(
+                f"DPX-B001 the query needs epsilon = {cost.epsilon:.4g}, above --budget-epsilon "
+                f"{budget:g} (this invocation's budget). Nothing was charged. Fix: lower epsilon "
+                f"to <= {budget:g}."
+            )
+
+    return check
 
 
-def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict | str:
-    """Run `dpx sql` for parsed `args`, charging `ledger` (a registry may pass its own ledger
-    and the dataset policy's `caps`; without caps the CLI flags' caps apply)."""
-    timeout = check_timeout(args.timeout)
-    caps = caps or caps_from(args)
+def _catalog(args) -> tuple[Catalog, str | None]:
     if not args.table:
         raise InputError(
             "DPX-C004 dpx sql needs at least one private table. Fix: add --table NAME=FILE "
@@ -235,31 +266,48 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
                 name, Path(path), args.uid, private=True, row_is_unit=args.row_is_unit
             )
         )
-    uid = spec.uid
     for name, path in _pairs(args.public, "--public"):
         if by_footer:
             add_for_spark(catalog, name, path, None, private=False)
         else:
             catalog.add_file(name, Path(path), None, private=False)
-    if args.query_file:
-        try:
-            sql = Path(args.query_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-            raise InputError(
-                f"DPX-C005 cannot read --query-file {args.query_file}: {reason}. Fix: pass a UTF-8 "
-                "text file holding the query."
-            ) from None
-    else:
-        sql = args.query
-    noise = Noise.from_seed(args.seed)
+    return catalog, spec.uid
+
+
+def _query_text(args) -> str:
+    if not args.query_file:
+        return args.query
+    try:
+        return Path(args.query_file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise InputError(
+            f"DPX-C005 cannot read --query-file {args.query_file}: {reason}. Fix: pass a UTF-8 "
+            "text file holding the query."
+        ) from None
+
+
+def execute(args) -> dict | str:
+    """Run `dpx sql`: prepare (no data), then the governed release — policies, the charge of
+    `prepared.cost`, the staged SQL with an accountant holding exactly that charge, the typed
+    record and the mechanisms that drew.
+
+    Privacy claim: (ε, δ) = `prepared.cost` at unit level (the unit column, or one row with
+    --row-is-unit), composed from the very mechanism objects that draw; charged before any
+    private row is read."""
+    timeout = check_timeout(args.timeout)
+    target = resolve(args, Tool.SQL.value, files=("table", "public"))
+    if target.dataset is not None:
+        _use_dataset(args, target.dataset)
+    catalog, uid = _catalog(args)
+    noise = target.noise
     defaults = {
         "epsilon": args.epsilon,
         "delta": args.delta,
         "max_groups_contributed": args.max_groups,
     }
     with analysis_deadline(timeout):  # reads no data: a slow analysis is refused uncharged
-        prepared = prepare(sql, catalog, noise, defaults)
+        prepared = prepare(_query_text(args), catalog, noise, defaults)
     if args.export_bigquery:
         text, warnings = to_bigquery(prepared.query, uid)
         _write_whole(Path(args.export_bigquery), text + ";\n")
@@ -269,32 +317,72 @@ def execute(args, ledger: BudgetLedger, caps: QueryCaps | None = None) -> dict |
         info = explain(prepared, args.dialect)
         info["mode"] = noise.mode
         return info if args.json else _explain_text(info)
-    if getattr(args, "engine", "duckdb") == "spark":
-        from core.dpsql.execute.spark_engine import (
-            SparkEngine,  # optional extra: imported on demand
-        )
-
-        files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
-        engine = SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
-    else:
-        engine = Engine(catalog, timeout_s=timeout)
+    engine = _engine(args, catalog, timeout)
     try:
-        result = legacy_run_charged(prepared, engine, noise, ledger, caps)
+        check_before_charge(prepared, engine)  # binding reads no data: refused uncharged
+        unit = f"one person (column {uid})" if uid and not args.row_is_unit else "one row"
+        request = Request(
+            tool=Tool.SQL.value,
+            role=target.role,
+            dataset=target.dataset,
+            params=params_of(args),
+            cost=prepared.cost,
+            claim=Claim(unit, None if args.row_is_unit else uid),
+            noise=noise,
+            extra_checks=() if target.dataset else (_invocation_checks(args, prepared.cost),),
+            error_code="DPX-E009",
+        )
+        try:
+            governed = govern(
+                target.registry,
+                request,
+                lambda accountant: run(prepared, engine, accountant),
+                lambda result: sql_artefact(result, request.claim.unit_column).to_json(),
+            )
+        except BudgetExceededError as err:
+            raise _budget_refusal(err) from None
     finally:
         engine.close()
-    try:  # charged from here on: a failure says so (the guard below `run` is pre-charge)
-        out = jsonable(result.to_dict())
+    if target.role is Role.ANALYST:
+        view = release_view(target.registry, governed.record)
+        if args.json:
+            return view
+        return view_text(view, f"DP SQL release: {len(view['result']['rows'])} rows")
+    try:  # charged from here on: a failure says so
+        out = jsonable(governed.result.to_dict())
+        if governed.record is not None:
+            out["registry"] = registry_info(target.registry, governed.record)
         if args.explain:
             out["rewritten_sql"] = prepared.staged.sql(args.dialect)
             out["dialect"] = args.dialect
-        return out if args.json else _result_text(out)
+        if args.json:
+            return out
+        text = _result_text(out)
+        return text + ("\n" + registry_line(out["registry"]) if "registry" in out else "")
     except Exception:  # noqa: BLE001 - never a traceback, never data in the message
-        spent = result.cost.epsilon
         raise InputError(
             "DPX-E009 internal error while formatting the release (details withheld). The "
-            f"charge of epsilon = {spent:.4g} stands. Fix: report the query (a fault in DP "
-            "Explorer, not in the query); running it again is charged again."
+            f"charge of epsilon = {prepared.cost.epsilon:.4g} stands. Fix: report the query (a "
+            "fault in DP Explorer, not in the query); running it again is charged again."
         ) from None
+
+
+def _budget_refusal(err: BudgetExceededError) -> BudgetExceededError:
+    """DP SQL's rule code on a budget (DPX-B001) or per-query cap (DPX-B002) refusal."""
+    text = str(err)
+    if text.startswith("DPX-"):
+        return BudgetExceededError(text)
+    code = "DPX-B002" if "per-query cap" in text else "DPX-B001"
+    return BudgetExceededError(f"{code} {text}")
+
+
+def _engine(args, catalog: Catalog, timeout: float):
+    if getattr(args, "engine", "duckdb") == "spark":
+        from core.dpsql.execute.spark_engine import SparkEngine  # optional extra, on demand
+
+        files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
+        return SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
+    return Engine(catalog, timeout_s=timeout)
 
 
 def _write_whole(path: Path, text: str) -> None:
