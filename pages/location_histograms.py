@@ -38,6 +38,7 @@ from ui.outcomes import (
     show_not_shown,
     user_errors,
 )
+from ui.plan.location import plan_step
 from ui.shell import is_analyst, page_setup
 from ui.state import persist
 
@@ -125,6 +126,7 @@ with user_errors():
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
 
+plan_step(choice, prep, columns, noise, methods)
 build_button(choice, params, params_json, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)

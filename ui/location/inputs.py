@@ -20,6 +20,7 @@ from core.spatial.total_prepare import prepare_total
 from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
 from ui.data import DataChoice, Source
+from ui.plan.location import planned_epsilon_choices
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
@@ -47,7 +48,7 @@ def sidebar_parameters() -> tuple[float, dict]:
     with st.sidebar:
         st.header("Privacy parameters")
         epsilon = st.select_slider(
-            "Total epsilon (log scale)", options=EPS_CHOICES,
+            "Total epsilon (log scale)", options=planned_epsilon_choices(EPS_CHOICES),
             help="Left: more privacy. Right: more accuracy.", key=persist("lh_eps", 0.5),
         )  # fmt: skip
         st.caption("← more privacy · more accuracy →")

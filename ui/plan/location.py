@@ -1,0 +1,277 @@
+"""The location page's Plan step: from a target MRE to the ε each method needs.
+
+MRE depends on the data's private shape, so a plan rests on a stated basis (`core.planning.shape`):
+a new pilot (a PrivTree histogram, CHARGED as its own release through
+`core.planning.releases.governed_pilot`, shown with its cost and confirmed like every charged
+click), a pilot already recorded for this dataset (nothing charged), or a declared public size
+and shape (nothing read, nothing charged). `core.planning.location.plan_location` then simulates
+each method on synthetic point sets of that shape — the same call as `dpx plan release`. The
+planned ε can be carried into the release step (the sidebar's ε and the methods).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import pandas as pd
+import streamlit as st
+
+from core.governance import Role
+from core.planning.location import LocationPlan, plan_location
+from core.planning.pilot import DEFAULT_PILOT_EPSILON, Pilot
+from core.planning.pilot import TOOL as PILOT_TOOL
+from core.planning.releases import governed_pilot, recorded_pilot
+from core.planning.shape import DeclaredShape, PilotShape, ShapeKind
+from core.privacy import Noise
+from core.registry import RunKind, Status
+from core.spatial.methods import LABELS
+from core.spatial.pipeline import Prepared
+from ui import state
+from ui.data import DataChoice
+from ui.outcomes import (
+    ChargePlan,
+    charged,
+    governed,
+    open_registry,
+    recorded_text,
+    release_button,
+    show_kept_outcome,
+    user_errors,
+)
+from ui.plan.common import plan_box, show_basis
+from ui.shell import is_analyst
+from ui.state import kept, persist
+
+PILOT_KEY = "lh_plan_pilot"  # the session's pilot (kept: a reload keeps what was paid for)
+ANSWER_KEY = "lh_plan_answer"
+PLANNED_EPS = "lh_planned_eps"  # the planned ε carried into the sidebar's ε choices
+EPS_WIDGET, METHODS_WIDGET = "lh_eps", "lh_methods"  # ui.location.inputs' widget keys
+RECOMMENDED = "auto"
+
+
+class Basis(StrEnum):
+    NEW_PILOT = "A new pilot (charged: its own release)"
+    RECORDED_PILOT = "A pilot already recorded for this dataset (nothing charged)"
+    DECLARED = "A declared public size and shape (nothing read, nothing charged)"
+
+
+@dataclass(frozen=True)
+class KeptPilot:
+    """This session's pilot, the data it was drawn on and what the registry recorded."""
+
+    data: tuple
+    pilot: Pilot
+    recorded: str
+
+
+@dataclass(frozen=True)
+class KeptPlan:
+    """A plan with the inputs it was made from (shown only while they are unchanged)."""
+
+    signature: tuple
+    plan: LocationPlan
+
+
+def planned_epsilon_choices(choices: list[float]) -> list[float]:
+    """The sidebar's ε choices plus a planned ε carried into the release step."""
+    persist(PLANNED_EPS)
+    planned = st.session_state.get(PLANNED_EPS)
+    return sorted({*choices, planned}) if planned else list(choices)
+
+
+def carry(epsilon: float, method: str) -> None:
+    """Button callback (runs before the next run draws the sidebar): the release step's ε and
+    methods become the plan's."""
+    st.session_state[PLANNED_EPS] = epsilon
+    st.session_state[EPS_WIDGET] = epsilon
+    st.session_state[METHODS_WIDGET] = [method]
+
+
+def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods: list[str]):
+    """The Plan step (drawn before Build). Privacy: the only release here is the pilot, whose
+    claim is `measure_pilot`'s (PrivTree at the pilot's ε for the page's unit), charged before
+    the binned counts are read; everything else reads released values or public facts only."""
+    with plan_box("the ε for the accuracy you need", "lh_plan_open") as is_open:
+        if not is_open:
+            return
+        with user_errors():
+            shape, basis_sig = _basis(choice, prep, columns, noise)
+        if shape is None:
+            return
+        c1, c2 = st.columns([1, 2])
+        target = c1.number_input(
+            "Target MRE", min_value=0.001, max_value=100.0, step=0.01, format="%.3f",
+            persist_state="session", key=persist("lh_plan_target", 0.1),
+            help="Mean relative error of random range queries (2, 6 and 10 % of the box).",
+        )  # fmt: skip
+        options = [RECOMMENDED, *[m for m in LABELS if m != RECOMMENDED]]
+        chosen = c2.multiselect(
+            "Methods to plan", options, format_func=lambda m: LABELS.get(m, m),
+            persist_state="session", key=kept("lh_plan_methods", options, _defaults(methods)),
+        )  # fmt: skip
+        if not chosen:
+            st.info("Pick at least one method to plan.")
+            return
+        signature = (basis_sig, float(target), tuple(chosen), prep.grid.ny, prep.grid.nx)
+        if st.button("Plan", key="lh_plan_run"):
+            with user_errors(), st.spinner("Simulating releases on synthetic point sets…"):
+                plan = plan_location(shape, chosen, float(target), unit=_unit(shape, prep))
+            state.put(ANSWER_KEY, KeptPlan(signature, plan), "the location plan")
+        kept_plan: KeptPlan | None = state.get(ANSWER_KEY)
+        if kept_plan is None:
+            return
+        if kept_plan.signature != signature:
+            st.info("The plan's inputs changed: press **Plan** to plan again.")
+            return
+        show_plan(kept_plan.plan)
+
+
+def show_plan(plan: LocationPlan) -> None:
+    """The answer: one row per method, the one-sentence answer and basis, and the carry button."""
+    st.success(plan.describe())
+    st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
+    show_basis(plan.basis)
+    for m in plan.methods:
+        if m.epsilon is None:
+            continue
+        st.button(
+            f"Use ε {m.epsilon:g} with {m.label} in the release step",
+            key=f"lh_plan_use_{m.method}", on_click=carry, args=(m.epsilon, m.method),
+        )  # fmt: skip
+
+
+def plan_frame(plan: LocationPlan) -> pd.DataFrame:
+    rows = []
+    for m in plan.methods:
+        low, mid, high = m.predicted.as_list() if m.predicted else (None, None, None)
+        rows.append(
+            {
+                "method": m.label,
+                "planned ε": m.epsilon,
+                "predicted MRE (low)": low,
+                "predicted MRE (mid)": mid,
+                "predicted MRE (high)": high,
+                "cautious ε (high meets the target)": m.cautious_epsilon,
+                "reached": "yes" if m.epsilon is not None else "not up to the largest ε searched",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _defaults(methods: list[str]) -> list[str]:
+    return [m for m in methods if m in LABELS] or [RECOMMENDED]
+
+
+def _unit(shape, prep: Prepared):
+    return shape.pilot.unit if isinstance(shape, PilotShape) else prep.unit
+
+
+def _basis(choice: DataChoice, prep: Prepared, columns, noise: Noise):
+    """The chosen basis as a `Shape` (None while a pilot is still to be drawn) and its key."""
+    bases = list(Basis) if choice.dataset is not None else [Basis.NEW_PILOT, Basis.DECLARED]
+    basis = st.radio(
+        "What the plan rests on", bases, persist_state="session",
+        key=kept("lh_plan_basis", bases, Basis.NEW_PILOT),
+        help="The MRE a release reaches depends on the data's shape, which is private: a plan "
+        "rests on a small DP pilot, or on a size and shape you declare.",
+    )  # fmt: skip
+    grid = (prep.grid.ny, prep.grid.nx)
+    if basis is Basis.DECLARED:
+        c1, c2 = st.columns(2)
+        n = c1.number_input(
+            "Declared number of points (public)", min_value=10, max_value=100_000_000,
+            step=1000, persist_state="session", key=persist("lh_plan_public_n", 10_000),
+        )  # fmt: skip
+        kind = c2.radio(
+            "Declared shape", list(ShapeKind), horizontal=True, persist_state="session",
+            key=kept("lh_plan_shape", list(ShapeKind), ShapeKind.CITY),
+        )  # fmt: skip
+        shape = DeclaredShape(int(n), ShapeKind(kind), *grid)
+        return shape, ("declared", int(n), str(kind))
+    if basis is Basis.RECORDED_PILOT:
+        return _recorded(choice, grid)
+    return _new_pilot(choice, prep, columns, noise, grid)
+
+
+def _recorded(choice: DataChoice, grid):
+    registry, name = choice.registry, choice.dataset_name
+    pilots = [
+        r for r in registry.releases(name)
+        if r.tool == PILOT_TOOL and r.artefact and r.status is Status.RELEASED
+        and r.kind is RunKind.RELEASE and (r.params.get("grid") or [None])[:2] == list(grid)
+    ]  # fmt: skip
+    if not pilots:
+        st.info(
+            f"No pilot of dataset {name} on this {grid[0]} × {grid[1]} grid is recorded yet: "
+            "draw a new one (charged) or declare a size and shape."
+        )
+        return None, None
+    ids = [r.id for r in reversed(pilots)]
+    by_id = {r.id: r for r in pilots}
+    rid = st.selectbox(
+        "Recorded pilot", ids, persist_state="session", key=kept("lh_plan_pilot_id", ids),
+        format_func=lambda i: f"#{i} · ε {by_id[i].epsilon:g} · {by_id[i].time}",
+    )  # fmt: skip
+    pilot = recorded_pilot(registry, int(rid), name)
+    st.caption(f"Rests on {pilot.describe()}; nothing is charged again.")
+    return PilotShape(pilot), ("recorded", int(rid))
+
+
+def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
+    """Draw (charged) or reuse this session's pilot for this data and grid."""
+    kept_pilot: KeptPilot | None = state.get(PILOT_KEY)
+    data = _data_of(choice, columns)
+    pilot = None if kept_pilot is None else kept_pilot.pilot
+    fits = pilot is not None and pilot.shape == grid and kept_pilot.data == data
+    eps = st.number_input(
+        "Pilot ε (charged to the data, as its own release)", min_value=0.01, max_value=2.0,
+        step=0.05, persist_state="session", key=persist("lh_plan_pilot_eps", DEFAULT_PILOT_EPSILON),
+    )  # fmt: skip
+    plan = ChargePlan.of(
+        choice.registry, choice.dataset, float(eps), seeded=not noise.is_secure,
+        note="The pilot is a PrivTree histogram; the plan reads only its released counts.",
+    )  # fmt: skip
+    if release_button("Draw the pilot", plan, key="lh_plan_pilot_run"):
+        _draw(choice, prep, columns, noise, float(eps))
+        kept_pilot = state.get(PILOT_KEY)
+        pilot = None if kept_pilot is None else kept_pilot.pilot
+        fits = pilot is not None
+    show_kept_outcome("lh_plan")
+    if not fits:
+        st.info("Draw a pilot (charged) to plan on this data, or choose another basis.")
+        return None, None
+    st.markdown(kept_pilot.recorded)
+    st.caption(f"The plan rests on {pilot.describe()}.")
+    return PilotShape(pilot), ("pilot", pilot.release_id, pilot.epsilon, data)
+
+
+def _data_of(choice: DataChoice, columns) -> tuple:
+    """What a pilot was drawn on: the data, its columns and the unit (public parameters)."""
+    return (choice.key, columns.lat, columns.lon, columns.person, columns.per_person)
+
+
+def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float) -> None:
+    """The pilot as a governed release: charged to the dataset before the counts are read."""
+    state.drop(PILOT_KEY, ANSWER_KEY)
+    registry = choice.registry if choice.dataset is not None else open_registry()
+    grid = prep.grid
+    params = {
+        "grid": [grid.ny, grid.nx], "grid_cols": grid.nx, "bbox": list(grid.bbox),
+        "lat": columns.lat, "lon": columns.lon, "data": choice.key, "mode": noise.mode,
+        "seed": noise.seed, "via": "app", "session": state.session_id(),
+        "person": [columns.person, columns.per_person] if columns.person else None,
+    }  # fmt: skip
+    role = Role.ANALYST if is_analyst() else Role.OWNER
+    with governed("Draw the pilot", key="lh_plan"):
+        got = governed_pilot(
+            registry, role, choice.dataset, noise, params, eps, prep.unit,
+            lambda _noise: (prep.F, grid.bbox),
+        )  # fmt: skip
+        kept_pilot = KeptPilot(
+            _data_of(choice, columns), got.result, recorded_text(got.record, "Pilot")
+        )
+        state.put(PILOT_KEY, kept_pilot, "the location pilot")
+        if got.record is not None:
+            state.mark_shown([got.record.id])
+        charged(choice.dataset)
