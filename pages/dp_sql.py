@@ -15,6 +15,7 @@ from core.dpsql.demos import PUBLIC_TABLES
 from ui.data import DemoKind, choose_data
 from ui.noise import current_noise
 from ui.outcomes import show_not_shown, user_errors
+from ui.plan.sql import plan_step
 from ui.shell import is_analyst, page_setup
 from ui.sql.engine import prepare
 from ui.sql.explain import explain_tab
@@ -51,6 +52,7 @@ sql = query_step(choice, data)
 noise = current_noise()
 with user_errors():
     prepared = prepare(sql, data.catalog, noise)
+plan_step(prepared)  # before Run: the ε the targets need (public parameters only)
 
 labels = ANALYST_TABS if is_analyst() else TABS
 # the active tab is kept across reruns, navigation and a reload (every tab is drawn: a button's
