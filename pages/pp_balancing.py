@@ -23,6 +23,7 @@ from ui.outcomes import (
     show_not_shown,
     user_errors,
 )
+from ui.plan.pp import plan_step
 from ui.pp.analyst import analyst_view
 from ui.pp.inputs import PPSettings, choose_settings, plan_for
 from ui.pp.publication import downloads, owner_evaluation, show_kept
@@ -113,6 +114,7 @@ with user_errors():
     show_not_shown(choice, [PP_TOOL], key="pp")
     df = choice.one_table("PP balancing")
     settings = choose_settings(choice, df)
+plan_step(choice, df, settings)  # before Publish: reads no SA value in analyst mode
 
 if is_analyst():  # releases and public parameters only: no exact plan
     analyst_view(choice, df, settings)
