@@ -3,8 +3,9 @@
 A report is built only for the release chosen in the picker (not for every listed release on
 every rerun), and a report that fails to build shows one line for that release: the page goes on.
 
-Reads the registry (`DPX_REGISTRY`, else `~/.dpx`), never writes to it: budgets are set by the
-owner with `dpx dataset budget`, not from a page. In analyst mode only releases of registered
+Reads the registry (`DPX_REGISTRY`, else `~/.dpx`); its one write is a budget plan the owner
+saves (`ui.plan.budget`: it charges nothing). Budgets are set by the owner with
+`dpx dataset budget`, not from a page. Each listed release shows its plan status. In analyst mode only releases of registered
 datasets are listed (no unregistered or demo runs).
 """
 
@@ -20,6 +21,7 @@ from core.errors import InputError
 from core.registry import Registry, Release, RunKind
 from core.reports import report_html
 from ui.outcomes import not_shown_frame, stranded_or_not_shown
+from ui.plan.budget import budget_plan, statuses
 from ui.shell import is_analyst, page_setup
 
 REPORT_KEY = "rel_report"
@@ -87,6 +89,7 @@ for d in datasets:
                     hide_index=True,
                     key=f"rel_refusals_{d.name}",
                 )
+        budget_plan(registry, d)
 
 lost = stranded_or_not_shown(registry)
 if lost:
@@ -126,6 +129,7 @@ shown = [
     and r.tool in chosen_tools
     and start <= date.fromisoformat(r.time[:10]) <= end
 ]
+plan_of = statuses(registry, shown)
 st.dataframe(
     pd.DataFrame(
         [
@@ -139,10 +143,22 @@ st.dataframe(
                 "ε": r.epsilon,
                 "δ": r.delta,
                 "noise": r.mode,
+                "plan": plan_of[r.id],
             }
             for r in shown
         ],
-        columns=["id", "time (UTC)", "tool", "dataset", "kind", "status", "ε", "δ", "noise"],
+        columns=[
+            "id",
+            "time (UTC)",
+            "tool",
+            "dataset",
+            "kind",
+            "status",
+            "ε",
+            "δ",
+            "noise",
+            "plan",
+        ],  # fmt: skip
     ),
     hide_index=True,
     key="rel_table",

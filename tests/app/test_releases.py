@@ -94,7 +94,8 @@ def test_analyst_mode_lists_only_registered_releases(app_test, filled, monkeypat
     assert not at.exception
     assert list(_release_table(at)["id"]) == [1, 2, 3]
     assert "(unregistered)" not in list(_release_table(at)["dataset"])
-    assert not at.expander  # no owner history in analyst mode
+    # no owner history in analyst mode; the budget plans are for everyone (saving: owner only)
+    assert [e.label for e in at.expander] == ["Budget plan · sales", "Budget plan · visits"]
 
 
 def test_empty_registry_says_how_to_register(app_test, registry_dir):
