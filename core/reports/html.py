@@ -11,6 +11,7 @@ from pathlib import Path
 
 import core.reports.common as common
 import core.reports.location as location
+import core.reports.plan as plan_report
 import core.reports.pp as pp
 import core.reports.sql as sql
 from core import __version__
@@ -94,9 +95,14 @@ def _sections(release: Release) -> list[str]:
     ]
 
 
-def render_report(release: Release, dataset_status: dict | None = None) -> str:
+def render_report(
+    release: Release,
+    dataset_status: dict | None = None,
+    planned: plan_report.PlannedVsRealized | None = None,
+) -> str:
     """The report of `release` as one HTML string, rendered from its registry record only.
-    `dataset_status` (spent/total) is shown when given."""
+    `dataset_status` (spent/total) is shown when given, and `planned` (the saved budget plan
+    the release falls under, from registry records) as a "Planned vs realized" section."""
     r = release
     summary = [
         ["release id", r.id],
@@ -136,6 +142,11 @@ def render_report(release: Release, dataset_status: dict | None = None) -> str:
             "<h2>What was released</h2>",
             _what(r),
             common.table(["field", "value"], summary, "summary"),
+            *(
+                []
+                if planned is None
+                else ["<h2>Planned vs realized</h2>", plan_report.section(r, planned)]
+            ),
             *_sections(r),
             "<h2>Parameters</h2>",
             common.table(["parameter", "value"], params, "params"),
@@ -163,7 +174,7 @@ def write_report(path: str | Path, html_text: str) -> Path:
 
 def report_html(registry: Registry, release_id: int) -> str:
     release = registry.release(release_id)
-    status = None
+    status = planned = None
     if release.dataset is not None:
         d = registry.dataset(release.dataset)
         eps, delta = registry.spent(d.name)
@@ -173,4 +184,7 @@ def report_html(registry: Registry, release_id: int) -> str:
             "delta_spent": delta,
             "delta_total": d.policy.delta_total,
         }
-    return render_report(release, status)
+        planned = plan_report.planned_vs_realized(
+            release, registry.plans(d.name), registry.releases(d.name)
+        )
+    return render_report(release, status, planned)
