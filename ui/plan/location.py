@@ -86,6 +86,8 @@ def carry(epsilon: float, method: str) -> None:
     st.session_state[PLANNED_EPS] = epsilon
     st.session_state[EPS_WIDGET] = epsilon
     st.session_state[METHODS_WIDGET] = [method]
+    for key in (PLANNED_EPS, EPS_WIDGET, METHODS_WIDGET):  # their shadows too: a reload right
+        persist(key)  # after this click brings the carried values back
 
 
 def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods: list[str]):

@@ -57,7 +57,9 @@ def published_rows(choice: DataChoice) -> int | None:
 
 
 def _carry(key: str, rho2: str) -> None:
+    """Button callback: the settings' ρ2 becomes the planned one (and its kept shadow)."""
     st.session_state[key] = rho2
+    persist(key)
 
 
 def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:

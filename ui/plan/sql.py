@@ -66,6 +66,7 @@ def _write_epsilon(epsilon: float) -> None:
     new = with_epsilon(st.session_state.get(QUERY_WIDGET, ""), epsilon)
     if new is not None:
         st.session_state[QUERY_WIDGET] = new
+        persist(QUERY_WIDGET)  # and its kept shadow: a reload right after keeps it
 
 
 def plan_step(prepared: Prepared) -> None:
