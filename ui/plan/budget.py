@@ -77,7 +77,9 @@ def save(registry: Registry, split: BudgetSplit, plan_name: str):
 def budget_plan(registry: Registry, d: Dataset) -> None:
     """The dataset's budget plan box: draft, save (owner), saved plans against spend."""
     key = f"rel_plan_{d.name}"
-    with st.expander(f"Budget plan · {d.name}", key=persist(f"{key}_open", False)):
+    with st.expander(
+        f"Budget plan · {d.name}", key=persist(f"{key}_open", False), on_change="rerun"
+    ):
         text = st.text_area(
             "Intended releases", persist_state="session", key=persist(f"{key}_items", ""),
             help=ITEMS_HELP, placeholder="location:0.2x4:method=auto\nsql:1/1e-6\npp:share",
