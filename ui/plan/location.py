@@ -134,6 +134,11 @@ def show_plan(plan: LocationPlan) -> None:
     st.success(plan.describe())
     st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
     show_basis(plan.basis)
+    if plan.best is not None:
+        st.caption(
+            "For a budget plan (Releases page): "
+            f"`location:{plan.best.epsilon:g}:method={plan.best.method}`"
+        )
     for m in plan.methods:
         if m.epsilon is None:
             continue

@@ -121,6 +121,9 @@ def show_answer(choice: DataChoice, a: PPAnswer, target: float) -> None:
         )  # fmt: skip
     st.dataframe(frontier_frame(a.frontier), hide_index=True)
     show_basis(a.current.basis)
+    cost = a.current.cost
+    delta = f"/{cost.delta:g}" if cost.delta else ""
+    st.caption(f"For a budget plan (Releases page): `pp:{cost.epsilon:g}{delta}`")
 
 
 def frontier_frame(rows) -> pd.DataFrame:

@@ -133,6 +133,9 @@ def show_plan(plan: SqlPlan) -> None:
             for r in plan.cu_tradeoff
         )
     )
+    st.caption(
+        f"For a budget plan (Releases page): `sql:{plan.epsilon:g}/{plan.as_written.delta:g}`"
+    )
     carry(plan)
 
 
