@@ -270,6 +270,7 @@ def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float)
         "person": [columns.person, columns.per_person] if columns.person else None,
     }  # fmt: skip
     role = Role.ANALYST if is_analyst() else Role.OWNER
+    params["role"] = role.value
     with governed("Draw the pilot", key="lh_plan"):
         got = governed_pilot(
             registry, role, choice.dataset, noise, params, eps, prep.unit,
