@@ -274,3 +274,22 @@ def test_owner_saves_a_budget_plan_and_a_reload_shows_it(
     page.get_by_text(f"Plan 'Q3' (#{plan.id}) planned epsilon 4", exact=False).first.wait_for()
     no_exception(page)
     assert external_requests == []
+
+
+def test_plan_step_screenshot(page, app_url, screenshot_dir, no_exception):
+    """The README's picture of a Plan step: a declared size and shape (nothing charged)."""
+    _open(page, app_url, "location_histograms", "Location histograms")
+    _small_grid(page)
+    _expand(page, PLAN_EPS)
+    page.get_by_text("A declared public size and shape", exact=False).first.click()
+    _idle(page)
+    _click(page, "lh_plan_run")
+    page.locator(".st-key-lh_plan_use_auto button").wait_for(timeout=120_000)
+    no_exception(page)
+    step = page.locator(".st-key-lh_plan_open")
+    step.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    box = step.bounding_box()
+    out = screenshot_dir / "plan_step.png"
+    page.screenshot(path=str(out), full_page=True, clip={**box, "height": box["height"] + 24})
+    assert out.stat().st_size > 10_000

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from core.governance import Role
-from core.planning.location import LocationPlan, plan_location
+from core.planning.location import EPSILONS, LocationPlan, plan_location
 from core.planning.pilot import DEFAULT_PILOT_EPSILON, Pilot
 from core.planning.pilot import TOOL as PILOT_TOOL
 from core.planning.releases import governed_pilot, recorded_pilot
@@ -39,7 +39,7 @@ from ui.outcomes import (
     show_kept_outcome,
     user_errors,
 )
-from ui.plan.common import plan_box, show_basis
+from ui.plan.common import plan_box
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
@@ -133,7 +133,6 @@ def show_plan(plan: LocationPlan) -> None:
     """The answer: one row per method, the one-sentence answer and basis, and the carry button."""
     st.success(plan.describe())
     st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
-    show_basis(plan.basis)
     if plan.best is not None:
         st.caption(
             "For a budget plan (Releases page): "
@@ -160,7 +159,7 @@ def plan_frame(plan: LocationPlan) -> pd.DataFrame:
                 "predicted MRE (mid)": mid,
                 "predicted MRE (high)": high,
                 "cautious ε (high meets the target)": m.cautious_epsilon,
-                "reached": "yes" if m.epsilon is not None else "not up to the largest ε searched",
+                "reached": "yes" if m.epsilon is not None else f"no (up to ε {EPSILONS[-1]:g})",
             }
         )
     return pd.DataFrame(rows)

@@ -23,7 +23,7 @@ from core.registry import RunKind, Tool
 from ui import state
 from ui.data import DataChoice
 from ui.outcomes import user_errors
-from ui.plan.common import plan_box, show_basis
+from ui.plan.common import plan_box
 from ui.pp.inputs import PPSettings
 from ui.shell import is_analyst
 from ui.state import persist
@@ -120,7 +120,6 @@ def show_answer(choice: DataChoice, a: PPAnswer, target: float) -> None:
             args=(rho2_widget(choice), str(best.rho2)),
         )  # fmt: skip
     st.dataframe(frontier_frame(a.frontier), hide_index=True)
-    show_basis(a.current.basis)
     cost = a.current.cost
     delta = f"/{cost.delta:g}" if cost.delta else ""
     st.caption(f"For a budget plan (Releases page): `pp:{cost.epsilon:g}{delta}`")
