@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -196,21 +197,28 @@ def _basis(choice: DataChoice, prep: Prepared, columns, noise: Noise):
         shape = DeclaredShape(int(n), ShapeKind(kind), *grid)
         return shape, ("declared", int(n), str(kind))
     if basis is Basis.RECORDED_PILOT:
-        return _recorded(choice, grid)
+        return _recorded(choice, grid, prep.grid.bbox)
     return _new_pilot(choice, prep, columns, noise, grid)
 
 
-def _recorded(choice: DataChoice, grid):
+def _same_box(artefact: dict, grid: tuple[int, int], bbox) -> bool:
+    """A recorded pilot fits when it is on this grid and this public bounding box."""
+    box = artefact.get("bbox")
+    same_grid = (artefact.get("rows"), artefact.get("cols")) == grid
+    return same_grid and box is not None and np.allclose(box, bbox, rtol=0, atol=1e-9)
+
+
+def _recorded(choice: DataChoice, grid, bbox):
     registry, name = choice.registry, choice.dataset_name
     pilots = [
         r for r in registry.releases(name)
         if r.tool == PILOT_TOOL and r.artefact and r.status is Status.RELEASED
-        and r.kind is RunKind.RELEASE and (r.params.get("grid") or [None])[:2] == list(grid)
+        and r.kind is RunKind.RELEASE and _same_box(r.artefact, grid, bbox)
     ]  # fmt: skip
     if not pilots:
         st.info(
-            f"No pilot of dataset {name} on this {grid[0]} × {grid[1]} grid is recorded yet: "
-            "draw a new one (charged) or declare a size and shape."
+            f"No pilot of dataset {name} on this {grid[0]} × {grid[1]} grid and bounding box is "
+            "recorded yet: draw a new one (charged) or declare a size and shape."
         )
         return None, None
     ids = [r.id for r in reversed(pilots)]
@@ -227,7 +235,7 @@ def _recorded(choice: DataChoice, grid):
 def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
     """Draw (charged) or reuse this session's pilot for this data and grid."""
     kept_pilot: KeptPilot | None = state.get(PILOT_KEY)
-    data = _data_of(choice, columns)
+    data = _data_of(choice, columns, prep)
     pilot = None if kept_pilot is None else kept_pilot.pilot
     fits = pilot is not None and pilot.shape == grid and kept_pilot.data == data
     eps = st.number_input(
@@ -252,9 +260,10 @@ def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
     return PilotShape(pilot), ("pilot", pilot.release_id, pilot.epsilon, data)
 
 
-def _data_of(choice: DataChoice, columns) -> tuple:
-    """What a pilot was drawn on: the data, its columns and the unit (public parameters)."""
-    return (choice.key, columns.lat, columns.lon, columns.person, columns.per_person)
+def _data_of(choice: DataChoice, columns, prep: Prepared) -> tuple:
+    """What a pilot was drawn on: the data, its columns, the unit and the public box."""
+    box = tuple(float(v) for v in prep.grid.bbox)
+    return (choice.key, columns.lat, columns.lon, columns.person, columns.per_person, box)
 
 
 def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float) -> None:
@@ -276,7 +285,7 @@ def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float)
             lambda _noise: (prep.F, grid.bbox),
         )  # fmt: skip
         kept_pilot = KeptPilot(
-            _data_of(choice, columns), got.result, recorded_text(got.record, "Pilot")
+            _data_of(choice, columns, prep), got.result, recorded_text(got.record, "Pilot")
         )
         state.put(PILOT_KEY, kept_pilot, "the location pilot")
         if got.record is not None:
