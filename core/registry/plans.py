@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 
 from core.errors import InputError
-from core.privacy.mechanisms import Cost
+from core.privacy.cost import Cost
 from core.registry.models import SavedPlan
 from core.registry.store import now
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from core.errors import InputError
-from core.privacy.mechanisms import from_json
+from core.privacy.recorded import from_json
 from core.registry.models import Refusal, Release, RunKind, Status
 
 

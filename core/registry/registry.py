@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import BudgetExceededError, InputError
-from core.privacy.mechanisms import Cost, Mechanism
+from core.privacy.cost import Cost
+from core.privacy.mechanisms import Mechanism
 from core.registry.models import (
     BudgetChange,
     Claim,
