@@ -58,3 +58,16 @@ def _prepared(at, sql):
     for name, frame in employee_orders().items():
         catalog.add_private(name, frame.iloc[:0], "uid")
     return prepare(sql, catalog, Noise.secure(), {"epsilon": 1.0})
+
+
+def test_a_bad_target_is_one_line_in_the_step_and_the_page_goes_on(app_test, registry_dir):
+    at = app_test(PAGE, timeout=120)
+    at.run()
+    at.session_state["dpsql_plan_open"] = True
+    at.run()
+    at.text_area(key="dpsql_plan_targets").set_value("nosuch=5").run()
+    at.button(key="dpsql_plan_run").click().run()
+    assert not at.exception, at.exception
+    assert any("nosuch" in e.value for e in at.error)  # the planner's one-line refusal
+    assert [b for b in at.button if b.key == "dpsql_run"]  # Run is still drawn below
+    assert ANSWER_KEY not in at.session_state

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
+from core.errors import InputError
 from ui.state import persist
 
 PLAN_NOTE = (
@@ -19,11 +20,15 @@ PLAN_NOTE = (
 @contextmanager
 def plan_box(title: str, key: str) -> Iterator[bool]:
     """The Plan step's expander (its open state is kept); yields whether it is open — the step
-    draws its widgets only when it is."""
+    draws its widgets only when it is. A bad input (`InputError`) is shown in the box in one
+    line and the rest of the page goes on: a plan never blocks the release step below it."""
     with st.expander(f"Plan · {title}", key=persist(key, False), on_change="rerun") as box:
         if box.open:
             st.caption(PLAN_NOTE)
-        yield box.open
+        try:
+            yield box.open
+        except InputError as exc:
+            st.error(str(exc))
 
 
 def show_basis(text: str) -> None:

@@ -38,7 +38,6 @@ from ui.outcomes import (
     recorded_text,
     release_button,
     show_kept_outcome,
-    user_errors,
 )
 from ui.plan.common import plan_box
 from ui.shell import is_analyst
@@ -98,8 +97,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
     with plan_box("the ε for the accuracy you need", "lh_plan_open") as is_open:
         if not is_open:
             return
-        with user_errors():
-            shape, basis_sig = _basis(choice, prep, columns, noise)
+        shape, basis_sig = _basis(choice, prep, columns, noise)
         if shape is None:
             return
         c1, c2 = st.columns([1, 2])
@@ -118,7 +116,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
             return
         signature = (basis_sig, float(target), tuple(chosen), prep.grid.ny, prep.grid.nx)
         if st.button("Plan", key="lh_plan_run"):
-            with user_errors(), st.spinner("Simulating releases on synthetic point sets…"):
+            with st.spinner("Simulating releases on synthetic point sets…"):
                 plan = plan_location(shape, chosen, float(target), unit=_unit(shape, prep))
             state.put(ANSWER_KEY, KeptPlan(signature, plan), "the location plan")
         kept_plan: KeptPlan | None = state.get(ANSWER_KEY)

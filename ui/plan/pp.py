@@ -22,7 +22,6 @@ from core.planning.pp import PPPlan, PPShape, RhoAnswer, plan_pp, rho_frontier, 
 from core.registry import RunKind, Tool
 from ui import state
 from ui.data import DataChoice
-from ui.outcomes import user_errors
 from ui.plan.common import plan_box
 from ui.pp.inputs import PPSettings
 from ui.shell import is_analyst
@@ -67,8 +66,7 @@ def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
     with plan_box("the (ρ1, ρ2) for the error you accept", "pp_plan_open") as is_open:
         if not is_open:
             return
-        with user_errors():
-            shape = _shape(choice, df, s)
+        shape = _shape(choice, df, s)
         if shape is None:
             return
         c1, c2 = st.columns(2)
@@ -85,7 +83,7 @@ def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
         rho1, rho2 = s.rho_values
         signature = (shape, float(target), float(confidence), eps, str(rho1), str(rho2))
         if st.button("Plan", key="pp_plan_run"):
-            with user_errors(), st.spinner("Planning…"):
+            with st.spinner("Planning…"):
                 err = float(target) / 100
                 answer = PPAnswer(
                     signature,

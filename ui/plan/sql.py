@@ -19,7 +19,6 @@ from core.dpsql.service import Prepared
 from core.planning.sql import SqlPlan, plan_sql
 from core.planning.sql_targets import parse_target
 from ui import state
-from ui.outcomes import user_errors
 from ui.plan.common import plan_box, show_basis
 from ui.state import persist
 
@@ -90,9 +89,8 @@ def plan_step(prepared: Prepared) -> None:
         targets = parse_targets(text)
         signature = (_without_epsilon(prepared.query.text), tuple(targets), float(confidence))
         if st.button("Plan", key="dpsql_plan_run", disabled=not targets):
-            with user_errors():
-                parsed = [parse_target(t) for t in targets]
-                plan = plan_sql(prepared, parsed, float(confidence))
+            parsed = [parse_target(t) for t in targets]
+            plan = plan_sql(prepared, parsed, float(confidence))
             state.put(ANSWER_KEY, KeptPlan(signature, plan), "the DP SQL plan")
         kept: KeptPlan | None = state.get(ANSWER_KEY)
         if kept is None:
