@@ -84,10 +84,16 @@ def _small_grid(page) -> None:
         _idle(page)
 
 
-def _sidebar_eps(page) -> str:
-    return (
-        page.get_by_test_id("stSidebar").get_by_role("slider").first.get_attribute("aria-valuetext")
-    )
+def _expect_sidebar_eps(page, epsilon: float) -> None:
+    """The sidebar's ε slider shows `epsilon` (retried: the page may still be drawing)."""
+    slider = page.get_by_test_id("stSidebar").get_by_role("slider").first
+    value = None
+    for _ in range(60):
+        value = slider.get_attribute("aria-valuetext")
+        if value and float(value) == epsilon:
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError(f"the sidebar's ε is {value}, not {epsilon:g}")
 
 
 def _location_plan(page, target: str = "0.2") -> None:
@@ -123,13 +129,13 @@ def test_owner_plans_on_every_page_and_a_reload_keeps_it(
     label = f"Use ε {expected.epsilon:g} with {expected.label} in the release step"
     page.get_by_role("button", name=label).click()
     _idle(page)
-    assert float(_sidebar_eps(page)) == expected.epsilon
+    _expect_sidebar_eps(page, expected.epsilon)
     page.get_by_text(f"Build releases uses ε {expected.epsilon:.4g}").first.wait_for()
     page.reload()
     page.get_by_role("heading", name="Location histograms").first.wait_for()
     _idle(page)
     page.get_by_role("button", name=label).wait_for()  # the plan is still there after a reload
-    assert float(_sidebar_eps(page)) == expected.epsilon
+    _expect_sidebar_eps(page, expected.epsilon)
     no_exception(page)
 
     # DP SQL (demo tables): targets -> ε, written into the query; a reload keeps both
@@ -163,11 +169,11 @@ def test_owner_plans_on_every_page_and_a_reload_keeps_it(
     use.click()
     _idle(page)
     rho2_box = page.locator("[class*='st-key-pp_rho2_'] input").first
-    assert rho2_box.input_value() == rho2
+    expect(rho2_box).to_have_value(rho2)  # retried: the page may still be drawing
     page.reload()
     page.get_by_role("heading", name="PP balancing").first.wait_for()
     _idle(page)
-    assert rho2_box.input_value() == rho2
+    expect(rho2_box).to_have_value(rho2)  # retried: the page may still be drawing
     no_exception(page)
     assert external_requests == []
 
