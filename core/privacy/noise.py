@@ -105,7 +105,7 @@ class Noise:
         if scale == 0 or n == 0:
             out = np.zeros(shape)
         elif self.is_secure:
-            out = np.asarray(_opendp_laplace("float", scale)([0.0] * n), dtype=float).reshape(shape)
+            out = _secure_draws(_opendp_laplace("float", scale), n, np.float64).reshape(shape)
         else:
             out = self._rng.laplace(0.0, scale, size=shape)
         return float(out) if size is None else out
@@ -120,7 +120,7 @@ class Noise:
         elif self.is_secure:
             # one OpenDP call for the whole vector (the measurement is cached per scale); a numpy
             # input avoids building a Python list of n zeros
-            out = _secure_i64_draws(_opendp_laplace("int", scale), n).reshape(shape)
+            out = _secure_draws(_opendp_laplace("int", scale), n, np.int64).reshape(shape)
         else:
             # difference of two i.i.d. geometric variables on {0, 1, ...} with p = 1 - exp(-1/scale)
             p = -np.expm1(-1.0 / scale)
@@ -204,20 +204,21 @@ def _draw_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(DRAW_WORKERS, thread_name_prefix="dpx-noise")
 
 
-def _secure_i64_draws(measurement, n: int) -> np.ndarray:
-    """n independent draws of OpenDP's i64 discrete Laplace measurement applied to zeros.
+def _secure_draws(measurement, n: int, dtype) -> np.ndarray:
+    """n independent draws of an OpenDP Laplace measurement over a vector domain (i64 discrete
+    Laplace, or float Laplace), applied to a vector of zeros of `dtype`.
 
     Large vectors are split into one chunk per core and the chunks run in threads: OpenDP is
     called through ctypes, which releases the GIL while its Rust sampler works, so the draws
     run in parallel. Each draw is still OpenDP's exact sampler on OS entropy, independent of
     every other, so the joint distribution (and the privacy claim) is unchanged.
     """
-    zeros = np.zeros(n, dtype=np.int64)
+    zeros = np.zeros(n, dtype=dtype)
     if DRAW_WORKERS < 2 or n < PARALLEL_MIN_DRAWS:
-        return np.asarray(measurement(zeros), dtype=np.int64)
+        return np.asarray(measurement(zeros), dtype=dtype)
     chunks = np.array_split(zeros, DRAW_WORKERS)
     parts = _draw_pool().map(measurement, chunks)
-    return np.concatenate([np.asarray(p, dtype=np.int64) for p in parts])
+    return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
 def round_to_lattice(values, lattice: float = 2.0**-10):
