@@ -190,7 +190,7 @@ class Noise:
             if n
             else np.empty((0, 2), np.uint64)
         )
-        return np.lexsort((keys[:, 1], keys[:, 0]))
+        return order_by_keys(keys[:, 0], keys[:, 1])
 
 
 PARALLEL_MIN_DRAWS = 2048  # below this (~10 ms of draws), one call beats a thread hand-off
@@ -221,21 +221,42 @@ def _secure_draws(measurement, n: int, dtype) -> np.ndarray:
     return np.concatenate([np.asarray(p, dtype=dtype) for p in parts])
 
 
+def order_by_keys(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """`np.lexsort((second, first))` (by `first`, then `second`, then position), computed as one
+    sort of `first` plus a lexsort of the few rows whose `first` key is tied: several times
+    faster on millions of random 64-bit keys, where ties are vanishingly rare."""
+    first = np.asarray(first)
+    order = np.argsort(first)
+    ranked = first[order]
+    tied = np.flatnonzero(ranked[1:] == ranked[:-1])
+    if tied.size:
+        spots = np.union1d(tied, tied + 1)  # the positions of every tied run, ascending
+        rows = order[spots]
+        order[spots] = rows[np.lexsort((rows, np.asarray(second)[rows], first[rows]))]
+    return order
+
+
 def round_to_lattice(values, lattice: float = 2.0**-10):
     """`values` rounded to the nearest multiple of `lattice` (see `Noise.lattice_laplace`)."""
     return np.round(np.asarray(values, dtype=np.float64) / lattice) * lattice
 
 
 def _secure_integers(high: np.ndarray) -> np.ndarray:
-    """Unbiased uniform integers in [0, high) from os.urandom (vectorised rejection sampling)."""
+    """Unbiased uniform integers in [0, high) from os.urandom (vectorised rejection sampling):
+    a 64-bit word is accepted below the largest multiple of its bound that fits, then reduced
+    modulo the bound. The first round covers every draw without index arrays, and a bound
+    shared by all draws is used as a scalar (both only for speed: the same words give the same
+    integers)."""
     flat = high.reshape(-1).astype(np.uint64)
-    out = np.empty(flat.shape, dtype=np.uint64)
-    todo = np.arange(flat.size)
-    # largest multiple of `high` that fits in 2^64, per draw: accept words below it
-    limit = (np.uint64(2**64 - 1) // flat) * flat
+    shared = bool(flat.size) and bool((flat == flat[0]).all())
+    bound = flat[0] if shared else flat
+    limit = (np.uint64(2**64 - 1) // bound) * bound
+    words = np.frombuffer(os.urandom(8 * flat.size), dtype=np.uint64)
+    out = words % bound
+    todo = np.flatnonzero(words >= limit)
     while todo.size:
         words = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64)
-        ok = words < limit[todo]
-        out[todo[ok]] = words[ok] % flat[todo[ok]]
+        ok = words < (limit if shared else limit[todo])
+        out[todo[ok]] = words[ok] % (bound if shared else bound[todo[ok]])
         todo = todo[~ok]
     return out.astype(np.int64).reshape(high.shape)

@@ -168,3 +168,35 @@ def test_secure_float_laplace_chunks_are_independent_laplace_draws():
         assert abs(q3 - scale * math.log(2)) < 0.1 * scale
         assert abs(q1 + scale * math.log(2)) < 0.1 * scale
     assert not np.array_equal(chunks[0], chunks[1])
+
+
+def test_order_by_keys_is_lexsort_even_with_many_ties():
+    """The fast permutation order equals lexsort (first key, second key, position) exactly; keys
+    from tiny ranges force tied runs of every length, including full ties on both keys."""
+    from core.privacy.noise import order_by_keys
+
+    rng = np.random.default_rng(11)
+    for n, span in ((0, 3), (1, 3), (50, 4), (5000, 40), (5000, 5000), (20_000, 2**62)):
+        first = rng.integers(0, span, n).astype(np.uint64)
+        second = rng.integers(0, 3, n).astype(np.uint64)
+        assert np.array_equal(order_by_keys(first, second), np.lexsort((second, first)))
+
+
+def test_secure_integers_with_per_draw_bounds_are_uniform_and_reject_correctly():
+    """Mixed bounds (chi-square per bound), and bounds just above 2^62, where a quarter of all
+    words are rejected and redrawn: every draw stays below its bound and the draws spread
+    evenly over it (mean draw / bound = 1/2; sd ≈ 0.002 for 20k draws)."""
+    n = 60_000
+    bounds = np.tile(np.array([3, 7]), n // 2)
+    draws = Noise.secure().integers(bounds)
+    for k in (3, 7):
+        part = draws[bounds == k]
+        assert part.min() >= 0 and part.max() < k
+        counts = np.bincount(part, minlength=k)
+        expected = part.size / k
+        assert float(((counts - expected) ** 2 / expected).sum()) < 30.0  # chi2(k-1), p < 1e-4
+    huge = np.full(20_000, 2**62 + 1, dtype=np.int64)
+    huge[::2] = 2**62 + 3  # two bounds: the per-draw path
+    big = Noise.secure().integers(huge)
+    assert np.all((big >= 0) & (big < huge))
+    assert abs(np.mean(big / huge) - 0.5) < 0.012
