@@ -1,0 +1,116 @@
+"""`dpx balance --perturb --out` on 1M/10M/50M records against its floor. Prints one JSON object.
+
+Input: Parquet files of records (id, sa, age) generated in --dir (default /tmp; never in the
+repository), seeded: the SA has 1,000 values with Zipf-like weights 1/rank. Measured, each as a
+whole process (wall time and peak RSS from /usr/bin/time, the machine's 1-minute load before
+each run): the secure publication of SA + age (--columns age) to a CSV, and the floor — DuckDB
+reading the same file and counting the SA values. --code DIR runs dpx from another checkout
+(the before/after comparison). Not a test.
+
+    .venv/bin/python bench/scale_pp.py [--sizes 1000000,10000000] [--repeats 3] [--code DIR]
+        [--dir /tmp/dpx-scale]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scale_run import dpx_argv, floor_argv, machine, median_run  # noqa: E402
+
+VALUES = 1000
+
+
+def make_records(n: int, directory: Path) -> Path:
+    """n records: a running id, the SA (v0000..v0999, weights 1/rank) and an age; written once."""
+    path = directory / f"records_{n}.parquet"
+    if path.exists():
+        return path
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    weights = 1.0 / np.arange(1, VALUES + 1)
+    weights /= weights.sum()
+    labels = np.array([f"v{i:04d}" for i in range(VALUES)])
+    writer = None
+    tmp = path.with_suffix(".part")
+    for start in range(0, n, 5_000_000):
+        m = min(5_000_000, n - start)
+        table = pa.table(
+            {
+                "id": np.arange(start, start + m),
+                "sa": labels[rng.choice(VALUES, size=m, p=weights)],
+                "age": rng.integers(18, 90, m),
+            }
+        )
+        writer = writer or pq.ParquetWriter(tmp, table.schema)
+        writer.write_table(table)
+    writer.close()
+    tmp.rename(path)
+    return path
+
+
+FLOOR = """
+import duckdb
+duckdb.connect().execute("SELECT sa, count(*) FROM read_parquet(?) GROUP BY sa", ['{path}']).fetchall()
+"""
+
+
+def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> dict:
+    directory.mkdir(parents=True, exist_ok=True)
+    dpx, env = dpx_argv(code)
+    env = {**env, "DPX_REGISTRY": str(directory / "registry")}
+    results = []
+    for n in sizes:
+        path = make_records(n, directory)
+        out = directory / f"published_{n}.csv"
+        reps = repeats if n <= 10_000_000 else 1
+        publish = median_run(
+            [*dpx, "balance", str(path), "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2",
+             "--perturb", "--columns", "age", "--accept-fallback", "--out", str(out), "--json"],
+            reps, env,
+        )  # fmt: skip
+        floor = median_run(floor_argv(FLOOR.format(path=path)), reps)
+        results.append(
+            {
+                "rows": n,
+                "file_mb": round(path.stat().st_size / 2**20, 1),
+                "published_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None,
+                "publish": publish,
+                "floor": floor,
+                "ratio_wall": round(publish["wall_s"] / floor["wall_s"], 2),
+                "ratio_rss": round(publish["peak_rss_mb"] / floor["peak_rss_mb"], 2),
+            }
+        )
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+        out.unlink(missing_ok=True)
+        out.with_name(out.stem + ".metadata.json").unlink(missing_ok=True)
+    return {
+        "benchmark": "dpx balance --perturb --columns age --out (secure) vs DuckDB read+count",
+        "code": str(code or "this checkout"),
+        "machine": {**machine(), "loadavg_end": [round(v, 2) for v in os.getloadavg()]},
+        "python": platform.python_version(),
+        "results": results,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000000,10000000")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--code", type=Path, default=None, help="another checkout to run dpx from")
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/dpx-scale"))
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(json.dumps(run(sizes, args.repeats, args.code, args.dir), indent=2))
+
+
+if __name__ == "__main__":
+    main()
