@@ -73,6 +73,7 @@ rows = con.execute(
 
 def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
+    start = machine()
     dpx, env = dpx_argv(code)
     env = {**env, "DPX_REGISTRY": str(directory / "registry")}
     bbox = ",".join(str(v) for v in BBOX)
@@ -101,7 +102,7 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> d
         "benchmark": "dpx release --method auto (secure, --json) vs DuckDB read+bin",
         "code": str(code or "this checkout"),
         "grid": GRID,
-        "machine": {**machine(), "loadavg_end": [round(v, 2) for v in os.getloadavg()]},
+        "machine": {**start, "loadavg_end": [round(v, 2) for v in os.getloadavg()]},
         "python": platform.python_version(),
         "results": results,
     }

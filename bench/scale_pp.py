@@ -4,7 +4,8 @@ Input: Parquet files of records (id, sa, age) generated in --dir (default /tmp; 
 repository), seeded: the SA has 1,000 values with Zipf-like weights 1/rank. Measured, each as a
 whole process (wall time and peak RSS from /usr/bin/time, the machine's 1-minute load before
 each run): the secure publication of SA + age (--columns age) to a CSV, and the floor — DuckDB
-reading the same file and counting the SA values. --code DIR runs dpx from another checkout
+reading the same file and counting the SA values (and, as a second floor, also writing the
+published columns to CSV). --lean leaves the id column out (a smaller file). --code DIR runs dpx from another checkout
 (the before/after comparison). Not a test.
 
     .venv/bin/python bench/scale_pp.py [--sizes 1000000,10000000] [--repeats 3] [--code DIR]
@@ -26,9 +27,10 @@ from scale_run import dpx_argv, floor_argv, machine, median_run  # noqa: E402
 VALUES = 1000
 
 
-def make_records(n: int, directory: Path) -> Path:
-    """n records: a running id, the SA (v0000..v0999, weights 1/rank) and an age; written once."""
-    path = directory / f"records_{n}.parquet"
+def make_records(n: int, directory: Path, lean: bool = False) -> Path:
+    """n records: a running id (not with `lean`), the SA (v0000..v0999, weights 1/rank) and an
+    age; written once."""
+    path = directory / f"records_{'lean_' if lean else ''}{n}.parquet"
     if path.exists():
         return path
     import numpy as np
@@ -43,13 +45,10 @@ def make_records(n: int, directory: Path) -> Path:
     tmp = path.with_suffix(".part")
     for start in range(0, n, 5_000_000):
         m = min(5_000_000, n - start)
-        table = pa.table(
-            {
-                "id": np.arange(start, start + m),
-                "sa": labels[rng.choice(VALUES, size=m, p=weights)],
-                "age": rng.integers(18, 90, m),
-            }
-        )
+        columns = {} if lean else {"id": np.arange(start, start + m)}
+        columns["sa"] = labels[rng.choice(VALUES, size=m, p=weights)]
+        columns["age"] = rng.integers(18, 90, m)
+        table = pa.table(columns)
         writer = writer or pq.ParquetWriter(tmp, table.schema)
         writer.write_table(table)
     writer.close()
@@ -61,15 +60,23 @@ FLOOR = """
 import duckdb
 duckdb.connect().execute("SELECT sa, count(*) FROM read_parquet(?) GROUP BY sa", ['{path}']).fetchall()
 """
+# the floor of a publication: read the file, count the SA and write the published columns out
+FLOOR_WRITE = (
+    FLOOR
+    + """
+duckdb.connect().execute("COPY (SELECT sa, age FROM read_parquet('{path}')) TO '{out}' (HEADER)")
+"""
+)
 
 
-def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> dict:
+def run(sizes: list[int], repeats: int, code: Path | None, directory: Path, lean: bool) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
+    start = machine()
     dpx, env = dpx_argv(code)
     env = {**env, "DPX_REGISTRY": str(directory / "registry")}
     results = []
     for n in sizes:
-        path = make_records(n, directory)
+        path = make_records(n, directory, lean)
         out = directory / f"published_{n}.csv"
         reps = repeats if n <= 10_000_000 else 1
         publish = median_run(
@@ -78,6 +85,9 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> d
             reps, env,
         )  # fmt: skip
         floor = median_run(floor_argv(FLOOR.format(path=path)), reps)
+        floor_out = directory / f"floor_{n}.csv"
+        floor_write = median_run(floor_argv(FLOOR_WRITE.format(path=path, out=floor_out)), reps)
+        floor_out.unlink(missing_ok=True)
         results.append(
             {
                 "rows": n,
@@ -85,7 +95,9 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> d
                 "published_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None,
                 "publish": publish,
                 "floor": floor,
+                "floor_read_count_write": floor_write,
                 "ratio_wall": round(publish["wall_s"] / floor["wall_s"], 2),
+                "ratio_wall_write": round(publish["wall_s"] / floor_write["wall_s"], 2),
                 "ratio_rss": round(publish["peak_rss_mb"] / floor["peak_rss_mb"], 2),
             }
         )
@@ -95,7 +107,7 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> d
     return {
         "benchmark": "dpx balance --perturb --columns age --out (secure) vs DuckDB read+count",
         "code": str(code or "this checkout"),
-        "machine": {**machine(), "loadavg_end": [round(v, 2) for v in os.getloadavg()]},
+        "machine": {**start, "loadavg_end": [round(v, 2) for v in os.getloadavg()]},
         "python": platform.python_version(),
         "results": results,
     }
@@ -107,9 +119,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--code", type=Path, default=None, help="another checkout to run dpx from")
     ap.add_argument("--dir", type=Path, default=Path("/tmp/dpx-scale"))
+    ap.add_argument("--lean", action="store_true", help="records without the id column")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(json.dumps(run(sizes, args.repeats, args.code, args.dir), indent=2))
+    print(json.dumps(run(sizes, args.repeats, args.code, args.dir, args.lean), indent=2))
 
 
 if __name__ == "__main__":
