@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_run import dpx_argv, floor_argv, machine, median_run  # noqa: E402
+from scale_run import dpx_argv, floor_argv, interleaved, machine  # noqa: E402
 
 BBOX = (-118.6, 33.7, -117.9, 34.4)
 GRID = 1024
@@ -71,7 +71,9 @@ rows = con.execute(
 """
 
 
-def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> dict:
+def run(
+    sizes: list[int], repeats: int, code: Path | None, directory: Path, before: Path | None
+) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     start = machine()
     dpx, env = dpx_argv(code)
@@ -81,20 +83,36 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path) -> d
     for n in sizes:
         path = make_points(n, directory)
         reps = repeats if n <= 10_000_000 else 1
-        release = median_run(
-            [*dpx, "release", str(path), "--method", "auto", "--epsilon", "1", f"--bbox={bbox}",
-             "--lat", "lat", "--lon", "lon", "--json"],
-            reps, env,
-        )  # fmt: skip
-        floor = median_run(floor_argv(FLOOR.format(bbox=BBOX, grid=GRID, path=path)), reps)
+        args = ["release", str(path), "--method", "auto", "--epsilon", "1", f"--bbox={bbox}",
+                "--lat", "lat", "--lon", "lon", "--json"]  # fmt: skip
+        commands = {
+            "release": ([*dpx, *args], env),
+            "floor": (floor_argv(FLOOR.format(bbox=BBOX, grid=GRID, path=path)), None),
+        }
+        if before is not None:
+            old, old_env = dpx_argv(before)
+            commands["release_before"] = (
+                [*old, *args],
+                {**old_env, "DPX_REGISTRY": env["DPX_REGISTRY"]},
+            )
+        timings = interleaved(commands, reps)
+        release, floor = timings["release"], timings["floor"]
         results.append(
             {
                 "rows": n,
                 "file_mb": round(path.stat().st_size / 2**20, 1),
-                "release": release,
-                "floor": floor,
+                **timings,
                 "ratio_wall": round(release["wall_s"] / floor["wall_s"], 2),
                 "ratio_rss": round(release["peak_rss_mb"] / floor["peak_rss_mb"], 2),
+                **(
+                    {
+                        "ratio_wall_before": round(
+                            timings["release_before"]["wall_s"] / floor["wall_s"], 2
+                        )
+                    }
+                    if before is not None
+                    else {}
+                ),
             }
         )
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)
@@ -113,10 +131,13 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--code", type=Path, default=None, help="another checkout to run dpx from")
+    ap.add_argument(
+        "--before", type=Path, default=None, help="also run dpx from this checkout, interleaved"
+    )
     ap.add_argument("--dir", type=Path, default=Path("/tmp/dpx-scale"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(json.dumps(run(sizes, args.repeats, args.code, args.dir), indent=2))
+    print(json.dumps(run(sizes, args.repeats, args.code, args.dir, args.before), indent=2))
 
 
 if __name__ == "__main__":

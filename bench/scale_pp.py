@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_run import dpx_argv, floor_argv, machine, median_run  # noqa: E402
+from scale_run import dpx_argv, floor_argv, interleaved, machine  # noqa: E402
 
 VALUES = 1000
 
@@ -69,7 +69,14 @@ duckdb.connect().execute("COPY (SELECT sa, age FROM read_parquet('{path}')) TO '
 )
 
 
-def run(sizes: list[int], repeats: int, code: Path | None, directory: Path, lean: bool) -> dict:
+def run(
+    sizes: list[int],
+    repeats: int,
+    code: Path | None,
+    directory: Path,
+    before: Path | None,
+    lean: bool,
+) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
     start = machine()
     dpx, env = dpx_argv(code)
@@ -79,25 +86,44 @@ def run(sizes: list[int], repeats: int, code: Path | None, directory: Path, lean
         path = make_records(n, directory, lean)
         out = directory / f"published_{n}.csv"
         reps = repeats if n <= 10_000_000 else 1
-        publish = median_run(
-            [*dpx, "balance", str(path), "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2",
-             "--perturb", "--columns", "age", "--accept-fallback", "--out", str(out), "--json"],
-            reps, env,
-        )  # fmt: skip
-        floor = median_run(floor_argv(FLOOR.format(path=path)), reps)
+        args = ["balance", str(path), "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2", "--perturb",
+                "--columns", "age", "--accept-fallback", "--out", str(out), "--json"]  # fmt: skip
         floor_out = directory / f"floor_{n}.csv"
-        floor_write = median_run(floor_argv(FLOOR_WRITE.format(path=path, out=floor_out)), reps)
+        commands = {
+            "publish": ([*dpx, *args], env),
+            "floor": (floor_argv(FLOOR.format(path=path)), None),
+            "floor_read_count_write": (
+                floor_argv(FLOOR_WRITE.format(path=path, out=floor_out)),
+                None,
+            ),
+        }
+        if before is not None:
+            old, old_env = dpx_argv(before)
+            commands["publish_before"] = (
+                [*old, *args],
+                {**old_env, "DPX_REGISTRY": env["DPX_REGISTRY"]},
+            )
+        timings = interleaved(commands, reps)
+        publish, floor = timings["publish"], timings["floor"]
+        floor_write = timings["floor_read_count_write"]
         floor_out.unlink(missing_ok=True)
         results.append(
             {
                 "rows": n,
                 "file_mb": round(path.stat().st_size / 2**20, 1),
                 "published_mb": round(out.stat().st_size / 2**20, 1) if out.exists() else None,
-                "publish": publish,
-                "floor": floor,
-                "floor_read_count_write": floor_write,
+                **timings,
                 "ratio_wall": round(publish["wall_s"] / floor["wall_s"], 2),
                 "ratio_wall_write": round(publish["wall_s"] / floor_write["wall_s"], 2),
+                **(
+                    {
+                        "ratio_wall_before": round(
+                            timings["publish_before"]["wall_s"] / floor["wall_s"], 2
+                        )
+                    }
+                    if before is not None
+                    else {}
+                ),
                 "ratio_rss": round(publish["peak_rss_mb"] / floor["peak_rss_mb"], 2),
             }
         )
@@ -118,11 +144,16 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--code", type=Path, default=None, help="another checkout to run dpx from")
+    ap.add_argument(
+        "--before", type=Path, default=None, help="also run dpx from this checkout, interleaved"
+    )
     ap.add_argument("--dir", type=Path, default=Path("/tmp/dpx-scale"))
     ap.add_argument("--lean", action="store_true", help="records without the id column")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    print(json.dumps(run(sizes, args.repeats, args.code, args.dir, args.lean), indent=2))
+    print(
+        json.dumps(run(sizes, args.repeats, args.code, args.dir, args.before, args.lean), indent=2)
+    )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,20 @@ def timed(argv: list[str], env: dict | None = None, cwd: Path | None = None) -> 
 
 def median_run(argv, repeats: int, env=None, cwd=None) -> dict:
     """`repeats` runs; the median wall time and peak RSS, with every run kept."""
-    runs = [timed(argv, env, cwd) for _ in range(repeats)]
+    return _summary([timed(argv, env, cwd) for _ in range(repeats)])
+
+
+def interleaved(commands: dict[str, tuple[list[str], dict | None]], repeats: int) -> dict:
+    """Each named command run `repeats` times, alternating (A B A B ...), so that a change in the
+    machine's load hits every command alike; the median run of each (see `median_run`)."""
+    runs: dict[str, list[dict]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, (argv, env) in commands.items():
+            runs[name].append(timed(argv, env))
+    return {name: _summary(rs) for name, rs in runs.items()}
+
+
+def _summary(runs: list[dict]) -> dict:
     return {
         "wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
         "peak_rss_mb": round(statistics.median(r["peak_rss_mb"] for r in runs), 1),
