@@ -35,6 +35,8 @@ def write_table_csv(table: pd.DataFrame, path: str | Path) -> None:
         )
         target = "'" + str(path).replace("'", "''") + "'"
         con.execute(f"COPY (SELECT {select} FROM publication) TO {target} (HEADER, DELIMITER ',')")
+    except duckdb.Error:  # e.g. a full disk: pandas rewrites the file and raises the OSError
+        table.to_csv(path, index=False)  # (errno and message) the CLI reports
     finally:
         con.close()
 
