@@ -122,9 +122,12 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
 
     try:
         stats = _coordinate_stats(src)
-    except duckdb.ConversionException:
-        _raise_non_numeric(src)
-        raise
+    except duckdb.ConversionException as err:
+        try:  # a text column: count its non-numbers; a CSV whose typing failed late: fall back
+            _raise_non_numeric(src)
+        except duckdb.Error:
+            pass
+        raise ScanUnavailable(str(err)) from None
     except duckdb.Error as err:
         raise ScanUnavailable(str(err)) from None
     n_ok = stats["n"] - stats["n_nan"]

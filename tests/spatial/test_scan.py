@@ -160,3 +160,17 @@ def test_csv_missing_value_spellings_are_missing(tmp_path):
     path.write_text("\n".join(text) + "\n")
     unit = unit_from(None, None)
     _same(_old(path, unit, 1), _new(path, unit, 1))
+
+
+def test_text_after_the_csv_sniffer_sample_falls_back_to_the_careful_reader(tmp_path):
+    """DuckDB types the column from a sample; a text far down makes the scan unavailable, and
+    the CLI's fallback (the in-memory reader) refuses it with its one-line message."""
+    from core.spatial.scan import ScanUnavailable
+
+    df = _table(n=50_000)
+    df["latitude"] = df["latitude"].astype(object)
+    df.loc[len(df) - 5, "latitude"] = "north"
+    path = _write(df, tmp_path, "csv")
+    with pytest.raises(ScanUnavailable):
+        _new(path, unit_from(None, None), 1)
+    assert "non-numeric value" in _error(_old, path, unit_from(None, None), 1)
