@@ -15,6 +15,7 @@ schema (column names and types) is a public fact the owner registered.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,10 +124,9 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
     try:
         stats = _coordinate_stats(src)
     except duckdb.ConversionException as err:
-        try:  # a text column: count its non-numbers; a CSV whose typing failed late: fall back
+        # a text column: count its non-numbers; a CSV whose typing failed late: fall back
+        with contextlib.suppress(duckdb.Error):
             _raise_non_numeric(src)
-        except duckdb.Error:
-            pass
         raise ScanUnavailable(str(err)) from None
     except duckdb.Error as err:
         raise ScanUnavailable(str(err)) from None
