@@ -16,9 +16,8 @@ from core.cli.common import (
 from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
-from core.governance import require_owner
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
-from core.planning.budget import parse_item, plan_status, plan_vs_spend, split_budget
+from core.planning.budget import parse_item, plan_status, plan_vs_spend, save_split, split_budget
 from core.planning.releases import governed_bounds
 from core.privacy import Cost
 from core.registry import Claim
@@ -59,17 +58,7 @@ def run_budget(args) -> dict | str:
     )
     out = split.to_json()
     if args.budget_action == "save":
-        require_owner(target.role, "saving a budget plan")
-        if not args.name:
-            raise InputError("name the plan: --name NAME (e.g. --name 2025-Q3).")
-        items = [a.item for a in split.allocations if a.fits]
-        if not items:
-            raise InputError("no planned release fits the remaining budget; nothing was saved.")
-        planned = split.planned
-        saved = registry.save_plan(
-            d.name, args.name, [i.to_json() for i in items], planned.epsilon, planned.delta,
-            note="; ".join(a.item.name for a in split.allocations if not a.fits and a.item),
-        )  # fmt: skip
+        saved = save_split(registry, target.role, split, args.name)
         out["saved"] = {"plan_id": saved.id, "name": saved.name, "charged": 0.0}
     if args.json:
         return out

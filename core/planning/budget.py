@@ -22,8 +22,9 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 from core.errors import InputError
+from core.governance.roles import Role, require_owner
 from core.privacy import Cost
-from core.registry import Release, RunKind, SavedPlan, Tool
+from core.registry import Registry, Release, RunKind, SavedPlan, Tool
 
 PLANNABLE_TOOLS = (Tool.LOCATION.value, Tool.SQL.value, Tool.PP.value, "pilot", "bounds")
 _TOL = 1e-9
@@ -230,6 +231,22 @@ def split_budget(dataset: str, remaining: Cost, items: Sequence[BudgetItem]) -> 
             each = eps_left * item.weight / weight if weight else 0.0
             out.append(Allocation(item, each, 0.0, each > 0, None))
     return BudgetSplit(dataset, remaining, tuple(out))
+
+
+def save_split(registry: Registry, role: Role, split: BudgetSplit, name: str) -> SavedPlan:
+    """Save the items of `split` that fit as a budget plan (the data owner only; charges and
+    reserves nothing); the items that do not fit are named in the plan's note."""
+    require_owner(role, "saving a budget plan")
+    if not str(name or "").strip():
+        raise InputError("name the plan (e.g. 2025-Q3) to save it: --name NAME on the CLI.")
+    items = [a.item for a in split.allocations if a.fits]
+    if not items:
+        raise InputError("no planned release fits the remaining budget; nothing was saved.")
+    planned = split.planned
+    return registry.save_plan(
+        split.dataset, str(name).strip(), [i.to_json() for i in items], planned.epsilon,
+        planned.delta, note="; ".join(a.item.name for a in split.allocations if not a.fits),
+    )  # fmt: skip
 
 
 def _more(eps_left: float, delta_left: float, a: Allocation) -> int:

@@ -15,8 +15,15 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.governance import Role, require_owner
-from core.planning.budget import BudgetSplit, parse_item, plan_status, plan_vs_spend, split_budget
+from core.governance import Role
+from core.planning.budget import (
+    BudgetSplit,
+    parse_item,
+    plan_status,
+    plan_vs_spend,
+    save_split,
+    split_budget,
+)
 from core.privacy import Cost
 from core.registry import Dataset, Registry, Release
 from ui.shell import is_analyst
@@ -61,17 +68,7 @@ def split_frame(split: BudgetSplit) -> pd.DataFrame:
 
 def save(registry: Registry, split: BudgetSplit, plan_name: str):
     """Save the items that fit, as `dpx plan budget save` does (owner only; charges nothing)."""
-    require_owner(Role.ANALYST if is_analyst() else Role.OWNER, "saving a budget plan")
-    if not plan_name.strip():
-        raise InputError("name the plan (e.g. 2025-Q3) to save it.")
-    items = [a.item for a in split.allocations if a.fits]
-    if not items:
-        raise InputError("no planned release fits the remaining budget; nothing was saved.")
-    planned = split.planned
-    return registry.save_plan(
-        split.dataset, plan_name.strip(), [i.to_json() for i in items], planned.epsilon,
-        planned.delta, note="; ".join(a.item.name for a in split.allocations if not a.fits),
-    )  # fmt: skip
+    return save_split(registry, Role.ANALYST if is_analyst() else Role.OWNER, split, plan_name)
 
 
 def budget_plan(registry: Registry, d: Dataset) -> None:
