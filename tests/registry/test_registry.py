@@ -87,7 +87,10 @@ def test_charges_add_up_and_overspend_is_refused_and_recorded(reg, table):
 
 def test_delta_budget_and_caps(reg, table):
     _add(reg, table, delta_total=1e-5, max_epsilon_per_query=1.0, max_delta_per_query=1e-6)
-    with pytest.raises(BudgetExceededError, match=r"per-query cap max_epsilon_per_query = 1 .*Fix: lower epsilon to <= 1"):
+    with pytest.raises(
+        BudgetExceededError,
+        match=r"per-query cap max_epsilon_per_query = 1 .*Fix: lower epsilon to <= 1",
+    ):
         _charge(reg, 1.5)
     with pytest.raises(BudgetExceededError, match=r"per-query cap max_delta_per_query = 1e-06"):
         _charge(reg, 0.5, delta=2e-6)
