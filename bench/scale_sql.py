@@ -129,6 +129,50 @@ def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
     }
 
 
+def key_cost(path: Path, repeats: int) -> dict:
+    """What the portable sampling key costs: the executed query as shipped (salted MD5, the same
+    on DuckDB and Spark) against the same query with DuckDB's own hash(_uid, k0) as the key
+    (DuckDB only: Spark's hash differs, so the engines would pick different partitions). Same
+    process, same locked engine, alternating; medians of wall and CPU seconds."""
+    import hashlib
+    import re as regex
+
+    from core.dpsql.catalog import Catalog
+    from core.dpsql.execute.engine import Engine
+    from core.dpsql.parquet_schema import add_scanned
+    from core.dpsql.service import prepare
+    from core.privacy import Noise
+
+    catalog = Catalog()
+    add_scanned(catalog, "t", path, "uid", private=True)
+    shipped = prepare(QUERY, catalog, Noise.seeded(1), {}).executed_sql
+    start = shipped.index("MD5(")
+    depth, end = 0, start + 3
+    for end in range(start + 3, len(shipped)):  # the MD5( ... ) call, balanced
+        depth += {"(": 1, ")": -1}.get(shipped[end], 0)
+        if depth == 0:
+            break
+    native = shipped[:start] + "hash(_uid, k0)" + shipped[end + 1 :]
+    assert not regex.search("MD5", native)
+    engine = Engine(catalog, timeout_s=3600)
+    times: dict[str, list] = {"md5_portable": [], "duckdb_hash": []}
+    for _ in range(repeats):
+        for name, sql in (("md5_portable", shipped), ("duckdb_hash", native)):
+            cpu, wall = time.process_time(), time.perf_counter()
+            engine.fetch(sql)
+            times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+    engine.close()
+    out = {
+        name: {
+            "wall_s": round(statistics.median(w for w, _ in runs), 2),
+            "cpu_s": round(statistics.median(c for _, c in runs), 2),
+        }
+        for name, runs in times.items()
+    }
+    out["sql_digest"] = hashlib.sha256(shipped.encode()).hexdigest()[:12]
+    return out
+
+
 def markdown(results: list[dict]) -> str:
     lines = [
         "| rows | layout | file MB | floor s | dpx s | ratio | floor RSS MB | dpx RSS MB | load1 |",
@@ -162,6 +206,8 @@ def main() -> None:
             generate(path, rows, layout, threads=1)
             repeats = args.repeats_large if rows >= 50_000_000 else args.repeats
             result = measure(path, repeats, args.threads, args.dir / "registry")
+            if layout == "spread":
+                result["sampling_key"] = key_cost(path, repeats)
             results.append({"rows": rows, "layout": layout, **result})
             print(json.dumps(results[-1]["dpx"] | {"rows": rows, "layout": layout,
                                                    "ratio": result["ratio"]}), file=sys.stderr)  # fmt: skip
