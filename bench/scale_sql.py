@@ -2,7 +2,7 @@
 
 Generates Parquet tables (uid, dept: 40 values, amount, note: a string) of 1M, 10M and 50M rows
 in --dir (default /tmp/dpx_scale_sql; never in the repository), ~10 rows per user, in two
-layouts: `one` (every user in one department) and `spread` (every user in up to 8, ~7 on
+layouts: `one` (every user in one department) and `spread` (every user in up to 8, ~6 on
 average). Then
 measures whole processes (wall time and peak RSS from /usr/bin/time -v):
 
@@ -60,7 +60,7 @@ print(len(rows))
 
 def generate(path: Path, rows: int, layout: str, threads: int) -> None:
     """`rows` rows in no particular order, ~ROWS_PER_USER per user (uid drawn by a hash of the
-    row number); `spread` gives each user up to SPREAD departments (~7 on average)."""
+    row number); `spread` gives each user up to SPREAD departments (~6 on average)."""
     if path.exists():
         return
     dept = (

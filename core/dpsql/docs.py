@@ -120,7 +120,8 @@ def limits_table() -> str:
     rows = [
         (
             "Wall-clock time limit",
-            f"{limits.DEFAULT_TIMEOUT_S:g} s (CLI `--timeout`, at most {limits.MAX_TIMEOUT_S:g} s)",
+            f"{limits.DEFAULT_TIMEOUT_S:g} s, `dpx sql`: scaled up with the tables' file size "
+            f"before the charge (CLI `--timeout`, at most {limits.MAX_TIMEOUT_S:g} s)",
         ),
         ("DuckDB threads", f"{limits.DEFAULT_THREADS} on this machine (min(4, CPUs))"),
         ("DuckDB memory_limit", f"{limits.DEFAULT_MEMORY_LIMIT} on this machine (half of RAM)"),
