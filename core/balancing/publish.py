@@ -23,6 +23,7 @@ from core.balancing.names import (
     SUBTABLE_COLUMN,
     frac,
 )
+from core.balancing.persons import ONE_RECORD_PER_PERSON, one_record_per_person, unit_words
 from core.balancing.records import MISSING_LABEL, encode_sa
 from core.balancing.release import (
     PLAN_UNIT,
@@ -78,8 +79,13 @@ def publish(
     columns: Sequence[str],
     settings: ReleaseSettings,
     accountant: Accountant,
+    unit: str | None = None,
 ) -> Publication:
     """Publish `df` as a PP release; raises InputError (nothing published) on a refusal.
+
+    `unit`: the dataset's person column, if its rows are not one per person: each person is
+    reduced to one record first (`core.balancing.persons`), so every claim below holds per
+    person; the unit column is never published.
 
     `columns` are the published columns (from `core.balancing.columns.published_columns`: the
     SA plus the owner's declared columns). `accountant` is the release's: charged
@@ -91,11 +97,12 @@ def publish(
     `core.balancing.release` for why the published partition is covered). With the SA alone,
     the rows are the plan's slots and the whole publication is ε-DP."""
     columns = [str(c) for c in columns]
-    if sa not in columns or len(set(columns)) != len(columns):
-        raise ValueError("columns must list the SA once (core.balancing.columns)")
+    if sa not in columns or len(set(columns)) != len(columns) or (unit and unit in columns):
+        raise ValueError("columns must list the SA once and never the unit (columns.py)")
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise InputError(f"column '{missing[0]}' not found. Columns: {', '.join(map(str, df))}.")
+    df = one_record_per_person(df, unit, accountant.noise)
     encoded = encode_sa(df[sa], missing=settings.missing)
     plan = release_plan(encoded.counts(), settings, accountant)
     slots = Slots.of(plan.subtables)
@@ -123,6 +130,7 @@ def publish(
         columns=columns,
         rows_from=ROWS_FROM_RECORDS if from_records else ROWS_FROM_SLOTS,
         missing_policy=encoded.missing_policy,
+        unit=unit,
     )
     return Publication(
         table=out,
@@ -198,6 +206,7 @@ def publication_metadata(
     columns: Sequence[str],
     rows_from: str,
     missing_policy: str,
+    unit: str | None = None,
 ) -> dict:
     """The metadata file of a publication (in memory or on Spark): the claim and the mechanisms
     that drew, the published plan (noisy), the noise mode without its seed."""
@@ -215,8 +224,14 @@ def publication_metadata(
             "rho2": frac(settings.rho2),
             "plan_epsilon": settings.plan_epsilon,
             "plan_delta": settings.cost.delta,
-            "plan_unit": PLAN_UNIT,
-            "statement": privacy_statement(settings, rows_from),
+            "plan_unit": PLAN_UNIT if unit is None else "one person's SA value (one record each)",
+            "unit": unit_words(unit),
+            "statement": privacy_statement(settings, rows_from)
+            + (
+                []
+                if unit is None
+                else [f"Unit: each person (column {unit}); {ONE_RECORD_PER_PERSON}."]
+            ),
             "mechanisms": [m.to_json() for m in accountant.mechanisms],
         },
         "rho1": frac(settings.rho1),

@@ -23,6 +23,7 @@ from core import cliargs
 from core.balancing.columns import check_requested, parse_columns, published_columns
 from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
+from core.balancing.persons import unit_words
 from core.balancing.plan import plan_partition
 from core.balancing.publish import publish
 from core.balancing.record import pp_artefact
@@ -221,7 +222,8 @@ def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
         require_column(df, args.sa, "sensitive attribute column")
         cliargs.refuse_nested_columns(df, [args.sa])
         columns = _columns(args, df.columns)
-        pub = publish(df, args.sa, columns, settings, accountant)
+        unit = getattr(args, "unit_column", None)
+        pub = publish(df, args.sa, columns, settings, accountant, unit=unit)
     # the CSV and its metadata appear together or not at all (core.files)
     with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
         if pub is None:
@@ -270,13 +272,19 @@ def run_publication(args) -> dict | str:
     if not args.out:
         raise InputError("--perturb needs --out FILE for the published CSV.")
     settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
+    unit = getattr(args, "unit_column", None)
+    if unit is not None and getattr(args, "engine", "pandas") == "spark":
+        raise InputError(
+            f"dataset '{args.dataset}' has a person column ({unit}): PP keeps one record per "
+            "person, which the Spark engine does not do yet. Fix: drop --engine spark."
+        )
     request = Request(
         tool=Tool.PP.value,
         role=target.role,
         dataset=target.dataset,
         params=params_of(args),
         cost=settings.cost,
-        claim=Claim("one record", None, str(settings.rho1), str(settings.rho2)),
+        claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
         noise=target.noise,
         rho=settings.claim,
         extra_checks=(lambda: require_columns(args.input, {"sensitive attribute": args.sa}),),

@@ -26,6 +26,10 @@ if TYPE_CHECKING:  # imported where used: `dpx ... --help` stays light (no numpy
     from core.registry import Dataset, Registry, Release
 
 _NOT_PARAMS = {"handler", "json", "registry", "command", "action"}
+# Arguments naming data files: on a registered dataset they are the owner's paths (the dataset
+# names its files and the registry keeps their hashes), so they are not recorded as parameters
+# that a report or an analyst would read.
+_FILE_PARAMS = {"input", "freqs", "table", "public", "tables"}
 
 
 def add_dataset_argument(p, optional: tuple[str, ...] = ()) -> None:
@@ -61,8 +65,10 @@ class Target:
 
 
 def params_of(args) -> dict:
-    """The public parameters of the invocation, as recorded with the release."""
-    return {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMS}
+    """The public parameters of the invocation, as recorded with the release (on a registered
+    dataset without the owner's file paths)."""
+    hidden = _NOT_PARAMS | (_FILE_PARAMS if getattr(args, "dataset", None) else set())
+    return {k: v for k, v in sorted(vars(args).items()) if k not in hidden}
 
 
 def resolve(args, tool: str, files: tuple[str, ...]) -> Target:

@@ -8,9 +8,8 @@ from core.privacy.accuracy import (
     discrete_laplace_tail,
     laplace_half_width,
 )
+from core.privacy.cost import ZERO, Cost, RhoClaim
 from core.privacy.mechanisms import (
-    ZERO,
-    Cost,
     DiscreteLaplace,
     Exponential,
     Laplace,
@@ -18,13 +17,10 @@ from core.privacy.mechanisms import (
     Mechanism,
     MechanismKind,
     NoisyThreshold,
-    PPRandomization,
-    Recorded,
-    RhoClaim,
-    from_json,
-    same_mechanism,
 )
 from core.privacy.noise import SEEDED_LABEL, Noise
+from core.privacy.pp_randomization import PPRandomization
+from core.privacy.recorded import Recorded, from_json, same_mechanism
 
 __all__ = [
     "DRAWING",

@@ -26,8 +26,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from core.privacy.mechanisms import ZERO, Cost, Mechanism, PPRandomization, RhoClaim
+from core.privacy.cost import ZERO, Cost, RhoClaim
+from core.privacy.mechanisms import Mechanism
 from core.privacy.noise import Noise
+from core.privacy.pp_randomization import PPRandomization
 
 # The mechanism whose draw is under way. Tests instrument `Noise` and read it: every noisy draw
 # of every tool must happen inside a mechanism, at the scale that mechanism states.

@@ -12,7 +12,8 @@ The family is closed: integer (discrete) Laplace, float Laplace, Laplace on a la
 rounded to a fine grid, noised with integer draws), the exponential mechanism, noisy-threshold
 partition selection and PP's per-sub-table randomization. Tools compose these objects (a DP SQL
 aggregate holds a `DiscreteLaplace`), they do not subclass them, so a registry can read every
-recorded row back into its object (`from_json`) without importing a tool.
+recorded row back into its object (`core.privacy.recorded.from_json`) without importing a tool.
+Costs live in `core.privacy.cost`, PP's randomization in `core.privacy.pp_randomization`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from fractions import Fraction
 from typing import Any, ClassVar, Protocol
@@ -32,6 +33,7 @@ from core.privacy.accuracy import (
     discrete_laplace_tail,
     laplace_half_width,
 )
+from core.privacy.cost import Cost
 from core.privacy.noise import Noise, round_to_lattice
 
 
@@ -52,55 +54,6 @@ class MechanismKind(StrEnum):
     THRESHOLD = "noisy-threshold partition selection"
     PP_RANDOMIZATION = "PP randomization"
     RECORDED = "recorded"  # a row kept by an older registry: no draw, no accuracy
-
-
-@dataclass(frozen=True)
-class Cost:
-    """(ε, δ) under basic composition: costs add up."""
-
-    epsilon: float = 0.0
-    delta: float = 0.0
-
-    def __post_init__(self):
-        e, d = float(self.epsilon), float(self.delta)
-        if not (math.isfinite(e) and e >= 0):
-            raise ValueError(f"epsilon must be a finite number >= 0, got {self.epsilon}")
-        if not (math.isfinite(d) and 0 <= d < 1):
-            raise ValueError(f"delta must be in [0, 1), got {self.delta}")
-        object.__setattr__(self, "epsilon", e)
-        object.__setattr__(self, "delta", d)
-
-    def __add__(self, other: Cost) -> Cost:
-        return Cost(self.epsilon + other.epsilon, min(self.delta + other.delta, 1 - 1e-300))
-
-    def fits(self, budget: Cost, slack: float = 1e-9) -> bool:
-        """True when this cost is within `budget` (with float slack: 0.1 + 0.2 vs 0.3)."""
-        return (
-            self.epsilon <= budget.epsilon * (1 + slack) + slack
-            and self.delta <= budget.delta * (1 + slack) + 1e-15
-        )
-
-    @property
-    def is_zero(self) -> bool:
-        return self.epsilon == 0 and self.delta == 0
-
-
-ZERO = Cost()
-
-
-@dataclass(frozen=True)
-class RhoClaim:
-    """(ρ1, ρ2)-privacy (PP balancing): a belief ≤ ρ1 before the release stays ≤ ρ2 after."""
-
-    rho1: Fraction
-    rho2: Fraction
-
-    def __post_init__(self):
-        r1, r2 = Fraction(self.rho1), Fraction(self.rho2)
-        if not 0 < r1 < r2 < 1:
-            raise ValueError(f"need 0 < rho1 < rho2 < 1, got {r1}, {r2}")
-        object.__setattr__(self, "rho1", r1)
-        object.__setattr__(self, "rho2", r2)
 
 
 def _check_epsilon(epsilon: float, allow_zero: bool = False) -> None:
@@ -375,163 +328,3 @@ class NoisyThreshold(Mechanism):
         if t >= 1:
             return math.exp(-t / b - math.log1p(q))
         return -math.expm1(-(1 - t) / b - math.log1p(q))
-
-
-# -- PP ----------------------------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
-class PPRandomization(Mechanism):
-    """PP's randomization of one sub-table: each record keeps its sensitive value with
-    probability `retention` p, else takes a value drawn uniformly from the sub-table's domain
-    of `domain_size` m values (possibly its own).
-
-    Privacy claim ((ρ1, ρ2)-privacy, per record and per single protected value; Agrawal,
-    Srikant, Thomas 2005 via γ-amplification): with q = (1 - p)/m the amplification is
-    γ = (p + q)/q, and a prior ≤ `rho1` (the sub-table's ρ1ᵢ) stays ≤ γρ1/(γρ1 + 1 - ρ1) ≤
-    `rho2` after seeing the record. Costs no ε.
-    """
-
-    KIND: ClassVar[MechanismKind] = MechanismKind.PP_RANDOMIZATION
-    rho1: Fraction
-    rho2: Fraction
-    retention: Fraction
-    domain_size: int
-
-    def __post_init__(self):
-        for name in ("rho1", "rho2", "retention"):
-            object.__setattr__(self, name, Fraction(getattr(self, name)))
-        if not 0 < self.rho1 < self.rho2 < 1:
-            raise ValueError(f"need 0 < rho1 < rho2 < 1, got {self.rho1}, {self.rho2}")
-        if not 0 <= self.retention < 1:
-            raise ValueError(f"retention must be in [0, 1), got {self.retention}")
-        if int(self.domain_size) < 1:
-            raise ValueError(f"domain_size must be >= 1, got {self.domain_size}")
-        if self.posterior_bound > self.rho2:
-            raise ValueError(
-                f"{self.label}: worst posterior {self.posterior_bound} exceeds rho2 {self.rho2}"
-            )
-
-    @property
-    def cost(self) -> Cost:
-        return ZERO
-
-    @property
-    def sensitivity(self) -> None:
-        return None
-
-    @property
-    def scale(self) -> None:
-        return None
-
-    @property
-    def claim(self) -> RhoClaim:
-        return RhoClaim(self.rho1, self.rho2)
-
-    @property
-    def amplification(self) -> Fraction:
-        """γ = (p + q)/q with q = (1 - p)/m."""
-        q = (1 - self.retention) / self.domain_size
-        return (self.retention + q) / q
-
-    @property
-    def posterior_bound(self) -> Fraction:
-        g = self.amplification
-        return g * self.rho1 / (g * self.rho1 + 1 - self.rho1)
-
-    def draw(self, accountant: Accountant, local_codes) -> np.ndarray:
-        """Perturb codes in 0..domain_size-1 (this sub-table's domain); exact probabilities."""
-        return PPRandomization.draw_partitioned(
-            accountant, (self,), np.zeros(np.size(local_codes), np.int64), local_codes
-        )
-
-    @staticmethod
-    def draw_partitioned(
-        accountant: Accountant,
-        mechanisms: tuple[PPRandomization, ...],
-        sub_ids,
-        local_codes,
-    ) -> np.ndarray:
-        """Perturb many sub-tables in one vectorised pass: record k belongs to sub-table
-        `sub_ids[k]` (whose mechanism is `mechanisms[sub_ids[k]]`) and has local code
-        `local_codes[k]`. Keep iff r < a with r uniform in {0..b-1}, p = a/b exactly."""
-        if not mechanisms:
-            raise ValueError("draw_partitioned needs at least one sub-table's mechanism")
-        for m in mechanisms:
-            accountant._record(m)
-        sub = np.asarray(sub_ids, dtype=np.int64)
-        out = np.asarray(local_codes, dtype=np.int64).copy()
-        if out.size == 0:
-            return out
-        num = np.array([m.retention.numerator for m in mechanisms], dtype=np.int64)
-        den = np.array([m.retention.denominator for m in mechanisms], dtype=np.int64)
-        size = np.array([m.domain_size for m in mechanisms], dtype=np.int64)
-        with accountant.drawing(mechanisms[0]) as noise:
-            replace = noise.integers(den[sub]) >= num[sub]
-            if replace.any():
-                out[replace] = noise.integers(size[sub[replace]])
-        return out
-
-
-# -- reading rows back ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Recorded(Mechanism):
-    """A mechanism row as an older registry kept it (no draw, no accuracy beyond its scale)."""
-
-    KIND: ClassVar[MechanismKind] = MechanismKind.RECORDED
-    epsilon: float = 0.0
-    delta: float = 0.0
-    sensitivity: float | None = None
-    scale: float | None = None
-
-    @property
-    def cost(self) -> Cost:
-        return Cost(self.epsilon, self.delta)
-
-
-FAMILY: dict[MechanismKind, type[Mechanism]] = {
-    cls.KIND: cls
-    for cls in (
-        DiscreteLaplace,
-        Laplace,
-        LatticeLaplace,
-        Exponential,
-        NoisyThreshold,
-        PPRandomization,
-        Recorded,
-    )
-}
-
-
-def from_json(row: dict) -> Mechanism:
-    """The mechanism object a registry row was written from (`Mechanism.to_json`).
-
-    A row without a known kind (written before mechanisms were typed) becomes `Recorded`."""
-    kind = row.get("kind")
-    cls = FAMILY.get(kind) if kind in MechanismKind._value2member_map_ else None
-    if cls is None or cls is Recorded:
-        return Recorded(
-            label=str(row.get("label") or kind or "mechanism"),
-            epsilon=float(row.get("epsilon") or 0.0),
-            delta=float(row.get("delta") or 0.0),
-            sensitivity=row.get("sensitivity"),
-            scale=row.get("scale"),
-        )
-    names = {f.name for f in fields(cls)}
-    kwargs = {k: v for k, v in row.items() if k in names}
-    kwargs["in_place_of"] = tuple(row.get("in_place_of") or ())
-    if cls is NoisyThreshold and "noise_scale" not in row:
-        kwargs["noise_scale"] = None
-    return cls(**kwargs)
-
-
-def same_mechanism(a: Mechanism, b: Mechanism) -> bool:
-    """Equal kind, label, cost, sensitivity and scale (what the registry must reproduce)."""
-
-    def key(m: Mechanism):
-        return (m.kind, m.label, m.cost, m.sensitivity, m.scale, tuple(m.in_place_of))
-
-    return key(a) == key(b)
-
-
-def as_dict(m: Mechanism) -> dict:
-    """The dataclass fields of `m` (no derived values) — for tests and debugging."""
-    return asdict(m)

@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from core.errors import InputError
 from core.privacy.mechanisms import Mechanism as PrivacyMechanism
-from core.privacy.mechanisms import Recorded
+from core.privacy.recorded import Recorded
 
 
 class RunKind(StrEnum):

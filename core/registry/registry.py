@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import socket
 import sqlite3
 from collections.abc import Iterable
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from core.errors import BudgetExceededError, InputError
-from core.privacy.mechanisms import Cost, Mechanism, from_json
+from core.privacy.cost import Cost
+from core.privacy.mechanisms import Mechanism
 from core.registry.models import (
     BudgetChange,
     Claim,
@@ -28,18 +26,16 @@ from core.registry.models import (
     Refusal,
     Release,
     RunKind,
-    SavedPlan,
     Status,
     TableFile,
 )
-from core.registry.store import FILE_NAME, connect, default_directory, registry_errors
+from core.registry.plans import PlanStore
+from core.registry.reading import ReleaseReader
+from core.registry.store import FILE_NAME, connect, default_directory, now, registry_errors
+from core.registry.stranded import WORKER, StrandedRuns
 
 _TOLERANCE = 1e-9  # float slack when comparing sums of ε to a total (0.1 + 0.2 vs 0.3)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def file_sha256(path: Path) -> str:
@@ -56,7 +52,7 @@ def artefact_sha256(artefact: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class Registry:
+class Registry(ReleaseReader, PlanStore, StrandedRuns):
     """One registry database. Every public method is one short transaction; any SQLite error
     becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do."""
 
@@ -125,7 +121,7 @@ class Registry:
             if not p.is_file():
                 raise InputError(f"file not found: {path} (table '{tname}').")
             table_files.append(TableFile(tname, str(p), file_sha256(p), is_public))
-        created = _now()
+        created = now()
         with self._write() as con:
             if con.execute("SELECT 1 FROM datasets WHERE name=?", (name,)).fetchone():
                 raise InputError(
@@ -265,7 +261,7 @@ class Registry:
                     f"dataset '{name}' has already spent epsilon {eps_spent:g}, delta "
                     f"{delta_spent:g}; a total below that is refused (there is no reset)."
                 )
-            time = _now()
+            time = now()
             cur = con.execute(
                 "INSERT INTO budget_changes(time, dataset, epsilon_before, epsilon_after, "
                 "delta_before, delta_after) VALUES (?,?,?,?,?,?)",
@@ -304,7 +300,7 @@ class Registry:
 
     @staticmethod
     def _insert_refusal(con, tool, dataset, reason, params) -> Refusal:
-        time = _now()
+        time = now()
         cur = con.execute(
             "INSERT INTO refusals(time, tool, dataset, reason, params) VALUES (?,?,?,?,?)",
             (time, str(tool), dataset, reason, json.dumps(params, default=str)),
@@ -353,7 +349,7 @@ class Registry:
                     "INSERT INTO releases(time, tool, dataset, kind, status, params, mechanisms,"
                     " epsilon, delta, mode, privacy, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        _now(),
+                        now(),
                         str(tool),
                         dataset,
                         kind.value,
@@ -450,154 +446,3 @@ class Registry:
                 "UPDATE releases SET status=?, note=? WHERE id=?",
                 (status.value, note, release_id),
             )
-
-    # -- budget plans (charge nothing) --------------------------------------------------
-    def save_plan(
-        self,
-        dataset: str,
-        name: str,
-        items: Iterable[dict],
-        epsilon: float,
-        delta: float = 0.0,
-        note: str = "",
-    ) -> SavedPlan:
-        """Record a budget plan for a registered dataset. Stores it and nothing else: no
-        budget is charged or reserved (the planned total is kept for comparison only)."""
-        d = self.dataset(dataset)
-        items = tuple(dict(i) for i in items)
-        Cost(epsilon, delta)  # finite, >= 0
-        if not str(name).strip():
-            raise InputError("a budget plan needs a name. Fix: --name NAME.")
-        time = _now()
-        with self._write() as con:
-            last = con.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
-            cur = con.execute(
-                "INSERT INTO plans(time, dataset, name, items, epsilon, delta, note, "
-                "after_release) VALUES (?,?,?,?,?,?,?,?)",
-                (time, d.name, str(name), json.dumps(list(items), default=str), float(epsilon),
-                 float(delta), str(note), int(last)),
-            )  # fmt: skip
-        return SavedPlan(
-            cur.lastrowid, time, d.name, str(name), items, float(epsilon), float(delta),
-            str(note), int(last),
-        )  # fmt: skip
-
-    def plans(self, dataset: str | None = None) -> list[SavedPlan]:
-        """Saved budget plans (of one dataset), oldest first."""
-        sql = (
-            "SELECT id, time, dataset, name, items, epsilon, delta, note, after_release FROM plans"
-        )
-        args: tuple = ()
-        if dataset is not None:
-            sql, args = sql + " WHERE dataset=?", (dataset,)
-        return [
-            SavedPlan(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6], r[7], r[8])
-            for r in self._read(sql + " ORDER BY id", args)
-        ]
-
-    # -- charges never delivered --------------------------------------------------------
-    def stranded(self, dataset: str | None = None) -> list[Release]:
-        """Charged runs that will not finish on their own: status `undelivered`, or `charged`
-        by a process of this host that no longer runs (or by another host, after a day)."""
-        return [
-            r
-            for r in self.releases(dataset)
-            if r.status is Status.UNDELIVERED
-            or (r.status is Status.CHARGED and not _worker_alive(r.worker, r.time))
-        ]
-
-    def reconcile(self, dataset: str | None = None) -> list[Release]:
-        """Close every stranded run as failed ("charged, not delivered"); the charge stays
-        (charge before compute). Returns the runs closed."""
-        closed = []
-        for r in self.stranded(dataset):
-            note = r.note or "the process stopped after the charge; nothing was delivered"
-            self._set_status(r.id, Status.FAILED, f"charged, not delivered: {note}")
-            closed.append(self.release(r.id))
-        return closed
-
-    # -- reading ------------------------------------------------------------------------
-    _RELEASE_COLUMNS = (
-        "id, time, tool, dataset, kind, status, params, mechanisms, epsilon, delta, mode, "
-        "artefact_sha256, artefact, note, privacy, worker"
-    )
-
-    @staticmethod
-    def _release_from(row) -> Release:
-        return Release(
-            id=row[0],
-            time=row[1],
-            tool=row[2],
-            dataset=row[3],
-            kind=RunKind(row[4]),
-            status=Status(row[5]),
-            params=json.loads(row[6]),
-            mechanisms=tuple(from_json(m) for m in json.loads(row[7])),
-            epsilon=row[8],
-            delta=row[9],
-            mode=row[10],
-            artefact_sha256=row[11],
-            artefact=None if row[12] is None else json.loads(row[12]),
-            note=row[13],
-            privacy=json.loads(row[14]),
-            worker=row[15] or "",
-        )
-
-    def _release(self, con, release_id: int) -> Release:
-        row = con.execute(
-            f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE id=?", (int(release_id),)
-        ).fetchone()
-        if row is None:
-            raise InputError(f"no release with id {release_id} in {self.directory}.")
-        return self._release_from(row)
-
-    def release(self, release_id: int) -> Release:
-        with self._guard():
-            return self._release(self._con, release_id)
-
-    def releases(self, dataset: str | None = None, kind: RunKind | None = None) -> list[Release]:
-        sql = f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE 1=1"
-        args: list = []
-        if dataset is not None:
-            sql += " AND dataset=?"
-            args.append(dataset)
-        if kind is not None:
-            sql += " AND kind=?"
-            args.append(kind.value)
-        return [self._release_from(r) for r in self._read(sql + " ORDER BY id", args)]
-
-    def refusals(self, dataset: str | None = None) -> list[Refusal]:
-        sql, args = "SELECT * FROM refusals", ()
-        if dataset is not None:
-            sql, args = sql + " WHERE dataset=?", (dataset,)
-        return [
-            Refusal(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]))
-            for r in self._read(sql + " ORDER BY id", args)
-        ]
-
-
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
-_STALE_ELSEWHERE_S = 24 * 3600
-
-
-def _worker_alive(worker: str, time: str) -> bool:
-    """Is the process that charged a run still running? Runs of another host (or with no
-    recorded worker) are presumed alive for a day after their charge."""
-    host, _, pid = worker.rpartition(":")
-    if host == socket.gethostname() and pid.isdigit():
-        if int(pid) < 1:
-            return False
-        if int(pid) == os.getpid():
-            return True
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    try:
-        age = (datetime.now(UTC) - datetime.fromisoformat(time)).total_seconds()
-    except ValueError:
-        return False
-    return age < _STALE_ELSEWHERE_S

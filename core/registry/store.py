@@ -403,3 +403,8 @@ def _move_aside(path: Path) -> Path:
         if part.exists():
             os.replace(part, aside.with_name(aside.name + suffix))
     return aside
+
+
+def now() -> str:
+    """The time of a registry row: UTC, ISO 8601, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")

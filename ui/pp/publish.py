@@ -23,6 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from core.balancing.columns import parse_columns, published_columns
+from core.balancing.persons import unit_words
 from core.balancing.plan import PartitionPlan
 from core.balancing.publish import Publication, publish
 from core.balancing.record import pp_artefact
@@ -160,6 +161,7 @@ def publish_step(
         "categories": list(options.categories or []), "accept_fallback": options.accept_fallback,
         "noise": noise.mode, "via": "app", "session": state.session_id(), "role": role().value,
     }  # fmt: skip
+    unit = choice.dataset.uid if choice.dataset is not None else None
     with governed("Publish", key="pp"):
         settings = options.release_settings(s)
         request = Request(
@@ -168,14 +170,16 @@ def publish_step(
             dataset=choice.dataset,
             params=params,
             cost=settings.cost,
-            claim=Claim("one record", None, str(settings.rho1), str(settings.rho2)),
+            claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
             noise=noise,
             rho=settings.claim,
         )
         done = govern(
             registry,
             request,
-            lambda accountant: publish(df, s.sa, list(options.columns), settings, accountant),
+            lambda accountant: publish(
+                df, s.sa, list(options.columns), settings, accountant, unit=unit
+            ),
             lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
         )
         release, pub = done.record, done.result
