@@ -150,3 +150,18 @@ def test_csv_and_public_tables_are_still_loaded(files, tmp_path):
     assert add_scanned(catalog, "t", csv, "uid", private=True).source is None
     public = add_scanned(catalog, "p", files["people"], None, private=False)
     assert public.source is None and len(public.frame) == 400
+
+
+def test_a_stored_pandas_index_is_left_out_as_loading_does(tmp_path):
+    frame = pd.DataFrame({"uid": [1, 2, 3, 4], "x": [1.0, 2.0, np.nan, 4.0]}).iloc[[0, 2, 3]]
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path)  # a non-range index is stored as a column
+    assert "__index_level_0__" in duckdb.sql(f"DESCRIBE SELECT * FROM '{path}'").df().values
+    catalog = Catalog()
+    add_scanned(catalog, "t", path, "uid", private=True)
+    engine = Engine(catalog)
+    try:
+        names, rows = engine.fetch("SELECT * FROM t ORDER BY uid")
+    finally:
+        engine.close()
+    assert names == ["uid", "x"] and rows == [(1, 1.0), (3, None), (4, 4.0)]
