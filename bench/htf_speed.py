@@ -136,7 +136,7 @@ def sampler_us_per_draw(n: int = 200_000) -> dict:
     meas(zeros)
     one = time.perf_counter() - t0
     t0 = time.perf_counter()
-    noise_mod._secure_i64_draws(meas, n)
+    noise_mod._secure_draws(meas, n, np.int64)
     chunked = time.perf_counter() - t0
     return {
         "draws": n,

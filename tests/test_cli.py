@@ -251,18 +251,18 @@ def test_unregistered_files_keep_working_and_are_recorded_not_limited(capsys, re
 
 def test_charge_is_written_before_the_data_is_read(capsys, registry_dir, points, monkeypatch):
     """Whatever reads the points sees the charge already committed by another connection."""
-    import core.cli.location as spatial_cli
+    import core.spatial.scan as scan
     from core.registry import Registry
 
     _add(capsys, points)
     seen = []
-    real = spatial_cli.read_points_table
+    real = scan.scan_prepare  # the location tools read the points through the DuckDB scan
 
     def spy(*a, **k):
         seen.append(Registry(registry_dir).spent("pts")[0])
         return real(*a, **k)
 
-    monkeypatch.setattr(spatial_cli, "read_points_table", spy)
+    monkeypatch.setattr(scan, "scan_prepare", spy)
     _json(
         capsys, ["htf", "--dataset", "pts", "--max-points-per-person", "1", BBOX, "--epsilon", "2"]
     )

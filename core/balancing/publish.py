@@ -16,6 +16,7 @@ import pandas as pd
 
 from core import __version__
 from core.balancing.assign import Slots, draw_record_subtables, perturb, slot_rows
+from core.balancing.csv_out import write_table_csv
 from core.balancing.names import (
     SEEDED_MARKER,
     SEEDED_VALUE,
@@ -61,6 +62,14 @@ class Publication:
             table = table.copy()
             table.insert(0, SEEDED_MARKER, SEEDED_VALUE)
         return table.to_csv(index=False)
+
+    def write_csv(self, path) -> None:
+        """Write `csv()`'s text to `path` in bulk (core.balancing.csv_out): the same bytes."""
+        table = self.table
+        if self.seeded:
+            table = table.copy()
+            table.insert(0, SEEDED_MARKER, SEEDED_VALUE)
+        write_table_csv(table, path)
 
 
 def with_missing_label(frame: pd.DataFrame) -> pd.DataFrame:

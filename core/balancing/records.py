@@ -138,17 +138,37 @@ def encode_sa(series: pd.Series, missing: MissingPolicy = "error") -> EncodedSA:
             f"the sensitive attribute '{series.name}' has missing values. Choose to drop those "
             "records or to count 'missing' as a category of its own (CLI: --missing drop|category)."
         )
-    labels_per_row = value_labels(series)
-    if n_missing and missing == "drop":
-        codes = np.full(len(series), -1, dtype=np.int64)
-        kept_codes, labels = pd.factorize(labels_per_row[~is_missing])
-        codes[~is_missing] = kept_codes
-    else:  # no missing value, or missing counted as the category MISSING_LABEL
-        codes, labels = pd.factorize(labels_per_row)
-    # text labels: distinct raw values that print the same (1 and "1") share one label
+    codes, labels = label_codes(series, drop_missing=bool(n_missing) and missing == "drop")
     return EncodedSA(
-        codes=np.asarray(codes, dtype=np.int64),
-        labels=[str(v) for v in labels],
+        codes=codes,
+        labels=labels,
         n_missing=n_missing,
         missing_policy=missing,
     )
+
+
+def label_codes(series: pd.Series, drop_missing: bool = False) -> tuple[np.ndarray, list[str]]:
+    """(code per row, labels): `pd.factorize(value_labels(series))` — codes in the order the
+    labels first appear, distinct raw values that print the same (1 and "1") sharing one label,
+    missing values as `MISSING_LABEL` or (`drop_missing`) code -1 — computed from the distinct
+    values only, without a label per row."""
+    raw, uniques = pd.factorize(series, use_na_sentinel=True)
+    raw = np.asarray(raw, dtype=np.int64)
+    names = [str(u) for u in uniques]
+    first = np.arange(len(names), dtype=np.float64)  # uniques come in order of first appearance
+    has_missing = not drop_missing and bool((raw < 0).any())
+    if has_missing:  # the missing label's place: where the first missing row falls
+        first_missing = int(np.argmax(raw < 0))
+        before = int(raw[:first_missing].max()) + 1 if first_missing else 0
+        names.append(MISSING_LABEL)
+        first = np.append(first, before - 0.5)
+    order = np.argsort(first, kind="stable")
+    merged, labels = pd.factorize(np.asarray(names, dtype=object)[order])
+    code_of = np.empty(len(names), dtype=np.int64)
+    code_of[order] = merged
+    if has_missing:
+        raw = np.where(raw < 0, len(names) - 1, raw)
+        return code_of[raw], [str(v) for v in labels]
+    out = np.full(raw.shape, -1, dtype=np.int64)
+    out[raw >= 0] = code_of[raw[raw >= 0]]
+    return out, [str(v) for v in labels]

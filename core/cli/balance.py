@@ -232,8 +232,7 @@ def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
             )
             rows = int(metadata.get("rows_published", 0))
         else:
-            with table_file.open(newline="") as fh:
-                fh.write(pub.csv())
+            pub.write_csv(table_file.temp)  # in bulk: the bytes pub.csv() holds
             metadata, release_plan = pub.metadata, pub.release
             rows = len(pub.table)
         meta_file.write_text(json.dumps(metadata, indent=2))

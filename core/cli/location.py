@@ -286,18 +286,21 @@ def _load(args, noise: Noise | None = None) -> Prepared:
                 "or drop --uid (the unit is then one point)."
             )
         return _load_spark(args, bbox)
-    df = read_points_table(args.input, args.lat, args.lon, unit.column)
-    return prepare(
-        df,
-        args.lat,
-        args.lon,
-        bbox,
-        args.grid,
-        args.grid_cols,
-        allow_data_bbox=args.seed is not None,
-        unit=unit,
-        noise=Noise.from_seed(args.seed) if noise is None else noise,
-    )
+    from core.spatial.scan import ScanUnavailable, scan_prepare
+
+    options = {
+        "bbox": bbox,
+        "rows": args.grid,
+        "cols": args.grid_cols,
+        "allow_data_bbox": args.seed is not None,
+        "unit": unit,
+        "noise": Noise.from_seed(args.seed) if noise is None else noise,
+    }
+    try:  # binned where the file lies (DuckDB): memory does not grow with the file
+        return scan_prepare(args.input, args.lat, args.lon, **options)
+    except ScanUnavailable:  # a file DuckDB cannot read: the careful reader explains
+        df = read_points_table(args.input, args.lat, args.lon, unit.column)
+        return prepare(df, args.lat, args.lon, **options)
 
 
 def _load_spark(args, bbox) -> Prepared:

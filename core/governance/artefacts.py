@@ -35,6 +35,8 @@ Artefact = LocationArtefact | SqlArtefact | PPArtefact
 
 
 def to_json(artefact: Artefact) -> dict:
+    if isinstance(artefact, LocationArtefact):  # the same dict, without a deep copy per leaf
+        return artefact.to_json()
     return _plain(asdict(artefact))
 
 

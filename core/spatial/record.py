@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from core.spatial.export import leaf_noise_std
 from core.spatial.grid import Grid
 from core.spatial.release import Release
@@ -63,7 +65,22 @@ class LocationArtefact:
     tool: str = field(default="location", init=False)
 
     def to_json(self) -> dict:
-        return _plain(asdict(self))
+        """`_plain(asdict(self))`, built without deep-copying every leaf (hundreds of thousands
+        of leaves: one list per leaf and one pass over the values)."""
+        return {
+            "method": self.method,
+            "label": self.label,
+            "unit": self.unit,
+            "grid": _plain(asdict(self.grid)),
+            "leaves": [list(leaf) for leaf in self.leaves],
+            "values": _finite_list(self.values),
+            "leaf_scale": None if self.leaf_scale is None else _finite_list(self.leaf_scale),
+            "height": self.height,
+            "choice": None if self.choice is None else _plain(asdict(self.choice)),
+            "unit_column": self.unit_column,
+            "max_points": self.max_points,
+            "tool": self.tool,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> LocationArtefact:
@@ -83,6 +100,16 @@ class LocationArtefact:
             unit_column=data.get("unit_column"),
             max_points=int(data.get("max_points", 1)),
         )
+
+
+def _finite_list(values) -> list:
+    """The floats as a list, non-finite ones as None (as `_plain` does)."""
+    arr = np.asarray(values, dtype=np.float64)
+    out = arr.tolist()
+    if not np.isfinite(arr).all():
+        for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+            out[i] = None
+    return out
 
 
 def _plain(obj):
@@ -115,8 +142,8 @@ def location_artefact(release: Release, grid: Grid) -> LocationArtefact:
         label=str(release.info.get("label") or release.method),
         unit=release.unit.describe(),
         grid=GridSpec(tuple(float(x) for x in grid.bbox), int(grid.ny), int(grid.nx)),
-        leaves=tuple(tuple(int(v) for v in leaf) for leaf in release.leaves.tolist()),
-        values=tuple(float(v) for v in release.values.tolist()),
+        leaves=tuple(map(tuple, np.asarray(release.leaves, dtype=np.int64).tolist())),
+        values=tuple(np.asarray(release.values, dtype=np.float64).tolist()),
         leaf_scale=None if std is None else tuple(float(v) / math.sqrt(2) for v in std),
         height=None if height is None else int(height),
         choice=choice,

@@ -85,3 +85,39 @@ def test_parquet_list_column_is_refused(tmp_path):
     df = load_table(path)
     with pytest.raises(InputError, match="'tags' holds lists or structs"):
         encode_sa(df["tags"])
+
+
+def _labelled_by_row(series: pd.Series, drop_missing: bool):
+    """The definition: a label per row, then factorize (what encode_sa computed before)."""
+    per_row = value_labels(series)
+    if not drop_missing:
+        codes, labels = pd.factorize(per_row)
+        return np.asarray(codes, dtype=np.int64), [str(v) for v in labels]
+    missing = series.isna().to_numpy()
+    codes = np.full(len(series), -1, dtype=np.int64)
+    kept, labels = pd.factorize(per_row[~missing])
+    codes[~missing] = kept
+    return codes, [str(v) for v in labels]
+
+
+def test_label_codes_equal_a_label_per_row_then_factorize():
+    from core.balancing.records import label_codes
+
+    rng = np.random.default_rng(8)
+    pool = np.array([1, "1", "a", None, MISSING_LABEL, 2.5, "b", np.nan, 3, "3"], dtype=object)
+    cases = [pd.Series(pool[rng.integers(0, len(pool), 300)]) for _ in range(30)]
+    cases += [
+        pd.Series([None, "x", "y", None]),
+        pd.Series(["x", "y", None, "x"]),
+        pd.Series(["x", "y"]),
+        pd.Series([None, None, "z"]),
+        pd.Series([3, 1, 3, 2]),
+        pd.Series([1.0, np.nan, 2.0, 1.0]),
+        pd.Series(["b", "a", None], dtype="string"),
+    ]
+    for series in cases:
+        for drop in (False, True):
+            codes, labels = label_codes(series, drop_missing=drop)
+            want_codes, want_labels = _labelled_by_row(series, drop)
+            assert labels == want_labels
+            assert np.array_equal(codes, want_codes)

@@ -148,3 +148,55 @@ def test_lattice_laplace_zero_scale_and_bad_lattice():
     assert np.all(Noise.secure().lattice_laplace(0.0, 5) == 0)
     with pytest.raises(ValueError, match="lattice"):
         Noise.seeded(1).lattice_laplace(1.0, 5, lattice=0.0)
+
+
+def test_secure_float_laplace_chunks_are_independent_laplace_draws():
+    """The threaded float path (one OpenDP vector call per chunk): every chunk's quartiles sit at
+    ±b·ln 2 and no chunk repeats another. A sample quartile's sd is sqrt(p(1-p)/n) / f(q) with
+    f(q) = 1/(4b): b·sqrt(3/n) ≈ 0.012·b for 20k draws per chunk, so 0.1·b is 8 sd, while a
+    scale off by 25 % moves the quartiles by 0.17·b."""
+    from core.privacy import noise as noise_mod
+
+    scale = 4.0
+    per_chunk = 20_000
+    n = per_chunk * max(noise_mod.DRAW_WORKERS, 2)
+    draws = Noise.secure().laplace(scale, size=n)
+    assert draws.dtype == np.float64 and draws.shape == (n,)
+    chunks = np.array_split(draws, max(noise_mod.DRAW_WORKERS, 2))
+    for part in chunks:
+        q1, q3 = np.quantile(part, [0.25, 0.75])
+        assert abs(q3 - scale * math.log(2)) < 0.1 * scale
+        assert abs(q1 + scale * math.log(2)) < 0.1 * scale
+    assert not np.array_equal(chunks[0], chunks[1])
+
+
+def test_order_by_keys_is_lexsort_even_with_many_ties():
+    """The fast permutation order equals lexsort (first key, second key, position) exactly; keys
+    from tiny ranges force tied runs of every length, including full ties on both keys."""
+    from core.privacy.noise import order_by_keys
+
+    rng = np.random.default_rng(11)
+    for n, span in ((0, 3), (1, 3), (50, 4), (5000, 40), (5000, 5000), (20_000, 2**62)):
+        first = rng.integers(0, span, n).astype(np.uint64)
+        second = rng.integers(0, 3, n).astype(np.uint64)
+        assert np.array_equal(order_by_keys(first, second), np.lexsort((second, first)))
+
+
+def test_secure_integers_with_per_draw_bounds_are_uniform_and_reject_correctly():
+    """Mixed bounds (chi-square per bound), and bounds just above 2^62, where a quarter of all
+    words are rejected and redrawn: every draw stays below its bound and the draws spread
+    evenly over it (mean draw / bound = 1/2; sd ≈ 0.002 for 20k draws)."""
+    n = 60_000
+    bounds = np.tile(np.array([3, 7]), n // 2)
+    draws = Noise.secure().integers(bounds)
+    for k in (3, 7):
+        part = draws[bounds == k]
+        assert part.min() >= 0 and part.max() < k
+        counts = np.bincount(part, minlength=k)
+        expected = part.size / k
+        assert float(((counts - expected) ** 2 / expected).sum()) < 30.0  # chi2(k-1), p < 1e-4
+    huge = np.full(20_000, 2**62 + 1, dtype=np.int64)
+    huge[::2] = 2**62 + 3  # two bounds: the per-draw path
+    big = Noise.secure().integers(huge)
+    assert np.all((big >= 0) & (big < huge))
+    assert abs(np.mean(big / huge) - 0.5) < 0.012

@@ -1,0 +1,284 @@
+"""Points binned where they lie: DuckDB reads the CSV/Parquet file and counts the points per
+grid cell, so the table is never materialised in Python (issue 22, Build 1).
+
+`scan_prepare(path, ...)` returns the same `Prepared` (the same F, the same owner counts) as
+`core.spatial.pipeline.prepare` on the table `core.spatial.io.read_points_table` loads, with the
+same one-line errors, except that an out-of-range coordinate is no longer quoted (a private
+value; the count is kept). Memory: with the point unit only the counts per occupied cell come
+back; with a person unit the person id and cell of every point inside the bbox come back
+(the per-person bound needs each person's points, `core.spatial.persons`), never the table.
+
+Privacy: nothing here releases anything. It runs inside the governed computation, after the
+charge; which check fails and when depends on the private file, which is allowed there. The
+schema (column names and types) is a public fact the owner registered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.data.validation import detect_lat_lon
+from core.errors import InputError
+from core.privacy import Noise
+from core.spatial.grid import Grid
+from core.spatial.persons import bound_points_per_person
+from core.spatial.pipeline import MIN_POINTS, Prepared
+from core.spatial.unit import POINT, PersonUnit, Unit
+
+# the texts pandas' CSV reader takes for a missing value (read as NULL here too)
+NULL_TEXTS = str(
+    ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+)  # fmt: skip
+MEMORY_LIMIT = "1GB"  # DuckDB spills beyond this; the CLI's peak stays near it at any file size
+
+
+class ScanUnavailable(Exception):
+    """DuckDB cannot read this file as a table (unusual delimiter, encoding, ...): the caller
+    falls back to the careful pandas reader, which explains what is wrong."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A DuckDB relation over the file and the columns the release uses."""
+
+    con: object
+    relation: str  # a SQL table expression reading the file
+    lat: str
+    lon: str
+    uid: str | None
+
+
+def scan_prepare(
+    path: str | Path,
+    lat: str | None = None,
+    lon: str | None = None,
+    bbox: tuple[float, float, float, float] | None = None,
+    rows: int = 1024,
+    cols: int | None = None,
+    allow_data_bbox: bool = False,
+    unit: Unit = POINT,
+    noise: Noise | None = None,
+) -> Prepared:
+    """Validate and bin the points of the file at `path` in DuckDB (see the module docstring).
+
+    Raises `ScanUnavailable` when DuckDB cannot read the file at all; `InputError` (one line)
+    for every bad input the in-memory path refuses."""
+    src = _open(Path(path), lat, lon, unit.column)
+    try:
+        return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise)
+    finally:
+        src.con.close()
+
+
+def _open(path: Path, lat: str | None, lon: str | None, uid: str | None) -> _Source:
+    import duckdb
+
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Check the path.")
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    is_parquet = path.suffix.lower() in (".parquet", ".pq") or magic == b"PAR1"
+    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    literal = "'" + str(path).replace("'", "''") + "'"
+    try:
+        if is_parquet:
+            relation = f"read_parquet({literal})"
+        else:
+            relation = f"read_csv({literal}, header = true, nullstr = {NULL_TEXTS})"
+        columns = [d[0] for d in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()]
+        if not is_parquet and uid in columns:  # ids read as text, as pandas does: same spelling
+            relation = relation[:-1] + f", types = {{{_quote_text(uid)}: 'VARCHAR'}})"
+    except duckdb.Error as err:
+        con.close()
+        raise ScanUnavailable(str(err)) from None
+    try:
+        lat_c, lon_c = detect_lat_lon(pd.DataFrame(columns=columns), lat, lon)
+        if uid is not None and uid not in columns:
+            raise InputError(
+                f"person column '{uid}' is not in the table (columns: {', '.join(columns[:12])}). "
+                "Pass the column that says whose point it is with --uid."
+            )
+    except InputError:
+        con.close()
+        raise
+    return _Source(con, relation, lat_c, lon_c, uid)
+
+
+def _quote_text(text: str) -> str:
+    return "'" + str(text).replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Prepared:
+    import duckdb
+
+    try:
+        stats = _coordinate_stats(src)
+    except duckdb.ConversionException as err:
+        # a text column: count its non-numbers; a CSV whose typing failed late: fall back
+        with contextlib.suppress(duckdb.Error):
+            _raise_non_numeric(src)
+        raise ScanUnavailable(str(err)) from None
+    except duckdb.Error as err:
+        raise ScanUnavailable(str(err)) from None
+    n_ok = stats["n"] - stats["n_nan"]
+    if n_ok == 0:
+        raise InputError("no rows with coordinates are left.")
+    for name, count, lo, hi in (
+        ("latitude", stats["bad_lat"], -90, 90),
+        ("longitude", stats["bad_lon"], -180, 180),
+    ):
+        if count:
+            raise InputError(
+                f"{count} {name} value(s) are outside [{lo}, {hi}]. "
+                "Check that latitude and longitude are not swapped and are in degrees."
+            )
+    if n_ok < MIN_POINTS:
+        raise InputError(
+            f"only {n_ok} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
+            "meaningful histogram."
+        )
+    if stats["min_x"] == stats["max_x"] and stats["min_y"] == stats["max_y"]:
+        raise InputError(
+            "all points are identical; a location histogram of one location shows nothing. "
+            "Check the coordinate columns."
+        )
+    from_data = False
+    if bbox is None:
+        if not allow_data_bbox:
+            raise InputError(
+                "no bounding box given. The bbox is a public parameter and must not come from the "
+                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
+                "labelled demo run that derives it from the data)."
+            )
+        x0, x1, y0, y1 = stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"]
+        px, py = (x1 - x0) * 1e-9, (y1 - y0) * 1e-9
+        bbox = (x0 - px, y0 - py, x1 + px, y1 + py)
+        from_data = True
+    grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
+    if isinstance(unit, PersonUnit):
+        F, n_used, n_inside = _bin_persons(src, grid, unit, noise)
+        n_capped = n_inside - n_used
+    else:
+        F, n_used = _bin_points(src, grid)
+        n_inside, n_capped = n_used, 0
+    n_outside = n_ok - n_inside
+    if n_used == 0 and n_capped == 0:
+        raise InputError(
+            f"all {n_outside} points are outside the bounding box {list(grid.bbox)}. "
+            "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
+        )
+    if n_used < MIN_POINTS:
+        raise InputError(
+            f"only {n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} are "
+            "needed. Widen the bbox."
+        )
+    return Prepared(
+        F=F,
+        grid=grid,
+        n_used=n_used,
+        n_dropped=n_outside + stats["n_nan"],
+        bbox_from_data=from_data,
+        lat_col=src.lat,
+        lon_col=src.lon,
+        unit=unit,
+        n_capped=n_capped,
+    )
+
+
+def _points_sql(src: _Source) -> str:
+    """The rows with both coordinates (as DOUBLE; NaN and missing values left out)."""
+    uid = f", {_ident(src.uid)} AS uid" if src.uid is not None else ""
+    return (
+        f"SELECT CAST({_ident(src.lon)} AS DOUBLE) AS x, CAST({_ident(src.lat)} AS DOUBLE) AS y"
+        f"{uid} FROM {src.relation}"
+    )
+
+
+_HAS_XY = "x IS NOT NULL AND y IS NOT NULL AND NOT isnan(x) AND NOT isnan(y)"
+
+
+def _coordinate_stats(src: _Source) -> dict:
+    """Row count, rows without both coordinates, out-of-range counts and the extent, one scan."""
+    ok = _HAS_XY
+    row = src.con.execute(
+        f"""SELECT count(*), count(*) FILTER (WHERE NOT ({ok})),
+                   count(*) FILTER (WHERE {ok} AND (y < -90 OR y > 90)),
+                   count(*) FILTER (WHERE {ok} AND (x < -180 OR x > 180)),
+                   min(x) FILTER (WHERE {ok}), max(x) FILTER (WHERE {ok}),
+                   min(y) FILTER (WHERE {ok}), max(y) FILTER (WHERE {ok})
+            FROM ({_points_sql(src)})"""
+    ).fetchone()
+    keys = ("n", "n_nan", "bad_lat", "bad_lon", "min_x", "max_x", "min_y", "max_y")
+    return dict(zip(keys, row, strict=True))
+
+
+def _raise_non_numeric(src: _Source) -> None:
+    """The in-memory path's error for a coordinate column holding text (no value quoted)."""
+    for column in (src.lat, src.lon):
+        (bad,) = src.con.execute(
+            f"SELECT count(*) FROM {src.relation} WHERE {_ident(column)} IS NOT NULL AND "
+            f"TRY_CAST({_ident(column)} AS DOUBLE) IS NULL"
+        ).fetchone()
+        if bad:
+            raise InputError(
+                f"column '{column}' has {bad} non-numeric value(s). "
+                "Fix or remove those rows, or pick another column."
+            )
+
+
+def _cell_sql(grid: Grid) -> tuple[str, str]:
+    """(inside condition, cell index) over columns x, y: the same floating-point operations, in
+    the same order, as `core.spatial.grid.contains` and `cells_of`, so every point lands in the
+    same cell as in numpy."""
+    x0, y0, _, y1 = (repr(float(v)) for v in grid.bbox)
+    u = f"(CASE WHEN x < {x0} THEN x + 360.0 ELSE x END)" if grid.wraps else "x"
+    east, width = repr(float(grid.east)), repr(float(grid.width))
+    height = repr(float(grid.bbox[3] - grid.bbox[1]))
+    inside = f"({u} >= {x0} AND {u} <= {east} AND y >= {y0} AND y <= {y1})"
+    col = f"least(greatest(CAST(floor(({u} - {x0}) / {width} * {float(grid.nx)!r}) AS BIGINT), 0), {grid.nx - 1})"
+    row = f"least(greatest(CAST(floor((y - {y0}) / {height} * {float(grid.ny)!r}) AS BIGINT), 0), {grid.ny - 1})"
+    return inside, f"({row} * {grid.nx} + {col})"
+
+
+def _bin_points(src: _Source, grid: Grid) -> tuple[np.ndarray, int]:
+    """F and the number of points inside the bbox (one GROUP BY over the occupied cells)."""
+    inside, cell = _cell_sql(grid)
+    cells, counts = _fetch_pair(
+        src.con,
+        f"SELECT {cell} AS cell, count(*) AS n FROM ({_points_sql(src)}) "
+        f"WHERE {_HAS_XY} AND {inside} GROUP BY cell",
+    )
+    F = np.zeros(grid.ny * grid.nx, dtype=np.int64)
+    F[cells] = counts
+    return F.reshape(grid.ny, grid.nx), int(counts.sum())
+
+
+def _bin_persons(src: _Source, grid: Grid, unit: PersonUnit, noise: Noise | None):
+    """F after the per-person bound, the points used and the points inside the bbox. The person
+    id and cell of each point inside come back in table order (the bound's seeded keys depend on
+    a point's position among its person's points, as in the in-memory path)."""
+    if noise is None:
+        raise ValueError("bounding points per person needs a noise source (secure or seeded)")
+    inside, cell = _cell_sql(grid)
+    frame = src.con.execute(
+        f"SELECT uid, {cell} AS cell FROM ({_points_sql(src)}) WHERE {_HAS_XY} AND {inside}"
+    ).df()
+    cells = frame["cell"].to_numpy(dtype=np.int64)
+    keep = bound_points_per_person(frame["uid"], unit.k, noise)
+    F = np.bincount(cells[keep], minlength=grid.ny * grid.nx).astype(np.int64)
+    return F.reshape(grid.ny, grid.nx), int(keep.sum()), int(len(cells))
+
+
+def _fetch_pair(con, sql: str) -> tuple[np.ndarray, np.ndarray]:
+    out = con.execute(sql).fetchnumpy()
+    return np.asarray(out["cell"], dtype=np.int64), np.asarray(out["n"], dtype=np.int64)
