@@ -46,6 +46,23 @@ SUBCOMMANDS: dict[str, str] = {
     "plan": "core.cli.plan",
 }
 
+# subcommand name -> its one-line help, for `dpx --help` (and an unknown command), which lists
+# the subcommands without importing any of their modules (tests/cli/test_cold_start.py keeps
+# these equal to the help each module registers).
+SUMMARIES: dict[str, str] = {
+    "demos": "list the demo datasets",
+    "datasets": "deprecated alias of `dpx demos`",
+    "dataset": "registered datasets: add, show, list, budget, policy, reconcile",
+    "report": "write a self-contained HTML report of a recorded release",
+    "htf": "release a DP location histogram with HTF",
+    "compare": "compare HTF and baselines by mean relative error (evaluation only, not DP)",
+    "release": "release a DP location histogram with a chosen method, or let 'auto' choose "
+    "privately",
+    "balance": "PP balancing: partition a table into sub-tables and (optionally) perturb it",
+    "sql": "DP SQL: SELECT WITH ANONYMIZATION / DIFFERENTIAL_PRIVACY over private tables",
+    "plan": "plan before spending: the epsilon a release needs for a target accuracy",
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as InputError instead of exiting itself."""
@@ -76,14 +93,15 @@ def common_options() -> argparse.ArgumentParser:
     return common
 
 
-def _modules_for(argv: Sequence[str]) -> list[str]:
-    """The modules to import for this command line: only the chosen subcommand's, or all
-    of them (help, an unknown command) so that argparse can list every choice."""
+def _modules_for(argv: Sequence[str]) -> list[str] | None:
+    """The modules to import for this command line: only the chosen subcommand's; none (None)
+    when no subcommand is named (help, an unknown command: `SUMMARIES` lists the choices);
+    all of them when a subcommand is named but not first."""
     first = next((a for a in argv if not a.startswith("-")), None)
     if first in SUBCOMMANDS:
         return [SUBCOMMANDS[first]]
-    if any(a in ("--version",) for a in argv) and first is None:
-        return []
+    if not any(a in SUBCOMMANDS for a in argv):
+        return None
     return list(dict.fromkeys(SUBCOMMANDS.values()))
 
 
@@ -94,7 +112,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dpx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     common = common_options()
-    modules = _modules_for(list(argv) if argv is not None else [])
+    # argv None: the whole parser, every subcommand's module imported (tests walk it)
+    modules = list(dict.fromkeys(SUBCOMMANDS.values())) if argv is None else _modules_for(argv)
+    if modules is None:  # list the subcommands, import none of them
+        for name, summary in SUMMARIES.items():
+            sub.add_parser(name, help=summary)
+        return parser
     for name in modules:
         try:
             module = importlib.import_module(name)

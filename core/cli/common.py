@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core import cliargs
 from core.errors import InputError
-from core.governance import Role, RoleError, current_role
-from core.governance.artefacts import artefact_of, to_json
-from core.privacy import Noise
-from core.registry import Dataset, Registry, Release, RunKind
+
+if TYPE_CHECKING:  # imported where used: `dpx ... --help` stays light (no numpy, pandas)
+    from core.governance import Role
+    from core.privacy import Noise
+    from core.registry import Dataset, Registry, Release
 
 _NOT_PARAMS = {"handler", "json", "registry", "command", "action"}
 # Arguments naming data files: on a registered dataset they are the owner's paths (the dataset
@@ -74,6 +76,10 @@ def resolve(args, tool: str, files: tuple[str, ...]) -> Target:
     files directly (an analyst may not; with `--dataset` they are refused as ambiguous).
 
     A registered dataset's files are verified unchanged (a refusal is recorded)."""
+    from core.governance import Role, RoleError, current_role
+    from core.privacy import Noise
+    from core.registry import Registry
+
     role = current_role()
     given = [name for name in files if getattr(args, name, None)]
     if role is Role.ANALYST:
@@ -106,6 +112,8 @@ def resolve(args, tool: str, files: tuple[str, ...]) -> Target:
 
 def _optional_registry(args) -> Registry | None:
     """An unregistered run is recorded when the registry opens; otherwise it warns and runs."""
+    from core.registry import Registry
+
     try:
         return Registry(args.registry)
     except InputError as err:
@@ -125,6 +133,8 @@ def single_table(dataset: Dataset, tool: str) -> str:
 
 def registry_info(registry: Registry, release: Release) -> dict:
     """The charge and what remains, for the output of a governed command."""
+    from core.registry import RunKind
+
     info = {
         "release_id": release.id,
         "kind": release.kind.value,
@@ -140,6 +150,8 @@ def registry_info(registry: Registry, release: Release) -> dict:
 
 
 def registry_line(info: dict) -> str:
+    from core.registry import RunKind
+
     if info["kind"] == RunKind.RELEASE.value:
         return (
             f"release #{info['release_id']} of dataset '{info['dataset']}': charged epsilon "
@@ -153,6 +165,8 @@ def registry_line(info: dict) -> str:
 
 def release_view(registry: Registry, record: Release) -> dict:
     """Everything an analyst sees of a release, rendered from its registry record only."""
+    from core.governance.artefacts import artefact_of, to_json
+
     art = artefact_of(record)
     return {
         "release_id": record.id,

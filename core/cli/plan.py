@@ -315,7 +315,7 @@ def run_sql(args) -> dict | str:
 
 
 def _sql_tables(args, target):
-    from core.cli.sql import _pairs
+    from core.cli.sql_run import _pairs
 
     if target.dataset is not None:
         d = target.dataset

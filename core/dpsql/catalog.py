@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,11 +36,16 @@ class UnitSource(Enum):
 
 @dataclass(frozen=True)
 class TableSpec:
+    """One registered table. `frame` holds its rows, or, for a table the engine scans where it
+    lies (`source`, a Parquet file), a footer-built stand-in with its columns and the types a
+    full load would give, so every check sees the same schema either way."""
+
     name: str
     frame: pd.DataFrame = field(repr=False)
     private: bool
     uid: str | None
     unit_source: UnitSource = UnitSource.NONE
+    source: Path | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -80,6 +86,15 @@ class Catalog:
 
     def add_public(self, name: str, frame: pd.DataFrame) -> TableSpec:
         return self._add(TableSpec(name, _clean(frame), False, None))
+
+    def add_private_scan(self, name: str, schema: pd.DataFrame, uid: str, source: Path):
+        """Register a private table that the engine reads where it lies (`source`), given
+        `schema`: a stand-in frame with its columns and the dtypes a full load would give
+        (`core.dpsql.parquet_schema.stand_in`: at most two rows built from the footer, used for
+        their types only, never queried). The unit column must be among them."""
+        self.add_private(name, schema, uid)  # the same checks as a loaded table
+        spec = TableSpec(name, _clean(schema), True, uid, UnitSource.COLUMN, source)
+        return self._add(spec)
 
     def add_file(
         self, name: str, path, uid: str | None, private: bool = True, row_is_unit: bool = False

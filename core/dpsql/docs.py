@@ -32,6 +32,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-S006": "a bind parameter (`?`, `$1`)",
     "DPX-S007": "analysing the query took longer than the time limit",
     "DPX-S008": "a resource setting out of range (time limit, threads, memory limit)",
+    "DPX-S009": "a `--timeout` too short to read the tables (refused before charging)",
     "DPX-A001": "a node, operator or function outside the expression allowlist",
     "DPX-A002": "a LIKE/ILIKE pattern or ESCAPE that is not a valid string literal",
     "DPX-A003": "a subquery as an operand of arithmetic or a function",
@@ -88,6 +89,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-C012": "`--row-is-unit` on a table that already has a `row_id` column",
     "DPX-C013": "both `--uid` and `--row-is-unit`",
     "DPX-C014": "a table name that is not a plain identifier",
+    "DPX-C015": "a scanned Parquet file whose columns changed while it was being registered",
     "DPX-C020": "the query builder has no aggregate",
     "DPX-C021": "a query-builder aggregate without a column",
 }
@@ -118,7 +120,8 @@ def limits_table() -> str:
     rows = [
         (
             "Wall-clock time limit",
-            f"{limits.DEFAULT_TIMEOUT_S:g} s (CLI `--timeout`, at most {limits.MAX_TIMEOUT_S:g} s)",
+            f"{limits.DEFAULT_TIMEOUT_S:g} s, `dpx sql`: scaled up with the tables' file size "
+            f"before the charge (CLI `--timeout`, at most {limits.MAX_TIMEOUT_S:g} s)",
         ),
         ("DuckDB threads", f"{limits.DEFAULT_THREADS} on this machine (min(4, CPUs))"),
         ("DuckDB memory_limit", f"{limits.DEFAULT_MEMORY_LIMIT} on this machine (half of RAM)"),

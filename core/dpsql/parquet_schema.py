@@ -1,7 +1,7 @@
-"""A registered Parquet table's schema without loading it, for `dpx sql --engine spark`.
+"""A registered Parquet table's schema without loading it, for `dpx sql` on DuckDB and Spark.
 
-With DuckDB the catalogue holds the whole table in memory (`load_table`). For Spark, which reads
-the file itself, the catalogue needs only what validation uses: the column names and the pandas
+Both engines read a Parquet file where it lies (DuckDB through a view, `core.dpsql.execute.scan`;
+Spark itself), the catalogue needs only what validation uses: the column names and the pandas
 types `load_table` would give. Those follow from the Parquet footer alone: the Arrow schema
 (with the pandas metadata the file was written with) plus, per column, whether any row is
 NULL (an integer or boolean column with a NULL becomes float/object in pandas). The stand-in is
@@ -74,3 +74,27 @@ def add_for_spark(catalog, name: str, path: str | Path, uid: str | None, private
     if frame is None:
         return catalog.add_file(name, path, uid, private=private)
     return catalog.add_private(name, frame, uid) if private else catalog.add_public(name, frame)
+
+
+GLOB_CHARACTERS = set("*?[]{}")
+
+
+def add_scanned(catalog, name: str, path: str | Path, uid: str | None, private: bool):
+    """Register a table for the DuckDB engine: a private Parquet file with a unit column is
+    scanned where it lies (its schema from the footer, `stand_in`; never loaded, so the upload
+    size limit does not apply); anything else (CSV, public tables, which the join bound reads,
+    a footer that cannot tell the types, a path DuckDB would read as a glob) is loaded.
+
+    Public facts only: the footer (schema, row counts, null counts) is what the owner
+    registered; no row of the table is read here."""
+    path = Path(path)
+    scannable = (
+        private
+        and uid
+        and path.suffix.lower() in (".parquet", ".pq")
+        and not GLOB_CHARACTERS & set(str(path.resolve()))
+    )
+    frame = stand_in(path) if scannable else None
+    if frame is None:
+        return catalog.add_file(name, path, uid, private=private)
+    return catalog.add_private_scan(name, frame, uid, path.resolve())

@@ -170,12 +170,11 @@ def test_limit_and_cap_flags_are_in_one_argument_builder():
     import argparse
 
     from core.cli.sql import add_arguments
-    from core.dpsql.limits import DEFAULT_TIMEOUT_S
 
     p = argparse.ArgumentParser()
     add_arguments(p)
     args = p.parse_args(["--uid", "u", "--query", "q"])
-    assert args.timeout == DEFAULT_TIMEOUT_S
+    assert args.timeout is None  # the default is decided from the tables (time_limit)
     assert args.max_epsilon_per_query is None and args.max_delta_per_query is None
     args = p.parse_args(["--uid", "u", "--query", "q", "--timeout", "5",
                          "--max-epsilon-per-query", "2", "--max-delta-per-query", "1e-6"])  # fmt: skip

@@ -146,7 +146,7 @@ def test_unexpected_error_before_reading_data_charges_nothing(files, capsys, mon
     def broken(*args, **kwargs):
         raise KeyError("internal")
 
-    monkeypatch.setattr("core.cli.sql.prepare", broken)
+    monkeypatch.setattr("core.cli.sql_run.prepare", broken)
     q = f"SELECT WITH ANONYMIZATION {OPTS} dept, ANON_COUNT(*, 1) AS c FROM Users GROUP BY dept"
     code, out = dpx(files, capsys, q)
     assert code == 2

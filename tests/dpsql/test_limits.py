@@ -180,7 +180,7 @@ def test_cli_analysis_past_the_time_limit_is_refused_uncharged(tmp_path, capsys,
             sum(range(1000))
         raise AssertionError("the deadline did not fire")
 
-    monkeypatch.setattr("core.cli.sql.prepare", slow_prepare)
+    monkeypatch.setattr("core.cli.sql_run.prepare", slow_prepare)
     pd.DataFrame({"uid": range(3), "v": [1.0] * 3}).to_csv(tmp_path / "u.csv", index=False)
     code = main(
         ["sql", "--table", f"Users={tmp_path / 'u.csv'}", "--uid", "uid", "--query", "SELECT 1",

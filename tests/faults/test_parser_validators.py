@@ -21,7 +21,7 @@ def _subparsers(parser: argparse.ArgumentParser, prefix: str = "dpx"):
 
 
 def all_commands() -> dict[str, argparse.ArgumentParser]:
-    return dict(_subparsers(build_parser(["--help"])))
+    return dict(_subparsers(build_parser()))
 
 
 def _takes_a_value(action: argparse.Action) -> bool:

@@ -1,6 +1,8 @@
 """The embedded DuckDB sandbox (spec §4.1).
 
-Tables are copied into an in-memory database first; then threads and the memory limit are set,
+Tables given as frames are copied into an in-memory database first; tables given as files are
+views that DuckDB reads where they lie (`core.dpsql.execute.scan`), the files' paths being the
+only ones the sandbox may open; then threads and the memory limit are set,
 external access is disabled and the configuration locked, before any SQL derived from a user
 query runs. A watchdog thread interrupts a query that runs past the time limit. From then on only the
 catalogue tables are visible: no files, network or extensions. The engine only ever executes
@@ -14,7 +16,8 @@ import threading
 import duckdb
 import pandas as pd
 
-from core.dpsql.catalog import Catalog
+from core.dpsql.catalog import Catalog, TableSpec
+from core.dpsql.execute.scan import allow, view_sql
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
 from core.errors import InputError
 
@@ -28,10 +31,13 @@ LOCKDOWN = (
 
 
 def sandbox(
-    tables: dict[str, pd.DataFrame], limits: ResourceLimits = DEFAULT_LIMITS
+    tables: dict[str, pd.DataFrame],
+    limits: ResourceLimits = DEFAULT_LIMITS,
+    scans: tuple[TableSpec, ...] = (),
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection holding `tables`, with `limits.threads` and
-    `limits.memory_limit` set, locked down before it is returned."""
+    """An in-memory connection holding `tables`, and a view per scanned table (`scans`, each
+    with a `source` file), with `limits.threads` and `limits.memory_limit` set, locked down
+    before it is returned: no file but the scanned ones can be opened."""
     con = duckdb.connect(":memory:")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
@@ -44,6 +50,9 @@ def sandbox(
         con.register(view, frame)
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{view}"')
         con.unregister(view)
+    for spec in scans:
+        con.execute(view_sql(con, spec.name, spec.source, spec.frame))
+    con.execute(allow([spec.source for spec in scans]))
     for statement in LOCKDOWN:
         con.execute(statement)
     return con
@@ -70,7 +79,9 @@ class Engine:
         )
         self.timeout_s = self.limits.timeout_s
         self.catalog = catalog
-        self.con = sandbox({t.name: t.frame for t in catalog.tables()}, self.limits)
+        loaded = {t.name: t.frame for t in catalog.tables() if t.source is None}
+        scans = tuple(t for t in catalog.tables() if t.source is not None)
+        self.con = sandbox(loaded, self.limits, scans)
 
     def bind(self, sql: str) -> None:
         """Bind `sql` against the schema without running it, so that a query with an unknown
