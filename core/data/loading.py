@@ -18,9 +18,13 @@ _PARQUET_MAGIC = b"PAR1"
 def load_table(
     source: str | Path | bytes,
     name: str | None = None,
-    max_bytes: int = MAX_UPLOAD_BYTES,
+    max_bytes: int | None = None,
 ) -> pd.DataFrame:
     """Read a CSV or Parquet table; `name` (a file name) picks the format for raw bytes.
+
+    `max_bytes`: uploaded bytes are limited to `MAX_UPLOAD_BYTES` (the page's upload limit)
+    unless told otherwise; a file given by path (the CLI, a registered dataset) has no size
+    limit but the machine's (issue 22), unless `max_bytes` is given.
 
     Raises `InputError` naming the problem: too large, empty, unreadable, or no columns.
     """
@@ -30,14 +34,15 @@ def load_table(
             raise InputError(f"file not found: {path}. Check the path.")
         size = path.stat().st_size
         label = name or path.name
-        if size > max_bytes:
+        if max_bytes is not None and size > max_bytes:
             raise InputError(_too_large(label, size, max_bytes))
         data = path.read_bytes()
     else:
         data = bytes(source)
         label = name or "upload"
-        if len(data) > max_bytes:
-            raise InputError(_too_large(label, len(data), max_bytes))
+        limit = MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
+        if len(data) > limit:
+            raise InputError(_too_large(label, len(data), limit))
 
     if not data.strip():
         raise InputError(

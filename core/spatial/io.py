@@ -42,7 +42,7 @@ def read_points_table(
     except InputError:
         raise
     except Exception:  # unusual delimiter, encoding, garbled file: the careful reader explains
-        return load_table(path, max_bytes=1 << 40)
+        return load_table(path)
 
 
 def _wanted(columns: list[str], lat: str, lon: str, uid: str | None) -> list[str]:

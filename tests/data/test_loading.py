@@ -63,6 +63,19 @@ def test_too_large_file_is_refused(tmp_path):
         load_table(path, max_bytes=10)
 
 
+def test_a_path_has_no_upload_limit_but_uploaded_bytes_do(tmp_path, monkeypatch):
+    """The CLI and registered datasets read files of any size (issue 22); the page's uploads
+    keep Streamlit's limit."""
+    import core.data.loading as loading
+
+    monkeypatch.setattr(loading, "MAX_UPLOAD_BYTES", 10)
+    path = tmp_path / "big.csv"
+    path.write_bytes(GOOD_CSV)
+    assert len(GOOD_CSV) > 10 and len(load_table(path)) > 0
+    with pytest.raises(InputError, match="over the"):
+        load_table(GOOD_CSV, name="big.csv")
+
+
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(InputError, match="file not found"):
         load_table(tmp_path / "nope.csv")
