@@ -59,6 +59,36 @@ def derive_bbox(lon: np.ndarray, lat: np.ndarray) -> tuple[float, float, float, 
     return (x0 - px, y0 - py, x1 + px, y1 + py)
 
 
+def grid_for(
+    extent: tuple[float, float, float, float],
+    bbox: tuple[float, float, float, float] | None,
+    rows: int,
+    cols: int | None,
+    allow_data_bbox: bool,
+) -> tuple[Grid, bool]:
+    """The grid over the public `bbox` — or, in a labelled demo run only, over a box derived
+    from the points' `extent` (min lon, max lon, min lat, max lat) — and whether it was
+    derived. Refuses identical points and a missing bbox outside demo mode. Shared by every
+    reader (in memory, DuckDB scan, Spark) so that they refuse and derive alike."""
+    x0, x1, y0, y1 = (float(v) for v in extent)
+    if x0 == x1 and y0 == y1:
+        raise InputError(
+            "all points are identical; a location histogram of one location shows nothing. "
+            "Check the coordinate columns."
+        )
+    from_data = bbox is None
+    if from_data:
+        if not allow_data_bbox:
+            raise InputError(
+                "no bounding box given. The bbox is a public parameter and must not come from the "
+                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
+                "labelled demo run that derives it from the data)."
+            )
+        bbox = derive_bbox(np.array([x0, x1]), np.array([y0, y1]))
+    cells = (int(rows), int(cols if cols is not None else rows))
+    return Grid(*cells, tuple(float(v) for v in bbox)), from_data
+
+
 def prepare(
     df: pd.DataFrame,
     lat: str | None = None,
@@ -89,22 +119,8 @@ def prepare(
             f"only {pts.lon.size} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
             "meaningful histogram."
         )
-    if np.all(pts.lon == pts.lon[0]) and np.all(pts.lat == pts.lat[0]):
-        raise InputError(
-            "all points are identical; a location histogram of one location shows nothing. "
-            "Check the coordinate columns."
-        )
-    from_data = False
-    if bbox is None:
-        if not allow_data_bbox:
-            raise InputError(
-                "no bounding box given. The bbox is a public parameter and must not come from the "
-                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
-                "labelled demo run that derives it from the data)."
-            )
-        bbox = derive_bbox(pts.lon, pts.lat)
-        from_data = True
-    grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
+    extent = (pts.lon.min(), pts.lon.max(), pts.lat.min(), pts.lat.max())
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
     binned, n_capped = bin_units(pts.lon, pts.lat, uid, grid, unit, noise)
     if binned.n_used == 0 and n_capped == 0:
         raise InputError(

@@ -27,7 +27,7 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.persons import bound_points_per_person
-from core.spatial.pipeline import MIN_POINTS, Prepared
+from core.spatial.pipeline import MIN_POINTS, Prepared, grid_for
 from core.spatial.unit import POINT, PersonUnit, Unit
 
 # the texts pandas' CSV reader takes for a missing value (read as NULL here too)
@@ -147,24 +147,8 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
             f"only {n_ok} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
             "meaningful histogram."
         )
-    if stats["min_x"] == stats["max_x"] and stats["min_y"] == stats["max_y"]:
-        raise InputError(
-            "all points are identical; a location histogram of one location shows nothing. "
-            "Check the coordinate columns."
-        )
-    from_data = False
-    if bbox is None:
-        if not allow_data_bbox:
-            raise InputError(
-                "no bounding box given. The bbox is a public parameter and must not come from the "
-                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
-                "labelled demo run that derives it from the data)."
-            )
-        x0, x1, y0, y1 = stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"]
-        px, py = (x1 - x0) * 1e-9, (y1 - y0) * 1e-9
-        bbox = (x0 - px, y0 - py, x1 + px, y1 + py)
-        from_data = True
-    grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
+    extent = (stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
     if isinstance(unit, PersonUnit):
         F, n_used, n_inside = _bin_persons(src, grid, unit, noise)
         n_capped = n_inside - n_used

@@ -17,7 +17,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.spatial.grid import Binned, Grid
-from core.spatial.pipeline import MIN_POINTS, Prepared, derive_bbox
+from core.spatial.pipeline import MIN_POINTS, Prepared, grid_for
 
 
 def read_points(spark, path: str | Path):
@@ -119,24 +119,8 @@ def prepare_spark(
                 f"{name} values are outside [{lo}, {hi}]. Check that latitude and longitude "
                 "are not swapped and are in degrees."
             )
-    if stats["x0"] == stats["x1"] and stats["y0"] == stats["y1"]:
-        raise InputError(
-            "all points are identical; a location histogram of one location shows nothing. "
-            "Check the coordinate columns."
-        )
-    from_data = False
-    if bbox is None:
-        if not allow_data_bbox:
-            raise InputError(
-                "no bounding box given. The bbox is a public parameter and must not come from the "
-                "private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT (or use --seed for a "
-                "labelled demo run that derives it from the data)."
-            )
-        bbox = derive_bbox(
-            np.array([stats["x0"], stats["x1"]]), np.array([stats["y0"], stats["y1"]])
-        )
-        from_data = True
-    grid = Grid(int(rows), int(cols if cols is not None else rows), tuple(float(v) for v in bbox))
+    extent = (stats["x0"], stats["x1"], stats["y0"], stats["y1"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
     binned = bin_points_spark(frame, lon, lat, grid)
     if binned.n_used < MIN_POINTS:
         raise InputError(
