@@ -180,7 +180,9 @@ def test_publication_with_other_settings_is_labelled_and_a_new_plan_clears_it(sh
     at = shell
     at.button(key="pp_publish").click().run()
     at.multiselect(key="pp_keep_demo:pp-figure9").set_value(["record"]).run()  # publish it
-    assert any("Earlier publication" in w.value for w in at.warning)
+    earlier = [w.value for w in at.warning if "Earlier publication" in w.value]
+    assert len(earlier) == 1
+    assert "(columns: SA → record, SA)" in earlier[0]  # names what changed, nothing else
     at.button(key="pp_publish").click().run()
     assert not any("Earlier publication" in w.value for w in at.warning)
     assert "record" in at.dataframe[-1].value.columns

@@ -53,6 +53,17 @@ def _wait_published(page) -> None:
     page.get_by_role("button", name="Run report (INTERNAL)").first.wait_for()
 
 
+def _expect_not_earlier(page) -> None:
+    """The kept publication matches the settings on screen: no "Earlier publication" label.
+    A waiting check (a session's settings come back over its first reruns); on failure it
+    says which settings the page found different."""
+    label = page.get_by_text(EARLIER)
+    try:
+        expect(label).to_have_count(0, timeout=30_000)
+    except AssertionError:
+        raise AssertionError(f"labelled earlier: {label.first.inner_text()}") from None
+
+
 def _toggle_demo_mode(page) -> None:
     page.get_by_test_id("stSidebar").get_by_text("Reproducible demo mode", exact=True).click()
     _wait_idle(page)
@@ -103,8 +114,7 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
     _wait_idle(page)
     no_exception(page)
     _wait_published(page)
-    # the session's settings come back over the first reruns: a waiting check, not a snapshot
-    expect(page.get_by_text(EARLIER)).to_have_count(0, timeout=30_000)
+    _expect_not_earlier(page)
 
     # click every download: names say what each file is; each parses
     names, files = {}, {}
@@ -134,8 +144,7 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
     _toggle_demo_mode(page)
     no_exception(page)
     _wait_published(page)
-    # the session's settings come back over the first reruns: a waiting check, not a snapshot
-    expect(page.get_by_text(EARLIER)).to_have_count(0, timeout=30_000)
+    _expect_not_earlier(page)
 
     # navigate Home and back: the publication is still there
     page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
@@ -149,8 +158,7 @@ def test_publish_then_use_the_page_like_a_class(page, app_url, external_requests
     page.reload()
     page.get_by_role("heading", name="PP balancing").first.wait_for()
     _wait_published(page)
-    # the session's settings come back over the first reruns: a waiting check, not a snapshot
-    expect(page.get_by_text(EARLIER)).to_have_count(0, timeout=30_000)
+    _expect_not_earlier(page)
     _publish(page)
     no_exception(page)
     assert external_requests == [], f"requests left localhost: {external_requests}"

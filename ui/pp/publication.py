@@ -27,11 +27,12 @@ def _noise(p: Published) -> Noise:
 def show_kept(p: Published, current: tuple) -> None:
     """The kept publication: whether it matches the settings on screen (and the noise mode),
     what the registry recorded, its claim in sentences and the published (noisy) plan."""
-    if (p.settings, p.options, p.noise) != current:
+    changed = changed_settings(p, current)
+    if changed:
         st.warning(
-            "Earlier publication — made with other settings (SA, ρ, columns, plan ε, "
-            "categories, fallback or noise mode) than the ones above. Press **Publish** to "
-            "publish with the current ones."
+            "Earlier publication — made with other settings than the ones above ("
+            + "; ".join(changed)
+            + "). Press **Publish** to publish with the current ones."
         )
     if p.seed is not None:
         st.warning(f"This publication used seeded noise: {_noise(p).label}.")
@@ -44,6 +45,31 @@ def show_kept(p: Published, current: tuple) -> None:
         + (" — the single-table fallback." if pub.release.fallback else ".")
     )
     st.dataframe(published_plan_frame(pub).head(1000), hide_index=True, key="pp_release_plan")
+
+
+def changed_settings(p: Published, current: tuple) -> list[str]:
+    """What differs between the kept publication's settings and the ones on screen, in words
+    ("ρ1: 1/3 → 1/4"); empty when they are the same."""
+    settings, options, noise = current
+    pairs = [
+        *((f, getattr(p.settings, f), getattr(settings, f)) for f in vars(settings)),
+        *((f, getattr(p.options, f), getattr(options, f)) for f in vars(options)),
+        ("noise", p.noise, noise),
+    ]
+    names = {"sa": "SA", "rho1": "ρ1", "rho2": "ρ2", "plan_epsilon": "plan ε"}
+    return [
+        f"{names.get(field, field.replace('_', ' '))}: {_short(then)} → {_short(now)}"
+        for field, then, now in pairs
+        if then != now
+    ]
+
+
+def _short(value) -> str:
+    if isinstance(value, dict):  # the noise mode
+        return f"{value.get('mode')}" + (f" (seed {value['seed']})" if "seed" in value else "")
+    if isinstance(value, tuple):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
 
 
 def published_plan_frame(pub: Publication) -> pd.DataFrame:
