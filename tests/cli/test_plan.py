@@ -141,8 +141,10 @@ def test_budget_plan_saved_without_charge_then_releases_read_against_it(data, ca
 def test_each_release_says_where_it_stands_against_the_plan(data, capsys, monkeypatch):
     """Right after a release, the CLI says "as planned" or "beyond the plan" (text and JSON),
     also to an analyst."""
-    query = ("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 0.5, delta = 1e-7, "
-             "max_groups_contributed = 1) dept, ANON_COUNT(*, 5) AS n FROM visits GROUP BY dept")
+    query = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 0.5, delta = 1e-7, "
+        "max_groups_contributed = 1) dept, ANON_COUNT(*, 5) AS n FROM visits GROUP BY dept"
+    )
     sql = ["sql", "--dataset", "visits", "--json", "--query", query]
     code, out, err = run(capsys, monkeypatch, sql, "analyst")
     assert code == 0, err
