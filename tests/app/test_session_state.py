@@ -11,9 +11,9 @@ import pytest
 
 from core.balancing.demos import DEMOS as PP_DEMOS
 from core.balancing.demos import PATIENTS_NAME
-from core.dpsql.demos import DEMOS as SQL_DEMOS
 from core.privacy import Cost
 from core.registry import Policy, Registry
+from tests.app.conftest import register_staff
 from tests.registry.helpers import write_points
 from ui.noise import MODE_KEY, SEED_KEY
 from ui.state import TOKEN_PARAM
@@ -84,14 +84,7 @@ def test_reload_says_plainly_what_is_no_longer_kept(app_test, registry_dir):
 def staff(registry_dir, tmp_path, monkeypatch) -> Registry:
     """Dataset 'staff' (the employee/orders demo tables): total ε 2.5, δ 1e-4."""
     monkeypatch.delenv("DPX_MODE", raising=False)
-    tables = next(d for d in SQL_DEMOS if d.name == "sql-employee-orders").load()
-    files = []
-    for name, frame in tables.items():
-        frame.to_csv(tmp_path / f"{name}.csv", index=False)
-        files.append((name, tmp_path / f"{name}.csv"))
-    reg = Registry(registry_dir)
-    reg.add_dataset("staff", files, Policy(2.5, 1e-4), uid="uid")
-    return reg
+    return register_staff(registry_dir, tmp_path, Policy(2.5, 1e-4))
 
 
 def test_reload_keeps_the_active_tab_the_query_and_the_result(app_test, staff):
