@@ -174,3 +174,22 @@ def test_every_subset_is_equally_likely(cu):
     counts = Counter(frozenset(p) for p in kept.values())
     assert len(counts) == 3 and sum(counts.values()) == 3000
     assert all(abs(n - 1000) < 130 for n in counts.values()), counts
+
+
+def test_the_teaching_tables_show_the_128_bit_key_as_text():
+    """The inspector's stage tables (not private) must be displayable: the key as text, equal
+    to the reference key."""
+    from core.dpsql.service import stage_tables
+
+    frames = tables()
+    engine = Engine(catalog(frames))
+    prepared = prepare(
+        QUERIES["one_key"].format(opt=OPT.format(cu=2)), catalog(frames), Noise.seeded(1)
+    )
+    keyed = stage_tables(prepared, engine, limit=20)["keyed"]
+    engine.close()
+    salt = prepared.staged.plan.salt
+    assert len(keyed) == 20
+    for _, row in keyed.iterrows():
+        key = None if row["k0"] is None or row["k0"] != row["k0"] else row["k0"]
+        assert row["_r"] == str(reference_key([int(row["_uid"]), key], salt))
