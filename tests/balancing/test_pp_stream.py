@@ -222,6 +222,11 @@ def test_cli_missing_sa_column_and_nested_sa_exit_2_in_one_line(tmp_path, capsys
     assert main(_cli(nested, out)) == 2
     err = capsys.readouterr().err.strip()
     assert "lists" in err and len(err.splitlines()) == 1
+    empty = tmp_path / "empty.csv"
+    empty.write_text("rid,sa,age\n")
+    assert main(_cli(empty, out)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the table is empty" in err and len(err.splitlines()) == 1
     assert not out.exists()
 
 
@@ -298,3 +303,32 @@ def test_cli_streams_a_file_and_states_the_same_claim(tmp_path, capsys):
     meta = json.loads(Path(result["published"]["metadata"]).read_text())
     assert meta["published_columns"] == ["sa", "age", "subtable"]
     assert result["privacy"] == meta["privacy"]
+
+
+def test_person_datasets_are_published_in_memory_and_others_streamed(
+    tmp_path, registry_dir, capsys, monkeypatch
+):
+    """One record per person needs each person's records together: a dataset with a unit
+    column goes to the in-memory path (`core.balancing.persons`), one without is streamed."""
+    from core.balancing import stream_publish
+
+    streamed = []
+    original = stream_publish.publish_file
+    monkeypatch.setattr(
+        stream_publish,
+        "publish_file",
+        lambda *a, **k: streamed.append(1) or original(*a, **k),
+    )
+    frame = records(3_000).assign(person=lambda f: f["rid"] // 3)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    for name, uid in (("people", ["--uid", "person"]), ("rows", ["--row-is-unit"])):
+        argv = ["dataset", "add", name, "--table", f"t={tmp_path / 't.csv'}", *uid,
+                "--epsilon", "5", "--delta", "1e-3", "--pp-columns", "age"]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
+        out = tmp_path / f"{name}.csv"
+        argv = ["balance", "--dataset", name, "--sa", "sa", "--rho1", "1/5", "--rho2", "1/2",
+                "--perturb", "--accept-fallback", "--columns", "age", "--out", str(out)]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
+        published = pd.read_csv(out)
+        assert len(published) == (1_000 if name == "people" else 3_000)
+        assert streamed == ([] if name == "people" else [1])
