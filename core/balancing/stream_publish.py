@@ -18,7 +18,7 @@ travel with their rows and may be texts of any size, so a shuffle in Python woul
 published table in memory again, which is what this path removes. Sorting by random keys is
 the algorithm of `Noise.permutation` in secure mode: each row gets a key of 106 uniform bits
 (two 53-bit words from `Noise.uniform`: OS entropy in secure mode, joined into one HUGEINT,
-the fastest single sort key DuckDB has; two separate key columns sorted 1.3-1.9x slower) and
+one sort key: two key columns sorted 9.2 s against 7.7 s on 10M staged rows) and
 the rows are ordered by it. The resulting order is a uniformly random permutation of the rows
 whenever no two keys are equal, which fails with probability below n^2 / 2^107 (about 10^-17
 at 50M rows; DuckDB would then order the tied rows arbitrarily). The keys are drawn
