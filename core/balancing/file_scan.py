@@ -135,6 +135,7 @@ class FileCounts:
     counts_per_value: np.ndarray  # records per distinct value
     n_missing: int
     missing_policy: str
+    missing_cells: dict[str, int]  # the other columns of the view -> their missing cells
 
     def counts(self) -> dict[str, int]:
         """label -> records, over the kept records (as `EncodedSA.counts`)."""
@@ -154,8 +155,16 @@ def value_counts(records: FileRecords, missing: str = "error") -> FileCounts:
         raise InputError(f"unknown missing-value policy {missing!r}: use drop or category.")
     con, sa = records.con, records.sa
     ref = identifier(sa)
-    con.execute(f"CREATE TEMP TABLE sa_counts AS SELECT {ref} AS v, count(*) AS c FROM {RECORDS} "
-                "GROUP BY ALL")  # fmt: skip
+    others = [c for c in records.columns if c != sa]
+    # every used column is read here, before anything is drawn: a cell the engine cannot parse
+    # fails now (the caller loads the file instead), and the missing cells are counted
+    gaps = "".join(f", count(*) - count({identifier(c)}) AS m{i}" for i, c in enumerate(others))
+    con.execute(f"CREATE TEMP TABLE sa_counts AS SELECT {ref} AS v, count(*) AS c{gaps} "
+                f"FROM {RECORDS} GROUP BY ALL")  # fmt: skip
+    sums = ", ".join(f"coalesce(sum(m{i}), 0)" for i in range(len(others)))
+    missing_cells = dict(
+        zip(others, con.execute(f"SELECT {sums} FROM sa_counts").fetchall()[0], strict=True)
+    ) if others else {}  # fmt: skip
     rows, distinct, present, missing_count = con.execute(
         "SELECT coalesce(sum(c), 0), count(v), coalesce(sum(c) FILTER (WHERE v IS NOT NULL), 0), "
         "coalesce(sum(c) FILTER (WHERE v IS NULL), 0) FROM sa_counts"
@@ -191,6 +200,7 @@ def value_counts(records: FileRecords, missing: str = "error") -> FileCounts:
         counts_per_value=np.asarray(table.column("c").to_numpy(), dtype=np.int64),
         n_missing=int(missing_count),
         missing_policy=missing,
+        missing_cells={c: int(m) for c, m in missing_cells.items()},
     )
 
 

@@ -89,6 +89,7 @@ def publish_file(
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be >= 1")
     import duckdb
+    import pyarrow as pa
 
     with tempfile.TemporaryDirectory(prefix="dpx-pp-") as work:
         records = open_records(path, sa, columns, work, outputs=[out])
@@ -104,8 +105,8 @@ def publish_file(
                     rows = stage.add_slots(chunk_rows)
                 else:
                     rows = stage.add_records(counts, chunk_rows)
-                stage.write(columns, out, seeded=not accountant.noise.is_secure)
-            except duckdb.Error as err:
+                stage.write(columns, out, not accountant.noise.is_secure, counts.missing_cells)
+            except (duckdb.Error, pa.ArrowException) as err:
                 # an I/O error (a full disk) is said; others could quote a record's value
                 said = str(err).splitlines()[0][:200] if isinstance(err, duckdb.IOException) else ""
                 raise InputError(
@@ -141,7 +142,6 @@ class _Stage:
         domains = self.slots.domains
         self.offsets = np.cumsum([0] + [len(d) for d in domains])[:-1]
         self.labels = pa.array([v for d in domains for v in d], pa.string())  # code -> label
-        self.has_nulls: dict[str, bool] = {}  # a declared column with a missing cell
         self.created = False
 
     def _append(self, group: np.ndarray, local: np.ndarray, others: dict) -> int:
@@ -164,8 +164,6 @@ class _Stage:
                 **others,
             }
         )
-        for name, column in others.items():
-            self.has_nulls[name] = self.has_nulls.get(name, False) or column.null_count > 0
         staged = f"(key1::HUGEINT << {KEY_BITS}) | key2::HUGEINT AS key, * EXCLUDE (key1, key2)"
         self.con.register("pp_chunk", chunk)
         try:
@@ -220,7 +218,9 @@ class _Stage:
             )
         return total
 
-    def write(self, columns: list[str], out: str | Path, seeded: bool) -> None:
+    def write(
+        self, columns: list[str], out: str | Path, seeded: bool, missing_cells: dict[str, int]
+    ) -> None:
         """Shuffle (ORDER BY the random key) and write the CSV to `out` in one DuckDB COPY."""
         if not self.created:  # nothing staged (cannot happen after a plan: kept for safety)
             raise InputError("there are no records to publish. Provide data rows.")
@@ -232,7 +232,7 @@ class _Stage:
                 select.append(f"sa AS {identifier(sa)}")
                 continue
             ref = f"c{next(others)}"
-            if self.has_nulls.get(ref):  # missing cells spelled as in every publication
+            if missing_cells.get(name):  # missing cells spelled as in every publication
                 ref = f"coalesce(CAST({ref} AS VARCHAR), {literal(MISSING_LABEL)})"
             select.append(f"{ref} AS {identifier(name)}")
         select.append(f"sub AS {identifier(SUBTABLE_COLUMN)}")

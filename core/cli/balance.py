@@ -130,9 +130,10 @@ def register(sub, common) -> None:
         "--engine",
         choices=("pandas", "spark"),
         default="pandas",
-        help="where the counting pass runs: in memory, or on Apache Spark for tables larger "
-        "than memory (pip install -e '.[spark]', Java 17); with --perturb, records are also "
-        "assigned and perturbed on Spark",
+        help="where the counting pass runs: on this machine (a Parquet/CSV file is read by "
+        "DuckDB where it lies and the publication streamed; a dataset with a person column is "
+        "loaded into memory), or on Apache Spark (pip install -e '.[spark]', Java 17); with "
+        "--perturb, records are also assigned and perturbed on Spark",
     )
     p.add_argument(
         "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"

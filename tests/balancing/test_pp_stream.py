@@ -25,6 +25,7 @@ from core.balancing.stream_publish import publish_file
 from core.cli import main
 from core.errors import InputError
 from core.privacy import Accountant, Noise
+from core.spatial.scan import ScanUnavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = ReleaseSettings(Fraction(1, 5), Fraction(1, 2), accept_fallback=True)
@@ -332,3 +333,19 @@ def test_person_datasets_are_published_in_memory_and_others_streamed(
         published = pd.read_csv(out)
         assert len(published) == (1_000 if name == "people" else 3_000)
         assert streamed == ([] if name == "people" else [1])
+
+
+def test_a_csv_cell_the_engine_cannot_parse_is_found_before_any_draw(tmp_path, capsys):
+    """DuckDB types a CSV column from a sample: a text cell far below it makes the engine fail.
+    That happens in the counting pass (every used column is read there), before the plan is
+    drawn, so the file is loaded by pandas instead and published whole."""
+    rng = np.random.default_rng(2)
+    rows = [f"v{rng.integers(0, 12)},{rng.integers(18, 90)}" for _ in range(60_000)]
+    path = tmp_path / "late.csv"
+    path.write_text("sa,age\n" + "\n".join([*rows, "v1,unknown"]) + "\n")
+    with pytest.raises(ScanUnavailable):
+        stream(path, ["sa", "age"])
+    out = tmp_path / "p.csv"
+    assert main(_cli(path, out, "--columns", "age")) == 0, capsys.readouterr().err
+    published = pd.read_csv(out, dtype=str)
+    assert len(published) == 60_001 and (published["age"] == "unknown").sum() == 1
