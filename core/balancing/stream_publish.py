@@ -80,8 +80,9 @@ def publish_file(
 ) -> FilePublication:
     """Publish the file at `path` as a PP release, writing the CSV to `out` (the caller's
     staged temporary: `core.files.atomic_outputs` renames it, so a failure or a kill leaves no
-    partial file); raises InputError on a refusal, `ScanUnavailable` (before anything is
-    drawn) when DuckDB cannot read the file: the caller loads it instead. The arguments and the claim are those of
+    partial file; DuckDB spills to a temporary directory removed on return). Raises InputError
+    on a refusal, and `ScanUnavailable` (before anything is drawn) when DuckDB cannot read the
+    file: the caller loads it instead. The arguments and the claim are those of
     `core.balancing.publish.publish` (see the module docstring); no person column here."""
     columns = [str(c) for c in columns]
     if sa not in columns or len(set(columns)) != len(columns):
@@ -129,7 +130,8 @@ def publish_file(
 
 
 class _Stage:
-    """The staging table: one row per published row (keys, sub-table, value code, columns)."""
+    """The staging table: one row per published row (shuffle key, sub-table, published value,
+    declared columns)."""
 
     def __init__(self, records: FileRecords, plan: ReleasePlan, accountant: Accountant):
         import pyarrow as pa
