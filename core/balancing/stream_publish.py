@@ -39,6 +39,8 @@ would write 5.0), and an empty text is written as "".
 
 from __future__ import annotations
 
+import errno
+import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -107,13 +109,12 @@ def publish_file(
                 else:
                     rows = stage.add_records(counts, chunk_rows)
                 stage.write(columns, out, not accountant.noise.is_secure, counts.missing_cells)
-            except (duckdb.Error, pa.ArrowException) as err:
-                # an I/O error (a full disk) is said; others could quote a record's value
-                said = str(err).splitlines()[0][:200] if isinstance(err, duckdb.IOException) else ""
+            except duckdb.IOException as err:  # e.g. a full disk: an OSError, which the
+                raise os_error(err) from None  # caller's atomic_outputs says in one line
+            except (duckdb.Error, pa.ArrowException) as err:  # its text could quote a value
                 raise InputError(
-                    f"the publication could not be written ({type(err).__name__}"
-                    f"{': ' + said if said else ''}). Nothing was published. Fix: check the "
-                    "input file and the free disk space, then publish again."
+                    f"the publication could not be written ({type(err).__name__}). Nothing "
+                    "was published. Fix: check the input file, then publish again."
                 ) from None
         finally:
             records.close()
@@ -242,6 +243,15 @@ class _Stage:
         self.con.execute(
             f"COPY ({query}) TO {literal(str(out))} (HEADER, DELIMITER ',', USE_TMP_FILE false)"
         )
+
+
+def os_error(err: Exception) -> OSError:
+    """DuckDB's I/O error as the OSError it reports (errno found by its text, else EIO)."""
+    text = str(err)
+    for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG):
+        if os.strerror(code) in text:
+            return OSError(code, os.strerror(code))
+    return OSError(errno.EIO, text.splitlines()[0][:200] if text else "I/O error")
 
 
 def _key_bits(noise, n: int) -> np.ndarray:
