@@ -42,6 +42,9 @@ def sandbox(
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
     con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
+    # ROW_NUMBER() <= k as a partitioned sort, not a per-unit top-n aggregate: faster and
+    # half the memory for the C_u sampling of units spread over many partitions (issue 22)
+    con.execute("SET disabled_optimizers = 'top_n_window_elimination'")
     con.execute(f"SET threads = {int(limits.threads)}")
     con.execute("SET memory_limit = ?", [str(limits.memory_limit)])
     con.execute("SET temp_directory = ''")  # never spill to disk: the memory limit is hard
