@@ -35,6 +35,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 DPX = ROOT / ".venv" / "bin" / "dpx"
 DPX_BIN = [DPX]  # --dpx: another checkout's dpx (a before/after comparison)
+DPX_EXTRA: list[str] = []  # --dpx-args: extra arguments of every measured dpx sql
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DEPTS = 40
 ROWS_PER_USER = 10
@@ -105,7 +106,7 @@ def timed(argv: list[str], env: dict | None = None) -> dict:
 
 def dpx_argv(path: Path, registry: Path) -> list[str]:
     return [str(DPX_BIN[0]), "sql", "--table", f"t={path}", "--uid", "uid", "--query", QUERY,
-            "--seed", "1", "--json", "--registry", str(registry)]  # fmt: skip
+            "--seed", "1", "--json", "--registry", str(registry), *DPX_EXTRA]  # fmt: skip
 
 
 def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
@@ -205,8 +206,13 @@ def main() -> None:
     parser.add_argument("--md", type=Path)
     parser.add_argument("--dpx", type=Path, default=DPX, help="the dpx to measure")
     parser.add_argument("--no-key-cost", action="store_true", help="skip the sampling-key A/B")
+    parser.add_argument(
+        "--dpx-args", default="", help="extra dpx sql arguments, e.g. '--memory-limit 1GB "
+        "--spill-dir /tmp/spill'"
+    )  # fmt: skip
     args = parser.parse_args()
     DPX_BIN[0] = args.dpx
+    DPX_EXTRA[:] = args.dpx_args.split()
     args.dir.mkdir(parents=True, exist_ok=True)
     results = []
     for rows in args.sizes:
@@ -224,6 +230,7 @@ def main() -> None:
         "benchmark": "dpx sql on Parquet vs the DP-shaped floor (DuckDB, same file)",
         "query": QUERY,
         "dpx": str(args.dpx),
+        "dpx_args": DPX_EXTRA,
         "rows_per_user": ROWS_PER_USER,
         "spread_departments": SPREAD,
         "machine": {

@@ -90,3 +90,22 @@ def test_cli_flags(tmp_path, capsys, monkeypatch, registry_dir):
     assert main([*query, "--spill-dir", str(tmp_path / "s")]) == 2
     assert "for the data owner" in capsys.readouterr().err
     assert main([*query, "--memory-limit", "512MB"]) == 0  # memory is anyone's to lower
+
+
+def test_a_killed_run_s_spill_directory_is_removed_by_the_next_run(tmp_path):
+    """A process killed mid-query cannot clean up; the next engine spilling there does."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = tmp_path / f"dpx-spill-{done.stdout.strip()}-abc"
+    dead.mkdir()
+    (dead / "block.tmp").write_bytes(b"private")
+    mine = tmp_path / f"dpx-spill-{os.getpid()}-keep"
+    mine.mkdir()
+    catalog = Catalog()
+    catalog.add_private("t", pd.DataFrame({"uid": [1], "dept": [1]}), "uid")
+    engine = Engine(catalog, spill_directory=str(tmp_path))
+    assert not dead.exists() and mine.exists()  # a live process's directory is left alone
+    engine.close()

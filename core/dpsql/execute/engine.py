@@ -11,6 +11,8 @@ SELECTs generated from the validated AST, never the user's string.
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -66,6 +68,24 @@ def sandbox(
     return con
 
 
+SPILL_PREFIX = "dpx-spill-"
+
+
+def _remove_orphans(parent: Path) -> None:
+    """Remove spill directories left in `parent` by a dpx process that no longer runs (killed
+    before it could clean up): they hold private intermediate data."""
+    for path in parent.glob(f"{SPILL_PREFIX}*-*"):
+        pid_text = path.name[len(SPILL_PREFIX) :].split("-", 1)[0]
+        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue  # alive (another user's process, or not ours to signal)
+
+
 def _private_spill(directory: str | None) -> tempfile.TemporaryDirectory | None:
     """A fresh directory only this process can read (0700) inside `directory` (created if
     missing), removed when the engine is collected or the process exits."""
@@ -74,7 +94,8 @@ def _private_spill(directory: str | None) -> tempfile.TemporaryDirectory | None:
     parent = Path(directory).expanduser()
     try:
         parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return tempfile.TemporaryDirectory(prefix="dpx-spill-", dir=parent)
+        _remove_orphans(parent)
+        return tempfile.TemporaryDirectory(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=parent)
     except OSError as err:
         raise InputError(
             f"DPX-S010 cannot use {parent} to spill to: {err.strerror}. Fix: give --spill-dir "
