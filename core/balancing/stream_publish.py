@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +55,7 @@ from core.balancing.records import MISSING_LABEL
 from core.balancing.release import ReleasePlan, ReleaseSettings, release_plan
 from core.dpsql.execute.scan import identifier, literal
 from core.errors import InputError
+from core.files import work_directory
 from core.privacy import Accountant, PPRandomization
 from core.spatial.scan import ScanUnavailable
 
@@ -94,7 +94,7 @@ def publish_file(
     import duckdb
     import pyarrow as pa
 
-    with tempfile.TemporaryDirectory(prefix="dpx-pp-") as work:
+    with work_directory("dpx-pp-") as work:
         records = open_records(path, sa, columns, work, outputs=[out])
         try:
             try:  # nothing drawn yet: a file DuckDB cannot read goes to the pandas reader

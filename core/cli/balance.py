@@ -44,7 +44,7 @@ from core.data.loading import load_table
 from core.data.schema import columns_of, require_columns
 from core.data.validation import require_column
 from core.errors import InputError
-from core.files import atomic_outputs
+from core.files import atomic_outputs, work_directory
 from core.governance import Request, Role, current_role, govern, require_owner
 from core.privacy import Noise
 from core.registry import Claim, Tool
@@ -356,13 +356,12 @@ def run_publication(args) -> dict | str:
 def _exact_counts(args) -> dict[str, int]:
     """The SA's exact value counts (the owner's view): counted by DuckDB where the file lies,
     or from the loaded table when DuckDB cannot read it."""
-    import tempfile
 
     from core.balancing.file_scan import file_value_counts
     from core.spatial.scan import ScanUnavailable
 
     try:
-        with tempfile.TemporaryDirectory(prefix="dpx-pp-") as work:
+        with work_directory("dpx-pp-") as work:
             return file_value_counts(args.input, args.sa, args.missing, work).counts()
     except ScanUnavailable:
         df = load_table(args.input)

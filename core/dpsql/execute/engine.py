@@ -11,8 +11,6 @@ SELECTs generated from the validated AST, never the user's string.
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -24,6 +22,7 @@ from core.dpsql.catalog import Catalog, TableSpec
 from core.dpsql.execute.scan import allow, view_sql
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
 from core.errors import InputError
+from core.files import work_directory
 
 # Errors that depend only on the schema and the query text (names, types), never on values.
 SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException)
@@ -71,31 +70,15 @@ def sandbox(
 SPILL_PREFIX = "dpx-spill-"
 
 
-def _remove_orphans(parent: Path) -> None:
-    """Remove spill directories left in `parent` by a dpx process that no longer runs (killed
-    before it could clean up): they hold private intermediate data."""
-    for path in parent.glob(f"{SPILL_PREFIX}*-*"):
-        pid_text = path.name[len(SPILL_PREFIX) :].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
-            shutil.rmtree(path, ignore_errors=True)
-        except OSError:
-            continue  # alive (another user's process, or not ours to signal)
-
-
 def _private_spill(directory: str | None) -> tempfile.TemporaryDirectory | None:
     """A fresh directory only this process can read (0700) inside `directory` (created if
-    missing), removed when the engine is collected or the process exits."""
+    missing; `core.files.work_directory`), removed when the engine is collected or the process
+    exits; a killed run's directory there is removed first."""
     if directory is None:
         return None
     parent = Path(directory).expanduser()
     try:
-        parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _remove_orphans(parent)
-        return tempfile.TemporaryDirectory(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=parent)
+        return work_directory(SPILL_PREFIX, parent)
     except OSError as err:
         raise InputError(
             f"DPX-S010 cannot use {parent} to spill to: {err.strerror}. Fix: give --spill-dir "
