@@ -41,20 +41,26 @@ def show_selection(releases: dict) -> None:
         f"(drawn by its own mechanisms, part of its total) and ε = {sel.epsilon_build:.4g} on the histogram."
     )
     feats = sel.features
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {"feature": "noisy N", "value": f"{feats.noisy_n:,.0f}",
-                 "noise scale": sel.noise_scales["n"]},
-                {"feature": "signal = noisy N × ε(build)", "value": f"{feats.signal:,.0f}",
-                 "noise scale": sel.noise_scales["n"] * sel.epsilon_build},
-                {"feature": "mass share of the densest 1/16 coarse cells",
-                 "value": f"{feats.top_share:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
-                {"feature": "clearly non-empty coarse cells (fraction)",
-                 "value": f"{feats.occupied:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
-                {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
-                 "value": f"{feats.dispersion:.3f}", "noise scale": sel.noise_scales["coarse_counts"]},
-            ]
-        ),
-        hide_index=True,
-    )  # fmt: skip
+    n_scale = sel.noise_scales.get("n")  # None: a declared public size, nothing spent on N
+    rows = [
+        {"feature": "declared public N" if n_scale is None else "noisy N",
+         "value": f"{feats.noisy_n:,.0f}", "noise scale": n_scale or 0.0},
+        {"feature": "points per unit of noise (noisy N × ε left after N / K)",
+         "value": f"{feats.signal:,.0f}", "noise scale": None},
+    ]  # fmt: skip
+    if feats.coarse_measured:
+        coarse = sel.noise_scales["coarse_counts"]
+        rows += [
+            {"feature": "mass share of the densest 1/16 coarse cells",
+             "value": f"{feats.top_share:.3f}", "noise scale": coarse},
+            {"feature": "clearly non-empty coarse cells (fraction)",
+             "value": f"{feats.occupied:.3f}", "noise scale": coarse},
+            {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
+             "value": f"{feats.dispersion:.3f}", "noise scale": coarse},
+        ]  # fmt: skip
+    else:
+        st.caption(
+            "Too few points per unit of noise for a 16 × 16 grid of noisy counts to show the "
+            "shape: Recommended bought none and chose by the noisy N alone."
+        )
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
