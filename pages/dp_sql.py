@@ -15,6 +15,7 @@ from core.dpsql.demos import PUBLIC_TABLES
 from ui.data import DemoKind, choose_data
 from ui.noise import current_noise
 from ui.outcomes import show_not_shown, user_errors
+from ui.plan.bounds import bounds_step
 from ui.plan.sql import plan_step
 from ui.shell import is_analyst, page_setup
 from ui.sql.engine import prepare
@@ -50,6 +51,7 @@ with user_errors():
 st.header("2 · Query")
 sql = query_step(choice, data)
 noise = current_noise()
+bounds_step(choice, data, noise)  # a charged release of its own, stated before the click
 with user_errors():
     prepared = prepare(sql, data.catalog, noise)
 plan_step(prepared)  # before Run: the ε the targets need (public parameters only)

@@ -20,6 +20,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.governance import ComputeFailed
+from core.planning.standing import standing
 from core.registry import Dataset, Registry, Release, RunKind, Status
 from ui import state
 from ui.budget import refresh_budget_lines
@@ -201,8 +202,35 @@ def charged(dataset: Dataset | None = None) -> None:
         st.rerun()
 
 
-def recorded_text(release: Release | None, what: str = "Release") -> str:
-    """What the registry recorded for one run, in words."""
+def plan_text(registry: Registry | None, release_ids: Sequence[int | None]) -> str:
+    """Where these releases stand against their dataset's budget plan, in words ('' for demo or
+    unregistered runs, or when the registry cannot be read): the CLI's sentence
+    (`core.planning.standing`), naming the releases when there are several."""
+    if registry is None:
+        return ""
+    groups: dict[str, list[int]] = {}
+    for rid in (i for i in release_ids if i is not None):
+        try:
+            sentence = standing(registry, registry.release(rid)).sentence
+        except InputError:
+            return ""
+        if sentence:
+            groups.setdefault(sentence, []).append(rid)
+    if len(groups) == 1 and sum(map(len, groups.values())) == 1:
+        return next(iter(groups))
+    return " ".join(
+        f"{'Release' if len(ids) == 1 else 'Releases'} {', '.join(f'#{i}' for i in ids)}: "
+        + sentence[0].lower()
+        + sentence[1:]
+        for sentence, ids in groups.items()
+    )
+
+
+def recorded_text(
+    release: Release | None, what: str = "Release", registry: Registry | None = None
+) -> str:
+    """What the registry recorded for one run, in words (with `registry`: and where it stands
+    against the dataset's budget plan)."""
     if release is None:
         return "Not recorded: the release registry could not be opened."
     if release.kind is RunKind.DEMO:
@@ -214,7 +242,10 @@ def recorded_text(release: Release | None, what: str = "Release") -> str:
         if release.epsilon or release.delta
         else "no ε charged"
     )
-    return f"{what} recorded as release #{release.id} of dataset **{release.dataset}**: {cost}."
+    plan = plan_text(registry, [release.id])
+    return f"{what} recorded as release #{release.id} of dataset **{release.dataset}**: {cost}." + (
+        f" {plan}" if plan else ""
+    )
 
 
 def open_registry() -> Registry | None:

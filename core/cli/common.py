@@ -143,9 +143,14 @@ def registry_info(registry: Registry, release: Release) -> dict:
         "delta_charged": release.delta if release.kind is RunKind.RELEASE else 0.0,
     }
     if release.dataset is not None:
+        from core.planning.standing import standing
+
         eps_left, delta_left = registry.remaining(release.dataset)
         info["epsilon_remaining"] = eps_left
         info["delta_remaining"] = delta_left
+        if release.kind is RunKind.RELEASE:
+            place = standing(registry, release)
+            info["plan"] = {**place.to_json(), "sentence": place.sentence}
     return info
 
 
@@ -157,6 +162,7 @@ def registry_line(info: dict) -> str:
             f"release #{info['release_id']} of dataset '{info['dataset']}': charged epsilon "
             f"{info['epsilon_charged']:g}, delta {info['delta_charged']:g}; remaining epsilon "
             f"{info['epsilon_remaining']:g}, delta {info['delta_remaining']:g}"
+            + (f". {info['plan']['sentence']}" if info.get("plan") else "")
         )
     if info["kind"] == RunKind.DEMO.value:
         return f"demo run #{info['release_id']} (seeded: not a release, nothing charged)"

@@ -299,13 +299,22 @@ def plan_status(
     `releases` are the dataset's recorded releases (to count an item's uses in order)."""
     if release.kind is not RunKind.RELEASE:
         return PlanStatus.NOT_CHARGED
+    plan, slot = plan_slot(release, plans, releases)
+    if plan is None:
+        return PlanStatus.NO_PLAN
+    return PlanStatus.AS_PLANNED if slot is not None else PlanStatus.BEYOND_PLAN
+
+
+def plan_slot(
+    release: Release, plans: Iterable[SavedPlan], releases: Iterable[Release]
+) -> tuple[SavedPlan | None, int | None]:
+    """The plan `release` falls under and the index of the item it used (None: beyond it)."""
     plans = list(plans)
     plan = plan_for(release, plans)
     if plan is None:
-        return PlanStatus.NO_PLAN
+        return None, None
     mine = {r.id: r for r in [*releases, release] if not _superseded(r, plan, plans)}
-    slot = assign(plan, mine.values()).get(release.id)
-    return PlanStatus.AS_PLANNED if slot is not None else PlanStatus.BEYOND_PLAN
+    return plan, assign(plan, mine.values()).get(release.id)
 
 
 def _superseded(r: Release, plan: SavedPlan, plans: list[SavedPlan]) -> bool:

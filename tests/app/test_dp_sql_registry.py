@@ -152,3 +152,18 @@ def test_no_file_hash_in_widget_keys_or_recorded_params(app_test, registry, monk
     assert release.params["data"] == "registered:staff" and release.params["via"] == "app"
     recorded = json.dumps(release.params) + json.dumps(release.artefact)
     assert not any(h in recorded for h in hashes)
+
+
+def test_each_run_says_where_it_stands_against_the_budget_plan(app_test, registry):
+    """The same sentence as the CLI: as planned while the plan has room, then beyond it."""
+    from core.planning.budget import parse_item
+
+    plan = registry.save_plan("staff", "term", [parse_item("sql:1/1e-5").to_json()], 1.0, 1e-5)
+    at = _open_registered(app_test)
+    places = []
+    for _ in range(2):
+        at.button(key="dpsql_run").click().run()
+        assert not at.exception and not _errors(at), _errors(at)
+        places.append(next(c.value for c in at.caption if "in the registry" in c.value))
+    assert f"As planned: item 'sql' of budget plan #{plan.id} (term)." in places[0]
+    assert f"Beyond the plan: no item of budget plan #{plan.id} (term)" in places[1]

@@ -163,3 +163,22 @@ def test_analyst_bins_without_data_dependent_refusals(app_test, registry_dir, tm
     at.button(key="lh_run").click().run()
     assert not at.exception and not at.error
     assert reg.spent("visits")[0] == pytest.approx(0.5)
+
+
+def test_a_build_says_which_releases_were_planned(app_test, registry):
+    """Two methods against a plan with room for one: each release named with its standing."""
+    from core.planning.budget import parse_item
+
+    plan = registry.save_plan(
+        "visits", "maps", [parse_item("location:0.5:method=ug").to_json()], 0.5
+    )
+    at = _registered(app_test(PAGE))
+    at.button(key="lh_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ids = {r.method: r.id for r in registry.releases("visits")}
+    (line,) = [m.value for m in at.markdown if "Charged to dataset" in m.value]
+    assert (
+        f"Release #{ids['ug']}: as planned: item 'location (method=ug)' of budget plan "
+        f"#{plan.id} (maps)." in line
+    )
+    assert f"Release #{ids['privtree']}: beyond the plan: no item of budget plan #{plan.id}" in line

@@ -138,6 +138,32 @@ def test_budget_plan_saved_without_charge_then_releases_read_against_it(data, ca
     assert code == 2 and "for the data owner" in err
 
 
+def test_each_release_says_where_it_stands_against_the_plan(data, capsys, monkeypatch):
+    """Right after a release, the CLI says "as planned" or "beyond the plan" (text and JSON),
+    also to an analyst."""
+    query = (
+        "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 0.5, delta = 1e-7, "
+        "max_groups_contributed = 1) dept, ANON_COUNT(*, 5) AS n FROM visits GROUP BY dept"
+    )
+    sql = ["sql", "--dataset", "visits", "--json", "--query", query]
+    code, out, err = run(capsys, monkeypatch, sql, "analyst")
+    assert code == 0, err
+    assert json.loads(out)["registry"]["plan"]["status"] == "no plan"
+    code, out, err = run(capsys, monkeypatch, ["plan", "budget", "save", "--dataset", "visits",
+                                               "--name", "q4", "--item", "sql:0.5/1e-7"])  # fmt: skip
+    assert code == 0, err
+    places = []
+    for _ in range(2):
+        code, out, err = run(capsys, monkeypatch, sql, "analyst")
+        assert code == 0, err
+        places.append(json.loads(out)["registry"]["plan"])
+    assert [p["status"] for p in places] == ["as planned", "beyond the plan"]
+    assert places[0]["sentence"].startswith("As planned: item 'sql' of budget plan #")
+    code, out, err = run(capsys, monkeypatch, [a for a in sql if a != "--json"], "analyst")
+    assert code == 0, err
+    assert "Beyond the plan: no item of budget plan #" in out
+
+
 def test_bounds_is_a_charged_release_with_its_own_tool(data, capsys, monkeypatch):
     argv = ["plan", "bounds", "--dataset", "visits", "--column", "amount", "--epsilon", "0.3",
             "--json"]  # fmt: skip

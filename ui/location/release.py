@@ -27,7 +27,7 @@ from core.spatial.releases import ChargedRelease
 from core.spatial.unit import unit_from
 from ui import state
 from ui.data import DataChoice
-from ui.outcomes import charged, governed, open_registry
+from ui.outcomes import charged, governed, open_registry, plan_text
 from ui.shell import is_analyst
 
 BUILD_KEY = "lh_result"
@@ -124,8 +124,9 @@ def _recorded(registry: Registry | None, dataset: Dataset | None, built, mode: s
         )
     eps_left, _ = registry.remaining(dataset.name)
     total = sum(c.epsilon for c in built)
+    plan = plan_text(registry, [c.charge_id for c in built])
     return (
         f"Charged to dataset **{dataset.name}**: releases {ids}, ε {built[0].epsilon:g} each, "
         f"{total:g} in total (basic composition). Remaining ε {eps_left:g} of "
-        f"{dataset.policy.epsilon_total:g}."
+        f"{dataset.policy.epsilon_total:g}." + (f" {plan}" if plan else "")
     )

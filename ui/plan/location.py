@@ -283,7 +283,9 @@ def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float)
             lambda _noise: (prep.F, grid.bbox),
         )  # fmt: skip
         kept_pilot = KeptPilot(
-            _data_of(choice, columns, prep), got.result, recorded_text(got.record, "Pilot")
+            _data_of(choice, columns, prep),
+            got.result,
+            recorded_text(got.record, "Pilot", registry),
         )
         state.put(PILOT_KEY, kept_pilot, "the location pilot")
         if got.record is not None:

@@ -184,7 +184,7 @@ def publish_step(
         )
         release, pub = done.record, done.result
         kept_pub = Published(
-            pub, s, options, noise.describe(), recorded_text(release, "Publication"),
+            pub, s, options, noise.describe(), recorded_text(release, "Publication", registry),
             None if release is None else release.id,
         )  # fmt: skip
         state.put(PUBLICATION, kept_pub, "the publication")

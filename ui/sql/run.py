@@ -33,6 +33,7 @@ from ui.outcomes import (
     charged,
     keep_outcome,
     open_registry,
+    plan_text,
     release_button,
     show_kept_outcome,
 )
@@ -71,10 +72,17 @@ class ShownResult:
     partitions_released: int
     ledger: tuple[dict, ...]
     release_id: int | None
+    plan: str = ""  # where the release stands against the dataset's budget plan
 
     @classmethod
     def of(
-        cls, result: QueryResult, sql: str, engine_key: str, release_id, noise_label: str
+        cls,
+        result: QueryResult,
+        sql: str,
+        engine_key: str,
+        release_id,
+        noise_label: str,
+        plan: str = "",
     ) -> ShownResult:
         th = result.released.threshold
         return cls(
@@ -82,7 +90,7 @@ class ShownResult:
             tuple(tuple(row) for row in result.table.itertuples(index=False)),
             dict(result.ci95), dict(result.intervals), None if th is None else int(th.integer),
             int(result.released.partitions_released),
-            tuple(ledger_row(m) for m in result.mechanisms), release_id,
+            tuple(ledger_row(m) for m in result.mechanisms), release_id, plan,
         )  # fmt: skip
 
 
@@ -171,7 +179,10 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         charged()
         return
     release_id = None if governed.record is None else governed.record.id
-    shown = ShownResult.of(governed.result, sql, data.engine_key, release_id, noise.label)
+    shown = ShownResult.of(
+        governed.result, sql, data.engine_key, release_id, noise.label,
+        plan_text(registry, [release_id]),
+    )  # fmt: skip
     state.put(RESULT, shown, "the result")
     state.mark_shown([release_id])
     charged(choice.dataset)
@@ -204,7 +215,7 @@ def show_result(res: ShownResult, current: tuple[str, str, str]) -> None:
             "use fewer aggregates, or group more coarsely."
         )
     if res.release_id is not None:
-        st.caption(f"Release #{res.release_id} in the registry.")
+        st.caption(f"Release #{res.release_id} in the registry. {res.plan}".rstrip())
     st.dataframe(table, hide_index=True, key="dpsql_result_table")
     numeric = [c for c, widths in res.ci95.items() if widths and widths[0] is not None]
     if numeric and rows:
