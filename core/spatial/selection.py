@@ -1,23 +1,24 @@
 """Private choice of the location-histogram method ("Recommended (private choice)", method `auto`).
 
 Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): shares of the
-release's epsilon scaled to the signal buy public-safe features of the data; fixed rules (derived
-from design data sets of bench/htf_regret.py and checked on held-out ones, see
-docs/benchmarks/htf.md) pick one of UG, AG, PrivTree and DAWA from those noisy features and the
-public parameters; the chosen method is built with the rest of epsilon.
+release's epsilon buy public-safe features of the data; fixed rules (derived from design data sets
+of bench/htf_regret.py and checked on held-out ones, see docs/benchmarks/htf.md) pick one of UG,
+AG, PrivTree and DAWA from those noisy features and the public parameters; the chosen method is
+built with the rest of epsilon.
 
-Two stages (issue 20, "budget shares scaled to the signal"):
+Round 4 ("hybrid", issue 20): two measurements, both always bought.
 
-1. A noisy N (Laplace, sensitivity K, `N_SELECTION_SHARE` of epsilon; nothing with a declared public
-   size). It is the same noisy N that UG and AG buy anyway to size their grids, and when one of
-   them is chosen it is handed on to size the grid (post-processing), so it costs them nothing.
-2. Only when N x eps_rest / K >= `LOW_SIGNAL` (enough points per unit of noise for coarse counts
-   to say anything about the shape): 16 x 16 noisy counts with `COARSE_SHARE` of epsilon. Below
-   it, nothing more is bought and the chosen method gets all the rest.
+1. A noisy N (Laplace, sensitivity K, `N_SELECTION_SHARE` of epsilon; nothing with a declared
+   public size). It is the same noisy N that UG and AG buy anyway to size their grids, and when
+   one of them is chosen it is handed on to size the grid (post-processing), so it costs them
+   nothing: choosing UG is UG at (1 - COARSE_SHARE) x epsilon.
+2. 16 x 16 noisy counts with `COARSE_SHARE` of epsilon, at every signal level (round 3 skipped
+   them below a threshold and, on held-out set 3, built UG for one compact cluster 11x behind
+   DAWA; docs/benchmarks/htf.md, "round 3" and "round 4").
 
 The whole release — features, choice and histogram — is eps_tot-DP (sequential composition:
-eps_selection + eps_build = eps_tot); the choice, including whether stage 2 happens, is
-post-processing of the noisy N and the noisy counts, so it costs nothing beyond them.
+eps_selection + eps_build = eps_tot); the choice is post-processing of the noisy N and the noisy
+counts, so it costs nothing beyond them.
 """
 
 from __future__ import annotations
@@ -38,45 +39,30 @@ from core.spatial.unit import POINT, Unit
 
 # Stage 1's share: the noisy N. Equal to N_SHARE, the share UG and AG spend on their own noisy N
 # (reasoning in core/spatial/common.py: typical relative error 1 / (share x N x eps), 20 % at
-# N x eps = 100). Same share, same mechanism: when the rules pick UG, this N is handed on and the
-# release is UG run alone at eps_tot (same draws with the same seed; see UG_C), so choosing UG
-# costs nothing against UG; AG reuses it too and pays only stage 2's share. Near the thresholds
-# below (N x eps around 600-1,200) the relative error of N is sqrt(2) / (0.05 x N x eps) = 2-5 %, so a set is routed to the wrong side only within a few
-# per cent of a threshold, where the candidates' errors are close (design data: docs).
+# N x eps = 100). Same share, same mechanism: when the rules pick UG, this N is handed on and UG
+# is sized as UG alone sizes itself at eps_tot (see UG_C); AG reuses it too. So choosing UG or AG
+# costs only COARSE_SHARE against running it alone. Near the signal thresholds below (noisy
+# N x eps around 600-1,200) the relative error of N is sqrt(2) / (0.05 x N x eps) = 2-5 %, so a
+# set is routed to the wrong side only within a few per cent of a threshold, where the
+# candidates' errors are close (design data: docs).
 N_SELECTION_SHARE = N_SHARE
-# Stage 2's share: the 16 x 16 noisy counts. 3 % of eps: the share the round-2 rules' shape
-# thresholds (top share, dispersion) were fitted with on the design data, so the features keep the
-# noise the thresholds were set for.
+# Stage 2's share: the 16 x 16 noisy counts, bought at every signal level. 3 % of eps: the share
+# the round-2 rules' shape thresholds (SPREAD_TOP_SHARE, COMPACT_TOP_SHARE, COMPACT_DISPERSION)
+# were fitted with on design + held-out set 1, so the features keep the noise the thresholds were
+# set for.
 COARSE_SHARE = 0.03
-SELECTION_SHARE = N_SELECTION_SHARE + COARSE_SHARE  # the most `auto` spends on choosing (8 %)
-# Stage 2 only at N x eps_rest / K >= 1,200. Measured on the design data (issue 10's sets and
-# held-out set 1, docs/benchmarks/htf.md "Issue 20"): below it the 16 x 16 counts (3 % of eps,
-# N x eps_c < 36 noise units over 256 cells) give one synthetic Gaussian and a real GPS track the
-# same features (densest 1/16 of cells: 32-41 % of the mass), and the cheapest choice by signal
-# alone is as good as the feature rules were there.
-LOW_SIGNAL = 1200
-# Below 600 UG; 600-1,200 DAWA (design data, the 9 cells below 1,200): below 600 (US airports,
-# African cities, two GPS tracks at eps 0.1) UG's worst is 1.57x the best and it is best in 2 of
-# 4, DAWA 1.30-1.50x in all 4, AG up to 2.12x; at 600-1,200 (single Gaussians and a city mixture
-# of 10,000 points at eps 0.1, European cities, a GPS track at eps 1) DAWA's worst is 1.20x, UG's
-# 9.25x, AG's 4.09x. No design set is one compact cluster below 600: there UG would lose (9x at
-# 1,000), a risk the docs state.
-# Held-out set 3, run once after these constants were fixed, met that risk: a compact Gaussian of
-# 5,000 points at eps 0.1 (N x eps = 473) was built as UG, 11x behind DAWA (docs, "round 3").
-VERY_LOW_SIGNAL = 600
+SELECTION_SHARE = N_SELECTION_SHARE + COARSE_SHARE  # what `auto` spends on choosing (8 %)
 COARSE = 16  # coarse grid for the concentration features (at most 16 x 16 cells)
 TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 of 256)
 
 
 @dataclass(frozen=True)
 class Features:
-    """Noisy, public-safe features (post-processing of one or two Laplace measurements).
+    """Noisy, public-safe features (post-processing of two Laplace measurements).
 
-    `noisy_n`: N + Laplace(K / eps_n), or the declared public size. `signal`: noisy_n x eps_rest /
-    K with eps_rest = eps_tot - eps_n: points per unit of count-noise scale if nothing more is
-    spent on choosing (K: the unit's point bound). `coarse_measured`: whether stage 2 bought the
-    16 x 16 counts (signal >= LOW_SIGNAL); without them the three shape features are None.
-    `top_share`: share of the noisy coarse mass (negatives clipped to 0) held by the densest 1/16
+    `noisy_n`: N + Laplace(K / eps_n), or the declared public size. `signal`: noisy_n x eps_build
+    / K with eps_build = eps_tot - eps_sel: points per unit of count-noise scale the chosen method
+    will have (K: the unit's point bound). `top_share`: share of the noisy coarse mass (negatives clipped to 0) held by the densest 1/16
     of the coarse cells. `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise
     scales (3K/eps_c) plus 1 % of the noisy mean cell count (i.e. clearly non-empty).
     `dispersion`: over those clearly non-empty cells, weighted by their noisy count above that
@@ -87,13 +73,9 @@ class Features:
 
     noisy_n: float
     signal: float
-    top_share: float | None = None
-    occupied: float | None = None
-    dispersion: float | None = None
-
-    @property
-    def coarse_measured(self) -> bool:
-        return self.top_share is not None
+    top_share: float
+    occupied: float
+    dispersion: float
 
 
 @dataclass(frozen=True)
@@ -116,34 +98,41 @@ class Rule:
 # Round 2 refitted on design + held-out set 1 and ran once on held-out set 2. What the data said:
 # a tree method only where the coarse grid shows ONE compact cluster (PrivTree at very high
 # signal, DAWA otherwise); DAWA at very high signal (its buckets follow several dense centres);
-# AG everywhere else. Round 3 (these rules): the low-signal rules read the noisy N alone (stage 1;
-# thresholds LOW_SIGNAL and VERY_LOW_SIGNAL above) and the shape rules run only when stage 2
-# bought the coarse counts.
+# AG everywhere else; UG for very low signal on spread data. Round 3 read the noisy N alone below
+# 1,200 and missed a compact cluster (held-out set 3: 11x). Round 4 (these rules) is round 2's
+# rules unchanged, over round 3's shared noisy N and always-bought counts.
+# Below noisy N x eps_build = 600 (US airports, African cities, two GPS tracks at eps 0.1 in the
+# design data) UG is best in 2 of 4 cells and within 1.57x in all, but UG is 9x behind on one
+# compact cluster at that signal. SPREAD_TOP_SHARE = 0.37 (fitted in round 2): there the spread
+# sets' densest 1/16 of the coarse cells held 32-40 % of the noisy mass per repetition (so about
+# 2 in 5 repetitions go to DAWA), the compact Gaussian of held-out set 3 41-45 % (round 2's run
+# on it: DAWA every time). Below 1,200 the 16 x 16 features are mostly noise: DAWA there has the
+# smallest worst case (design data: DAWA <= 1.50x; AG 2.4-4x on a single cluster, UG 9x).
+VERY_LOW_SIGNAL = 600
+LOW_SIGNAL = 1200
+SPREAD_TOP_SHARE = 0.37
 COMPACT_TOP_SHARE = 0.6
 COMPACT_DISPERSION = 0.17
 
 
 def _compact(f: Features) -> bool:
-    return (
-        f.coarse_measured and f.top_share >= COMPACT_TOP_SHARE and f.dispersion < COMPACT_DISPERSION
-    )
+    return f.top_share >= COMPACT_TOP_SHARE and f.dispersion < COMPACT_DISPERSION
 
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "very-low-signal",
+        "very-low-signal-spread",
         "ug",
-        "noisy N x epsilon < 600: too few points per unit of noise for any adaptive structure or "
-        "for coarse counts to show the shape, so no counts were bought and the plain uniform grid, "
-        "which cannot go badly wrong on spread data, got all the rest",
-        lambda f: f.signal < VERY_LOW_SIGNAL,
+        "noisy N x epsilon < 600 and the densest 1/16 of the coarse cells hold < 37 % of the "
+        "noisy mass: too few points per unit of noise for any adaptive structure, and the mass "
+        "is spread, so the plain uniform grid is as good as any and cannot go badly wrong",
+        lambda f: f.signal < VERY_LOW_SIGNAL and f.top_share < SPREAD_TOP_SHARE,
     ),
     Rule(
         "low-signal",
         "dawa",
-        "noisy N x epsilon < 1,200: coarse counts would be mostly noise, so none were bought; "
-        "DAWA, which merges flat regions and splits only where the counts vary, has the smallest "
-        "worst case there",
+        "noisy N x epsilon < 1,200: the coarse features are mostly noise; DAWA, which merges "
+        "flat regions and splits only where the counts vary, has the smallest worst case there",
         lambda f: f.signal < LOW_SIGNAL,
     ),
     Rule(
@@ -182,7 +171,8 @@ SIZED_BY_N = ("ug", "ag")  # candidates that size their grid from N: they reuse 
 # UG's constant (build_ug's default c = 10). UG alone sizes its grid with the whole eps_tot
 # (m = sqrt(N x eps_tot / c)) while its cells get eps_tot - eps_n; handed eps_build, it gets
 # c x eps_build / eps_tot, so the grid is the one UG alone draws. With stage 1's share equal to
-# N_SHARE, Recommended's UG is then UG itself: same mechanisms, same scales, same grid rule.
+# N_SHARE, Recommended's UG is then UG with its cells at (1 - COARSE_SHARE) x eps_tot (cell
+# error about 1 / 0.97 = 1.03x UG alone's; bench/htf_auto_vs_ug.py).
 UG_C = 10.0
 
 
@@ -198,26 +188,20 @@ def reasons(
     if public:
         first = (
             f"Recommended used the declared public number of {unit} "
-            f"({features.noisy_n:,.0f}) and spent nothing on it"
+            f"({features.noisy_n:,.0f}), spending nothing on it, and measured"
         )
     else:
         first = (
             f"Recommended measured the number of {unit} with noise (about "
-            f"{max(features.noisy_n, 0):,.0f})"
+            f"{max(features.noisy_n, 0):,.0f}) and"
         )
-    signal = f"that leaves about {features.signal:,.0f} points per unit of noise for the histogram"
-    if features.coarse_measured:
-        text = (
-            f"{first}; {signal}, enough to buy a 16 x 16 grid of noisy counts as well "
-            f"(epsilon {eps_sel:.3g} in all for choosing).",
-            f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
-            f"mass (dispersion {features.dispersion:.2f} of the grid side).",
-        )
-    else:
-        text = (
-            f"{first}; {signal}, too few for coarse counts to show the shape, so it bought none "
-            f"(epsilon {eps_sel:.3g} in all for choosing).",
-        )
+    text = (
+        f"{first} a 16 x 16 grid of noisy counts (epsilon {eps_sel:.3g} in all for "
+        f"choosing); that leaves about {features.signal:,.0f} points per unit of noise for the "
+        "histogram.",
+        f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
+        f"mass (dispersion {features.dispersion:.2f} of the grid side).",
+    )
     how = "declared" if public else "noisy"
     reused = (
         f" sized by that same {how} number of {unit}, so its grid cost nothing more,"
@@ -242,7 +226,7 @@ class Selection:
     condition: str
     epsilon: float  # spent on the features (part of the release's total)
     epsilon_build: float  # left for the chosen method
-    coarse_grid: tuple[int, int] | None  # None when stage 2 bought no coarse counts
+    coarse_grid: tuple[int, int]
     noise_scales: dict[str, float]  # Laplace scale of each feature measurement
     features: Features
     reasons: tuple[str, ...] = ()  # the choice in plain sentences
@@ -255,7 +239,7 @@ class Selection:
             "condition": self.condition,
             "epsilon": self.epsilon,
             "epsilon_build": self.epsilon_build,
-            "coarse_grid": list(self.coarse_grid) if self.coarse_grid else None,
+            "coarse_grid": list(self.coarse_grid),
             "noise_scales": dict(self.noise_scales),
             "reasons": list(self.reasons),
             "features": asdict(self.features),
@@ -287,11 +271,11 @@ def dispersion(noisy: np.ndarray, thresh: float) -> float:
 
 @dataclass(frozen=True)
 class Measured:
-    """What the two stages measured: features, the noisy coarse counts (None without stage 2),
-    each measurement's noise scale, and the epsilon they spent."""
+    """What the two measurements gave: features, the noisy coarse counts, each measurement's noise
+    scale, and the epsilon they spent."""
 
     features: Features
-    coarse: np.ndarray | None
+    coarse: np.ndarray
     noise_scales: dict[str, float]
     epsilon: float
 
@@ -306,15 +290,14 @@ def measure_features(
     n_share: float = N_SELECTION_SHARE,
     coarse_share: float = COARSE_SHARE,
 ) -> Measured:
-    """Stage 1 (noisy N), and stage 2 (16 x 16 noisy counts) only if the signal allows.
+    """Stage 1 (noisy N) and stage 2 (16 x 16 noisy counts), both always.
 
     Privacy (unit: a point, or a person with at most K points; add/remove neighbours): N has
     sensitivity K and gets Laplace(K / eps_n) with eps_n = n_share x eps_tot (a `Laplace`
-    mechanism; none with a declared `public_n`). Whether stage 2 runs is a function of the noisy
-    N and public parameters only. Stage 2: the coarse cells are disjoint, so the vector of their
-    counts has L1 sensitivity K and gets discrete Laplace(K / eps_c) per cell with
-    eps_c = coarse_share x eps_tot (a `DiscreteLaplace` mechanism, parallel composition over the
-    cells). Total: eps_n, or eps_n + eps_c.
+    mechanism; none with a declared `public_n`, eps_n = 0). Stage 2: the coarse cells are
+    disjoint, so the vector of their counts has L1 sensitivity K and gets discrete
+    Laplace(K / eps_c) per cell with eps_c = coarse_share x eps_tot (a `DiscreteLaplace`
+    mechanism, parallel composition over the cells). Total: eps_n + eps_c (sequential).
     """
     k = unit.max_points
     if public_n is None:
@@ -324,10 +307,8 @@ def measure_features(
         scales = {"n": n_mech.scale}
     else:
         eps_n, n_hat, scales = 0.0, float(public_n), {}
-    signal = max(n_hat, 0.0) * (eps_tot - eps_n) / k
-    if signal < LOW_SIGNAL:
-        return Measured(Features(noisy_n=n_hat, signal=signal), None, scales, eps_n)
     eps_c = coarse_share * eps_tot
+    signal = max(n_hat, 0.0) * (eps_tot - eps_n - eps_c) / k
     coarse = count_mechanism("auto: noisy coarse counts (method choice)", eps_c, unit)
     noisy = coarse.draw(accountant, coarse_counts(F)).astype(np.float64)
     pos = np.clip(noisy.reshape(-1), 0.0, None)
@@ -363,11 +344,11 @@ def build_auto(
     n_share: float = N_SELECTION_SHARE,
     coarse_share: float = COARSE_SHARE,
 ) -> Release:
-    """Recommended (private choice): noisy features in two stages, a rule, the chosen method.
+    """Recommended (private choice): two noisy measurements, a rule, the chosen method.
 
     Privacy: eps_tot-DP for the unit (a point, or a person with at most K points; add/remove).
-    `measure_features` spends eps_sel (n_share x eps_tot on a noisy N, plus coarse_share x eps_tot
-    on 16 x 16 counts only at enough signal; nothing on N with a declared `public_n`); the chosen
+    `measure_features` spends eps_sel (n_share x eps_tot on a noisy N, nothing with a declared
+    `public_n`; plus coarse_share x eps_tot on 16 x 16 counts, always); the chosen
     method is built with eps_build = eps_tot - eps_sel and states its own mechanisms; UG and AG
     are sized by the stage-1 noisy N (post-processing, handed on as their size) instead of buying
     their own. Sequential composition: eps_sel + eps_build = eps_tot. The returned Release's
@@ -407,7 +388,7 @@ def build_auto(
         condition=rule.condition,
         epsilon=eps_sel,
         epsilon_build=eps_build,
-        coarse_grid=None if measured.coarse is None else tuple(measured.coarse.shape),
+        coarse_grid=tuple(measured.coarse.shape),
         noise_scales=measured.noise_scales,
         features=feats,
         reasons=reasons(feats, rule, eps_sel, eps_build, unit.max_points, public_n is not None),
