@@ -1,5 +1,5 @@
-"""The page's "Recommended built ..." panel for both stages of the private choice (issue 20):
-with coarse counts it lists the shape features, without them it says none were bought."""
+"""The page's "Recommended built ..." panel (issue 20, round 4): the noisy N and the shape
+features of the 16 x 16 counts, which are bought at every signal level."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -17,12 +17,13 @@ show_selection({{"auto": rel}})
 """
 
 
-@pytest.mark.parametrize("n, coarse", [(500, False), (20_000, True)])
-def test_selection_panel_for_both_stages(n, coarse):
-    """500 points at eps 0.5: 237 points per unit of noise, no coarse counts; 20,000: 9,500."""
+@pytest.mark.parametrize("n", [500, 20_000])
+def test_selection_panel_lists_the_shape_at_low_and_high_signal(n):
+    """500 points at eps 0.5: 230 points per unit of noise; 20,000: 9,200."""
     at = AppTest.from_string(SCRIPT.format(n=n), default_timeout=60).run()
     assert not at.exception, at.exception
     features = list(at.dataframe[0].value["feature"])
     assert features[0] == "noisy N"
-    assert any("densest 1/16" in f for f in features) is coarse
-    assert any("bought none" in c.value for c in at.caption) is (not coarse)
+    assert any("densest 1/16" in f for f in features)
+    assert any("dispersion" in f for f in features)
+    assert not any("bought none" in c.value for c in at.caption)

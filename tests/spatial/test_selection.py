@@ -5,7 +5,6 @@ import pytest
 
 from core.privacy import Accountant, Cost, Noise, Overdraw
 from core.spatial.selection import (
-    LOW_SIGNAL,
     RULES,
     SELECTION_SHARE,
     Features,
@@ -83,8 +82,6 @@ def test_coarse_counts_partition_the_grid():
 
 
 def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1):
-    if signal < LOW_SIGNAL:  # stage 2 buys no coarse counts there: no shape features
-        return Features(noisy_n=n, signal=signal)
     return Features(noisy_n=n, signal=signal, top_share=top, occupied=occupied, dispersion=disp)
 
 
@@ -107,7 +104,7 @@ def test_rules_fire_in_order_and_the_last_always_applies():
 
 
 def test_auto_on_a_tiny_grid_and_in_secure_mode():
-    F = np.random.default_rng(1).poisson(50, size=(8, 8))  # 3,200 points: stage 2 runs
+    F = np.random.default_rng(1).poisson(50, size=(8, 8))  # 3,200 points
     rel = build_auto(F, 1.0, Accountant(Noise.secure(), Cost(1.0)))
     assert rel.info["selection"].coarse_grid == (8, 8)
     assert rel.cells_per_leaf().sum() == 64
@@ -144,12 +141,15 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
 
 
 def test_rules_cover_the_issue_20_candidates_in_order():
-    """Very low signal -> UG; low signal -> DAWA (no shape features there); one compact cluster
+    """Very low signal and spread -> UG, else DAWA below 1,200 (any shape); one compact cluster
     -> PrivTree at very high signal, else DAWA; several centres at very high signal -> DAWA; else
     AG."""
     cases = [
-        (dict(signal=500), "ug"),
-        (dict(signal=1100), "dawa"),
+        (dict(signal=500, top=0.30), "ug"),
+        (dict(signal=500, top=0.45), "dawa"),  # held-out set 3's compact Gaussian at eps 0.1
+        (dict(signal=500, top=0.80, disp=0.05), "dawa"),
+        (dict(signal=1100, top=0.30), "dawa"),
+        (dict(signal=1100, top=0.80, disp=0.05), "dawa"),
         (dict(signal=400_000, top=0.80, disp=0.10), "privtree"),
         (dict(signal=50_000, top=0.80, disp=0.10), "dawa"),
         (dict(signal=400_000, top=0.80, disp=0.30), "dawa"),

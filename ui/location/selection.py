@@ -47,22 +47,16 @@ def show_selection(releases: dict) -> None:
     rows = [
         {"feature": "declared public N" if n_scale is None else "noisy N",
          "value": f"{feats.noisy_n:,.0f}", "noise scale": n_scale or 0.0},
-        {"feature": "points per unit of noise (noisy N × ε left after N / K)",
+        {"feature": "points per unit of noise (noisy N × ε left for the histogram / K)",
          "value": f"{feats.signal:,.0f}", "noise scale": None},
     ]  # fmt: skip
-    if feats.coarse_measured:
-        coarse = sel.noise_scales["coarse_counts"]
-        rows += [
-            {"feature": "mass share of the densest 1/16 coarse cells",
-             "value": f"{feats.top_share:.3f}", "noise scale": coarse},
-            {"feature": "clearly non-empty coarse cells (fraction)",
-             "value": f"{feats.occupied:.3f}", "noise scale": coarse},
-            {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
-             "value": f"{feats.dispersion:.3f}", "noise scale": coarse},
-        ]  # fmt: skip
-    else:
-        st.caption(
-            "Too few points per unit of noise for a 16 × 16 grid of noisy counts to show the "
-            "shape: Recommended bought none and chose by the noisy N alone."
-        )
+    coarse = sel.noise_scales["coarse_counts"]
+    rows += [
+        {"feature": "mass share of the densest 1/16 coarse cells",
+         "value": f"{feats.top_share:.3f}", "noise scale": coarse},
+        {"feature": "clearly non-empty coarse cells (fraction)",
+         "value": f"{feats.occupied:.3f}", "noise scale": coarse},
+        {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
+         "value": f"{feats.dispersion:.3f}", "noise scale": coarse},
+    ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True)
