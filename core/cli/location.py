@@ -524,9 +524,7 @@ def _text(result: dict, data) -> str:
     ]
     sel = result.get("selection")
     if sel:
-        feats = ", ".join(
-            f"{k} {v:.4g}" for k, v in sel["features"].items() if v is not None
-        )  # shape features are None when the signal was too low to buy the coarse counts
+        feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
         lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
     lines.append(f"grid {result['grid']['rows']} x {result['grid']['cols']}")
     lines.append(f"privacy unit: {data.unit.describe()}")
