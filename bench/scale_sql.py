@@ -34,6 +34,8 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 DPX = ROOT / ".venv" / "bin" / "dpx"
+DPX_BIN = [DPX]  # --dpx: another checkout's dpx (a before/after comparison)
+DPX_EXTRA: list[str] = []  # --dpx-args: extra arguments of every measured dpx sql
 PYTHON = ROOT / ".venv" / "bin" / "python"
 DEPTS = 40
 ROWS_PER_USER = 10
@@ -93,16 +95,18 @@ def timed(argv: list[str], env: dict | None = None) -> dict:
         ["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=ROOT
     )
     wall = time.perf_counter() - start
-    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
     if done.returncode != 0:
         raise RuntimeError(f"{argv[:3]} failed: {done.stderr[-600:]}")
-    return {"wall_s": round(wall, 3), "peak_rss_mb": round(rss_kb / 1024, 1), "load1": load,
-            "stdout": done.stdout}  # fmt: skip
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)[1])
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", done.stderr)[1])
+              for kind in ("User", "System"))  # fmt: skip
+    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 2), "peak_rss_mb": round(rss_kb / 1024, 1),
+            "load1": load, "stdout": done.stdout}  # fmt: skip
 
 
 def dpx_argv(path: Path, registry: Path) -> list[str]:
-    return [str(DPX), "sql", "--table", f"t={path}", "--uid", "uid", "--query", QUERY,
-            "--seed", "1", "--json", "--registry", str(registry)]  # fmt: skip
+    return [str(DPX_BIN[0]), "sql", "--table", f"t={path}", "--uid", "uid", "--query", QUERY,
+            "--seed", "1", "--json", "--registry", str(registry), *DPX_EXTRA]  # fmt: skip
 
 
 def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
@@ -121,17 +125,18 @@ def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
     med = lambda runs, key: statistics.median(r[key] for r in runs)  # noqa: E731
     return {
         "file_mb": round(path.stat().st_size / 1e6, 1),
-        "floor": {"wall_s": med(floors, "wall_s"), "peak_rss_mb": med(floors, "peak_rss_mb")},
-        "dpx": {"wall_s": med(dpxs, "wall_s"), "peak_rss_mb": med(dpxs, "peak_rss_mb")},
+        "floor": {k: med(floors, k) for k in ("wall_s", "cpu_s", "peak_rss_mb")},
+        "dpx": {k: med(dpxs, k) for k in ("wall_s", "cpu_s", "peak_rss_mb")},
         "ratio": round(med(dpxs, "wall_s") / med(floors, "wall_s"), 2),
+        "cpu_ratio": round(med(dpxs, "cpu_s") / med(floors, "cpu_s"), 2),
         "partitions_released": released,
         "runs": {"floor": floors, "dpx": dpxs},
     }
 
 
 def key_cost(path: Path, repeats: int) -> dict:
-    """What the portable sampling key costs: the executed query as shipped (salted MD5, the same
-    on DuckDB and Spark) against the same query with DuckDB's own hash(_uid, k0) as the key
+    """What the portable sampling key costs: the executed query as shipped (salted MD5 as a
+    128-bit integer, the same order on DuckDB and Spark) against the same query with DuckDB's own hash(_uid, k0) as the key
     (DuckDB only: Spark's hash differs, so the engines would pick different partitions). Same
     process, same locked engine, alternating; medians of wall and CPU seconds."""
     import hashlib
@@ -146,9 +151,9 @@ def key_cost(path: Path, repeats: int) -> dict:
     catalog = Catalog()
     add_scanned(catalog, "t", path, "uid", private=True)
     shipped = prepare(QUERY, catalog, Noise.seeded(1), {}).executed_sql
-    start = shipped.index("MD5(")
-    depth, end = 0, start + 3
-    for end in range(start + 3, len(shipped)):  # the MD5( ... ) call, balanced
+    start = shipped.index("MD5_NUMBER(")
+    depth, end = 0, start + 10
+    for end in range(start + 10, len(shipped)):  # the MD5_NUMBER( ... ) call, balanced
         depth += {"(": 1, ")": -1}.get(shipped[end], 0)
         if depth == 0:
             break
@@ -175,14 +180,16 @@ def key_cost(path: Path, repeats: int) -> dict:
 
 def markdown(results: list[dict]) -> str:
     lines = [
-        "| rows | layout | file MB | floor s | dpx s | ratio | floor RSS MB | dpx RSS MB | load1 |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| rows | layout | file MB | floor s | dpx s | ratio | floor CPU-s | dpx CPU-s | CPU ratio "
+        "| floor RSS MB | dpx RSS MB | load1 |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         load = max(x["load1"] for x in r["runs"]["dpx"] + r["runs"]["floor"])
         lines.append(
             f"| {r['rows']:,} | {r['layout']} | {r['file_mb']} | {r['floor']['wall_s']:.2f} | "
-            f"{r['dpx']['wall_s']:.2f} | {r['ratio']:.2f} | {r['floor']['peak_rss_mb']:.0f} | "
+            f"{r['dpx']['wall_s']:.2f} | {r['ratio']:.2f} | {r['floor']['cpu_s']:.2f} | "
+            f"{r['dpx']['cpu_s']:.2f} | {r['cpu_ratio']:.2f} | {r['floor']['peak_rss_mb']:.0f} | "
             f"{r['dpx']['peak_rss_mb']:.0f} | {load:.2f} |"
         )
     return "\n".join(lines)
@@ -197,7 +204,15 @@ def main() -> None:
     parser.add_argument("--repeats-large", type=int, default=1, help="for sizes >= 50M")
     parser.add_argument("--threads", type=int, default=2, help="DuckDB threads of the floor")
     parser.add_argument("--md", type=Path)
+    parser.add_argument("--dpx", type=Path, default=DPX, help="the dpx to measure")
+    parser.add_argument("--no-key-cost", action="store_true", help="skip the sampling-key A/B")
+    parser.add_argument(
+        "--dpx-args", default="", help="extra dpx sql arguments, e.g. '--memory-limit 1GB "
+        "--spill-dir /tmp/spill'"
+    )  # fmt: skip
     args = parser.parse_args()
+    DPX_BIN[0] = args.dpx
+    DPX_EXTRA[:] = args.dpx_args.split()
     args.dir.mkdir(parents=True, exist_ok=True)
     results = []
     for rows in args.sizes:
@@ -206,7 +221,7 @@ def main() -> None:
             generate(path, rows, layout, threads=1)
             repeats = args.repeats_large if rows >= 50_000_000 else args.repeats
             result = measure(path, repeats, args.threads, args.dir / "registry")
-            if layout == "spread":
+            if layout == "spread" and not args.no_key_cost:
                 result["sampling_key"] = key_cost(path, repeats)
             results.append({"rows": rows, "layout": layout, **result})
             print(json.dumps(results[-1]["dpx"] | {"rows": rows, "layout": layout,
@@ -214,6 +229,8 @@ def main() -> None:
     out = {
         "benchmark": "dpx sql on Parquet vs the DP-shaped floor (DuckDB, same file)",
         "query": QUERY,
+        "dpx": str(args.dpx),
+        "dpx_args": DPX_EXTRA,
         "rows_per_user": ROWS_PER_USER,
         "spread_departments": SPREAD,
         "machine": {

@@ -314,6 +314,28 @@ class Text(Validator):
         return raw
 
 
+_MEMORY = re.compile(r"^(\d{1,7}(?:\.\d{1,3})?)\s*([KMGT]I?B)$", re.IGNORECASE)
+_UNIT_BYTES = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+@dataclass(frozen=True)
+class MemorySize(Validator):
+    """An amount of memory in DuckDB's spelling (`512MB`, `4GB`, `1.5GiB`), at least 64 MB;
+    returns it without spaces, upper case."""
+
+    code: str = "DPX-S008"
+
+    def __call__(self, text: str) -> str:
+        raw = str(text).strip()
+        m = _MEMORY.match(raw) if len(raw) <= _NUMBER_TEXT_MAX else None
+        if m is None:
+            raise self.refuse(f"{_show(raw)} is not an amount of memory. Fix: e.g. 512MB or 4GB.")
+        amount = float(m.group(1)) * _UNIT_BYTES[m.group(2)[0].upper()]
+        if amount < 64 * 2**20:
+            raise self.refuse(f"{_show(raw)} is below 64MB. Fix: give at least 64MB.")
+        return f"{m.group(1)}{m.group(2).upper()}"
+
+
 @dataclass(frozen=True)
 class Fractions(Validator):
     """A comma-separated list of numbers in (0, 1] (query sizes); returns the text."""
@@ -405,6 +427,7 @@ TABLE = TableSpec()
 OUTPUT_FILE = OutputFile()
 OUTPUT_FILE_IN_NEW_DIR = OutputFile(missing_parents=True)  # dpx balance creates the directory
 DIRECTORY = Directory()
+MEMORY = MemorySize()
 NAME = Text(limit=1000, name=True)  # column, dataset and table names
 TEXT = Text()
 QUERY = Text(limit=QUERY_MAX)

@@ -32,7 +32,9 @@ import errno
 import hashlib
 import os
 import secrets
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -332,3 +334,18 @@ def write_texts(primary: tuple[str | Path, str], *companions: tuple[str | Path, 
     with atomic_outputs(*(p for p, _ in items)) as staged:
         for item, (_, text) in zip(staged, items, strict=True):
             item.write_text(text)
+
+
+def work_directory(prefix: str, parent: str | Path | None = None) -> tempfile.TemporaryDirectory:
+    """A fresh private directory (mode 0700) `<prefix><pid>-…` in `parent` (the system's temp
+    directory by default; created if missing) for intermediate data a tool may write — DuckDB's
+    spill files, PP's staged rows — removed when it is closed or collected. Directories of the
+    same prefix left by processes that no longer run (a kill -9) are removed first: they may
+    hold private data."""
+    where = Path(parent).expanduser() if parent is not None else Path(tempfile.gettempdir())
+    where.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for path in where.glob(f"{prefix}*-*"):
+        pid_text = path.name[len(prefix) :].split("-", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+            shutil.rmtree(path, ignore_errors=True)
+    return tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=where)

@@ -18,6 +18,7 @@ from ui.state import persist
 
 MODE_KEY = "dpx_demo_mode"
 SEED_KEY = "dpx_demo_seed"
+DEFAULT_SEED = 42
 
 
 def mode_sidebar() -> None:
@@ -29,10 +30,22 @@ def mode_sidebar() -> None:
             help="Seeded noise so a class sees the same numbers twice. Not for real releases.",
         )
         if st.session_state.get(MODE_KEY):
-            st.number_input("Seed", min_value=0, step=1, key=persist(SEED_KEY, 42))
+            seed_input()
             st.warning(f"Seeded noise: {SEEDED_LABEL}.")
         else:
             st.success("Secure mode: noise from OpenDP, never seeded.")
+
+
+def seed_input() -> None:
+    """The seed box. The seed lives under `SEED_KEY`, a plain (non-widget) value kept across
+    reloads, and the box is drawn from it each time. The box is not keyed: Streamlit drops a
+    keyed widget's state whenever the box is hidden (demo mode off), and bringing it back
+    through the widget's own state raced with reruns under load (a browser test saw the seed
+    come back as the box's minimum, 0, after demo mode off and on)."""
+    persist(SEED_KEY, DEFAULT_SEED)
+    seed = st.number_input("Seed", min_value=0, step=1, value=int(st.session_state[SEED_KEY]))
+    st.session_state[SEED_KEY] = int(seed)
+    persist(SEED_KEY)  # its kept copy too: a reload right after keeps the new seed
 
 
 def current_noise(purpose: str = "release") -> Noise:
@@ -43,7 +56,7 @@ def current_noise(purpose: str = "release") -> Noise:
     always secure."""
     if current_role() is Role.ANALYST or not st.session_state.get(MODE_KEY):
         return Noise.secure()
-    seed = int(st.session_state.get(SEED_KEY, 42))
+    seed = int(st.session_state.get(SEED_KEY, DEFAULT_SEED))
     if purpose != "release":
         seed = int(
             np.random.SeedSequence([seed, zlib.crc32(purpose.encode())]).generate_state(1)[0]

@@ -41,10 +41,10 @@ from core.cli.common import (
     view_text,
 )
 from core.data.loading import load_table
-from core.data.schema import require_columns
+from core.data.schema import columns_of, require_columns
 from core.data.validation import require_column
 from core.errors import InputError
-from core.files import atomic_outputs
+from core.files import atomic_outputs, work_directory
 from core.governance import Request, Role, current_role, govern, require_owner
 from core.privacy import Noise
 from core.registry import Claim, Tool
@@ -130,9 +130,10 @@ def register(sub, common) -> None:
         "--engine",
         choices=("pandas", "spark"),
         default="pandas",
-        help="where the counting pass runs: in memory, or on Apache Spark for tables larger "
-        "than memory (pip install -e '.[spark]', Java 17); with --perturb, records are also "
-        "assigned and perturbed on Spark",
+        help="where the counting pass runs: on this machine (a Parquet/CSV file is read by "
+        "DuckDB where it lies and the publication streamed; a dataset with a person column is "
+        "loaded into memory), or on Apache Spark (pip install -e '.[spark]', Java 17); with "
+        "--perturb, records are also assigned and perturbed on Spark",
     )
     p.add_argument(
         "--spark-master", type=cliargs.TEXT, metavar="URL", help="Spark master (default local[2])"
@@ -217,7 +218,11 @@ def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
     if getattr(args, "engine", "pandas") == "spark":
         counts, frame = _spark_counts(args)
         columns = _columns(args, frame.columns)
-    else:
+    elif getattr(args, "unit_column", None) is None:
+        streamed = _publish_streamed(args, settings, accountant, out, meta_path)
+        if streamed is not None:
+            return _publication_result(args, noise, out, meta_path, *streamed)
+    if frame is None:
         df = load_table(args.input)
         require_column(df, args.sa, "sensitive attribute column")
         cliargs.refuse_nested_columns(df, [args.sa])
@@ -236,6 +241,33 @@ def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
             metadata, release_plan = pub.metadata, pub.release
             rows = len(pub.table)
         meta_file.write_text(json.dumps(metadata, indent=2))
+    return _publication_result(args, noise, out, meta_path, metadata, release_plan, rows)
+
+
+def _publish_streamed(args, settings, accountant, out: Path, meta_path: Path):
+    """The publication of a Parquet/CSV file read where it lies (`publish_file`: value counts
+    in DuckDB, rows randomized in chunks, shuffled and written by DuckDB): (metadata, plan,
+    rows), or None when DuckDB cannot read the file (nothing drawn yet: the caller loads it).
+
+    Datasets with a person column never come here: one record per person needs each person's
+    records together (`core.balancing.persons`), which the in-memory path does."""
+    from core.balancing.stream_publish import publish_file
+    from core.spatial.scan import ScanUnavailable
+
+    columns = _columns(args, columns_of(args.input))  # the header/footer: public
+    try:
+        with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
+            filed = publish_file(
+                args.input, args.sa, columns, settings, accountant, table_file.temp
+            )
+            meta_file.write_text(json.dumps(filed.metadata, indent=2))
+    except ScanUnavailable:
+        return None
+    return filed.metadata, filed.release, filed.rows
+
+
+def _publication_result(args, noise, out, meta_path, metadata, release_plan, rows):
+    """The command's JSON for a written publication, and its rows."""
     result = plan_json(release_plan.plan)
     result["plan"] = RELEASE_PLAN_LABEL
     result["privacy"] = metadata["privacy"]
@@ -321,6 +353,23 @@ def run_publication(args) -> dict | str:
     return "\n".join(lines)
 
 
+def _exact_counts(args) -> dict[str, int]:
+    """The SA's exact value counts (the owner's view): counted by DuckDB where the file lies,
+    or from the loaded table when DuckDB cannot read it."""
+
+    from core.balancing.file_scan import file_value_counts
+    from core.spatial.scan import ScanUnavailable
+
+    try:
+        with work_directory("dpx-pp-") as work:
+            return file_value_counts(args.input, args.sa, args.missing, work).counts()
+    except ScanUnavailable:
+        df = load_table(args.input)
+        require_column(df, args.sa, "sensitive attribute column")
+        cliargs.refuse_nested_columns(df, [args.sa])
+        return encode_sa(df[args.sa], missing=args.missing).counts()
+
+
 RELEASE_PLAN_LABEL = (
     "release plan: Phase 1 on DP-noised counts (epsilon-DP); the published sub-tables"
 )
@@ -359,10 +408,7 @@ def run(args) -> dict | str:
         if getattr(args, "engine", "pandas") == "spark":
             counts, _ = _spark_counts(args)
         else:
-            df = load_table(args.input)
-            require_column(df, args.sa, "sensitive attribute column")
-            cliargs.refuse_nested_columns(df, [args.sa])
-            counts = encode_sa(df[args.sa], missing=args.missing).counts()
+            counts = _exact_counts(args)
     plan = plan_partition(
         counts, rho1, rho2, canonical=given_order, tie_policy=args.tie_policy,
         merge_policy=args.merge,

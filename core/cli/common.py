@@ -25,7 +25,14 @@ if TYPE_CHECKING:  # imported where used: `dpx ... --help` stays light (no numpy
     from core.privacy import Noise
     from core.registry import Dataset, Registry, Release
 
-_NOT_PARAMS = {"handler", "json", "registry", "command", "action"}
+_NOT_PARAMS = {
+    "handler",
+    "json",
+    "registry",
+    "command",
+    "action",
+    "spill_dir",
+}  # spill: a local path
 # Arguments naming data files: on a registered dataset they are the owner's paths (the dataset
 # names its files and the registry keeps their hashes), so they are not recorded as parameters
 # that a report or an analyst would read.

@@ -11,6 +11,9 @@ owner only, never a release.
 `--out x.csv` writes a plain CSV (one header row) and its metadata to the JSON sidecar
 `x.csv.json`; `--out x.geojson` carries the metadata inline. Files are written whole or not at
 all (temporary file, then rename).
+
+This module is the commands' arguments (checked while parsing, before anything is charged); the
+commands themselves are `core.cli.location_run`, imported when one runs.
 """
 
 from __future__ import annotations
@@ -19,49 +22,14 @@ import argparse
 import re
 import textwrap
 
-import numpy as np
-
 from core import cliargs
-from core.cli.common import (
-    add_dataset_argument,
-    params_of,
-    registry_info,
-    registry_line,
-    release_view,
-    resolve,
-    single_table,
-    view_text,
-)
-from core.data.schema import require_columns
+from core.cli.common import add_dataset_argument
 from core.errors import InputError
-from core.files import write_text, write_texts
-from core.governance import Request, Role, current_role, govern, require_owner
-from core.governance.artefacts import artefact_of, to_json
-from core.privacy import Cost, Noise
-from core.registry import Claim, Tool
-from core.spatial.evaluate import EVALUATION_LABEL, compare
-from core.spatial.export import (
-    CSV_SIDECAR_SUFFIX,
-    DEMO_BBOX_LABEL,
-    csv_sidecar_text,
-    leaves_json,
-    to_csv_text,
-    to_geojson_text,
-)
-from core.spatial.io import read_points_table
-from core.spatial.methods import (
-    DEFAULT_COMPARE,
-    LABELS,
-    METHODS,
-    VARIANTS,
-    get_method,
-    parse_methods,
-)
-from core.spatial.pipeline import DEFAULT_GRID, Prepared, parse_bbox, prepare
-from core.spatial.record import location_artefact
-from core.spatial.regions import REGION_BY_NAME, check_bbox, region_bbox
-from core.spatial.release import charge_rows
-from core.spatial.unit import MAX_POINTS_LIMIT, unit_from
+from core.spatial.export import CSV_SIDECAR_SUFFIX
+from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS
+from core.spatial.pipeline import DEFAULT_GRID
+from core.spatial.regions import REGION_BY_NAME
+from core.spatial.unit import MAX_POINTS_LIMIT
 
 RELEASE_METHODS = (
     "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
@@ -253,349 +221,22 @@ COMPARE_DESCRIPTION = (
 )
 
 
-def bbox_from_args(args) -> tuple[float, float, float, float] | None:
-    if args.bbox and getattr(args, "region", None):
-        raise InputError("give either --bbox or --region, not both.")
-    if getattr(args, "region", None):
-        return region_bbox(args.region)
-    return check_bbox(parse_bbox(args.bbox)) if args.bbox else None
-
-
-def unit_of(args):
-    """The privacy unit `--uid`/`--max-points-per-person` ask for (both, or neither)."""
-    return unit_from(getattr(args, "uid", None), getattr(args, "max_points_per_person", None))
-
-
-def _load(args, noise: Noise | None = None) -> Prepared:
-    """Read and bin INPUT; with `--uid`, each person keeps at most K points (drawn with `noise`,
-    the run's own source: secure, or the seeded demo stream)."""
-    if not args.epsilon > 0:
-        raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
-    unit = unit_of(args)
-    bbox = bbox_from_args(args)
-    if bbox is None and args.seed is None:
-        raise InputError(
-            "no --bbox given. The bounding box is public and must not come from the private data: "
-            "pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME (or add --seed for a "
-            "labelled demo run)."
-        )
-    if getattr(args, "engine", "numpy") == "spark":
-        if unit.column is not None:
-            raise InputError(
-                "--uid is not supported with --engine spark yet: bin on numpy (the default) "
-                "or drop --uid (the unit is then one point)."
-            )
-        return _load_spark(args, bbox)
-    from core.spatial.scan import ScanUnavailable, scan_prepare
-
-    options = {
-        "bbox": bbox,
-        "rows": args.grid,
-        "cols": args.grid_cols,
-        "allow_data_bbox": args.seed is not None,
-        "unit": unit,
-        "noise": Noise.from_seed(args.seed) if noise is None else noise,
-    }
-    try:  # binned where the file lies (DuckDB): memory does not grow with the file
-        return scan_prepare(args.input, args.lat, args.lon, **options)
-    except ScanUnavailable:  # a file DuckDB cannot read: the careful reader explains
-        df = read_points_table(args.input, args.lat, args.lon, unit.column)
-        return prepare(df, args.lat, args.lon, **options)
-
-
-def _load_spark(args, bbox) -> Prepared:
-    """The data pass on Spark (issue 11); F is identical to the in-memory path's."""
-    from core.sparkutil import spark_failure, spark_session
-    from core.spatial.spark_pass import prepare_spark
-
-    if not (args.lat and args.lon):
-        raise InputError("--engine spark needs the coordinate columns: pass --lat COL --lon COL.")
-    session = spark_session(args.spark_master)
-    try:
-        return prepare_spark(
-            session,
-            args.input,
-            args.lat,
-            args.lon,
-            bbox,
-            args.grid,
-            args.grid_cols,
-            allow_data_bbox=args.seed is not None,
-        )
-    except InputError:
-        raise
-    except Exception as err:  # noqa: BLE001 - a Spark read/analysis failure: one line
-        raise spark_failure(f"bin the points of {args.input}", err) from None
-
-
-def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
-    """Write `--out` (GeoJSON, or a plain CSV with its JSON sidecar) and return the `--json`
-    object that `dpx htf` and `dpx release` share (issue 10: the same object). Nothing here
-    adds noise: it reports the release `rel` (its ε parts, the mechanisms that drew with their
-    share of the charge, its unit, the noisy leaves) and, for the data owner, the point counts
-    inside and outside the bbox (never written into `out`)."""
-    info = noise.describe()
-    if out and out.lower().endswith(".csv"):  # the CSV and its sidecar appear together or not
-        write_texts(
-            (out, to_csv_text(rel, data.grid, info, data.bbox_from_data)),
-            (out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, data.grid, info, data.bbox_from_data)),
-        )
-    elif out:
-        write_whole(out, to_geojson_text(rel, data.grid, info, data.bbox_from_data))
-    height = rel.info.get("height")
-    result = {
-        "method": method,
-        "mode": noise.mode,
-        "noise": info,
-        "epsilon": rel.epsilon,
-        "height": None if height is None else int(height),
-        "params": rel.params,
-        "privacy_unit": rel.unit.guarantee(),
-        "unit": rel.unit.to_json(),
-        "grid": data.grid.describe(),
-        "n_points_used": data.n_used,
-        "n_points_dropped": data.n_dropped,
-        **({"n_points_over_person_bound": data.n_capped} if data.unit.column else {}),
-        "n_leaves": rel.n_leaves,
-        "mechanisms": charge_rows(rel),
-        "leaves": leaves_json(rel),
-    }
-    if data.bbox_from_data:
-        result["warning"] = DEMO_BBOX_LABEL
-    if out:
-        result["out"] = out
-        if out.lower().endswith(".csv"):
-            result["metadata"] = out + CSV_SIDECAR_SUFFIX
-    return result
-
-
 def run_htf(args) -> dict | str:
+    from core.cli.location_run import run_location  # the heavy modules, only when it runs
+
     return run_location(args, "htf")
 
 
 def run_release(args) -> dict | str:
+    from core.cli.location_run import run_location
+
     return run_location(args, _check_method(args.method))
 
 
-def _htf_params(args, method: str) -> dict:
-    if method != "htf" or not hasattr(args, "eps_height"):
-        return {}
-    return {
-        "eps_height": args.eps_height,
-        "eps_prt_level": args.eps_prt_level,
-        "T": args.T,
-        "stop_count": args.stop_count,
-        "stop_cells": args.stop_cells,
-    }
-
-
-def _use_dataset(args, target) -> None:
-    """A registered dataset supplies INPUT, and its unit column is the person column."""
-    d = target.dataset
-    args.input = single_table(d, "release")
-    if d.uid:
-        if args.uid not in (None, d.uid):
-            raise InputError(f"--uid {args.uid} differs from dataset '{d.name}''s unit {d.uid}.")
-        args.uid = d.uid
-        if args.max_points_per_person is None:
-            raise InputError(
-                f"dataset '{d.name}' protects people (column {d.uid}), who may have many "
-                "points: add --max-points-per-person K (each person then keeps at most K "
-                "points, chosen at random)."
-            )
-
-
-def run_location(args, method: str) -> dict | str:
-    """One governed location histogram (`dpx htf`, `dpx release --method M`).
-
-    Privacy claim: `method`'s mechanisms draw through an accountant holding ε = --epsilon,
-    charged to the dataset (or recorded as an unregistered run) before INPUT is read; the unit
-    is one point, or each person (--uid) with at most --max-points-per-person points.
-    """
-    target = resolve(args, Tool.LOCATION.value, files=("input",))
-    if target.dataset is not None:
-        _use_dataset(args, target)
-    elif not args.input:
-        raise InputError(f"dpx {args.command} needs INPUT (a CSV/Parquet file) or --dataset NAME.")
-    unit = unit_of(args)  # a bad --uid/--max-points-per-person: refused, nothing charged
-    bbox = bbox_from_args(args)
-    if bbox is None and (args.seed is None or target.dataset is not None):
-        raise InputError(
-            "no --bbox given. The bounding box is public and must not come from the private "
-            "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
-        )
-    out = args.out
-    if out and not out.lower().endswith((".geojson", ".json", ".csv")):
-        raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
-    columns = {"latitude": args.lat, "longitude": args.lon, "person": unit.column}
-    request = Request(
-        tool=Tool.LOCATION.value,
-        role=target.role,
-        dataset=target.dataset,
-        params={**params_of(args), "method": method},
-        cost=Cost(args.epsilon),
-        claim=Claim(unit.describe(), unit.column),
-        noise=target.noise,
-        extra_checks=(lambda: require_columns(args.input, columns),),
-    )
-
-    def compute(accountant):
-        data = _load(args, accountant.noise)
-        build = get_method(method)
-        rel = build(data.F, args.epsilon, accountant, unit=data.unit, **_htf_params(args, method))
-        return rel, data
-
-    governed = govern(
-        target.registry, request, compute, lambda r: to_json(location_artefact(r[0], r[1].grid))
-    )
-    rel, data = governed.result
-    if target.role is Role.ANALYST:
-        return _analyst_output(target.registry, governed.record, args)
-    result = release_json(rel, data, target.noise, out, method=rel.method)
-    result["requested_method"] = method
-    result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
-    selection = rel.info.get("selection")
-    if selection is not None:
-        result["selection"] = selection.to_dict()
-    if governed.record is not None:
-        result["registry"] = registry_info(target.registry, governed.record)
-    if args.json:
-        return result
-    text = _text(result, data)
-    return text + ("\n" + registry_line(result["registry"]) if "registry" in result else "")
-
-
-def _analyst_output(registry, record, args) -> dict | str:
-    """What an analyst gets: the release record, and `--out` written from it."""
-    view = release_view(registry, record)
-    if args.out:
-        rel, grid = _release_of(record)
-        info = Noise.secure().describe()
-        if args.out.lower().endswith(".csv"):
-            write_texts(
-                (args.out, to_csv_text(rel, grid, info)),
-                (args.out + CSV_SIDECAR_SUFFIX, csv_sidecar_text(rel, grid, info)),
-            )
-        else:
-            write_whole(args.out, to_geojson_text(rel, grid, info))
-        view["out"] = args.out
-    if args.json:
-        return view
-    art = view["result"]
-    headline = (
-        f"{art['label']} release: {len(art['leaves'])} leaves on a {art['grid']['rows']} x "
-        f"{art['grid']['cols']} grid" + (f", written to {args.out}" if args.out else "")
-    )
-    return view_text(view, headline)
-
-
-def _release_of(record):
-    """The `Release` and `Grid` a record describes (for writing files from the record only)."""
-    from core.spatial.grid import Grid
-    from core.spatial.release import Release
-
-    art = artefact_of(record)
-    info = {"label": art.label}
-    if art.height is not None:
-        info["height"] = art.height
-    if art.leaf_scale is not None:
-        info["leaf_noise_std"] = np.sqrt(2) * np.asarray(art.leaf_scale)
-    rel = Release(
-        method=art.method,
-        leaves=np.asarray(art.leaves, dtype=np.int64).reshape(-1, 4),
-        values=np.asarray(art.values, dtype=np.float64),
-        epsilon={"total": record.epsilon},
-        mechanisms=record.mechanisms,
-        params={},
-        info=info,
-        unit=unit_from(art.unit_column, art.max_points if art.unit_column else None),
-    )
-    return rel, Grid(art.grid.rows, art.grid.cols, art.grid.bbox)
-
-
-def _text(result: dict, data) -> str:
-    eps = result["epsilon"]
-    lines = [
-        f"{result['label']} release ({result['method']}, requested {result['requested_method']}): "
-        f"{result['n_leaves']} leaves, mode {result['mode']}",
-        "epsilon: total "
-        + f"{eps['total']:g} = "
-        + " + ".join(f"{k} {v:g}" for k, v in eps.items() if k != "total"),
-    ]
-    sel = result.get("selection")
-    if sel:
-        feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
-        lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
-    lines.append(f"grid {result['grid']['rows']} x {result['grid']['cols']}")
-    lines.append(f"privacy unit: {data.unit.describe()}")
-    lines.append(owner_counts(data))
-    if "warning" in result:
-        lines.append(result["warning"])
-    if "out" in result:
-        meta = f" (metadata: {result['metadata']})" if "metadata" in result else ""
-        lines.append(f"written to {result['out']}{meta}")
-    else:
-        lines.append("use --out FILE.geojson|FILE.csv or --json for the leaves")
-    return "\n".join(lines)
-
-
-def owner_counts(data: Prepared) -> str:
-    """The data owner's line of exact counts (never part of a release)."""
-    capped = f", {data.n_capped} left out by the per-person bound" if data.unit.column else ""
-    return (
-        f"points used {data.n_used}, dropped {data.n_dropped}{capped} (private: for you, the "
-        "data owner, only)"
-    )
-
-
-def write_whole(path: str, text: str) -> None:
-    """Write `text` to `path` completely or not at all (core.files); failures: InputError."""
-    write_text(path, text)
-
-
-def _parse_sizes(text: str) -> list[float]:
-    try:
-        sizes = [float(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise InputError(
-            f"--query-sizes must be comma-separated fractions, got '{text}'."
-        ) from None
-    if not sizes or any(not 0 < f <= 1 for f in sizes):
-        raise InputError(f"--query-sizes must be fractions in (0, 1], got '{text}'.")
-    return sizes
-
-
 def run_compare(args) -> dict | str:
-    require_owner(current_role(), "dpx compare (evaluation against the raw points)")
-    methods = parse_methods(args.methods)
-    sizes = _parse_sizes(args.query_sizes)
-    if args.queries < 1 or args.reps < 1:
-        raise InputError("--queries and --reps must be >= 1.")
-    data = _load(args)
-    comp = compare(
-        data.F, args.epsilon, methods, sizes, args.queries, args.reps, args.smoothing, args.seed,
-        unit=data.unit,
-    )  # fmt: skip
-    result = {
-        "grid": data.grid.describe(),
-        "n_points_used": data.n_used,
-        "mode": Noise.from_seed(args.seed).mode,
-        **comp.to_dict(),
-    }
-    if data.bbox_from_data:
-        result["warning"] = DEMO_BBOX_LABEL
-    if args.json:
-        return result
-    lines = [
-        f"{EVALUATION_LABEL}",
-        f"{'method':<16}{'size':>6}{'MRE':>12}{'std':>10}{'build s':>9}",
-    ]
-    for r in comp.rows:
-        std = "-" if r["mre_std"] is None else f"{r['mre_std']:.4g}"
-        lines.append(
-            f"{r['method']:<16}{r['query_size']:>6.2f}{r['mre']:>12.4g}{std:>10}{r['build_seconds']:>9.3f}"
-        )
-    return "\n".join(lines)
+    from core.cli.location_run import compare_command
+
+    return compare_command(args)
 
 
 def _method_name(text: str) -> str:

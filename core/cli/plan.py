@@ -30,13 +30,8 @@ from core.cli.common import (
     resolve,
     single_table,
 )
-from core.cli.location import (
-    _NEGATIVE_VALUE,
-    GRID_HELP,
-    MAX_POINTS_PER_PERSON,
-    bbox_from_args,
-    unit_of,
-)
+from core.cli.location import _NEGATIVE_VALUE, GRID_HELP, MAX_POINTS_PER_PERSON
+from core.cli.location_run import bbox_from_args, unit_of
 from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
@@ -196,7 +191,7 @@ def run_release(args) -> dict | str:
 
 def _draw_pilot(args, target):
     """The pilot as a governed release: charged before the points are read."""
-    from core.cli.location import _use_dataset
+    from core.cli.location_run import _use_dataset
     from core.spatial.io import read_points_table
     from core.spatial.pipeline import prepare
 

@@ -113,6 +113,22 @@ def add_arguments(p) -> None:
         "charging); a query stopped after reading data keeps its charge",
     )
     p.add_argument(
+        "--memory-limit",
+        type=cliargs.MEMORY,
+        default=None,
+        metavar="SIZE",
+        help="DuckDB's memory limit, e.g. 1GB (default: half of the machine's memory); past it "
+        "the query stops (DPX-E005, the charge kept) unless --spill-dir is given",
+    )
+    p.add_argument(
+        "--spill-dir",
+        type=cliargs.DIRECTORY,
+        default=None,
+        metavar="DIR",
+        help="data owner only: let DuckDB write what does not fit in memory to a private "
+        "directory (0700) inside DIR, removed afterwards (by default nothing is written)",
+    )
+    p.add_argument(
         "--max-epsilon-per-query",
         type=SQL_CAPS[0],
         help="refuse a query whose epsilon is above this cap (no cap by default)",

@@ -26,7 +26,7 @@ from core.dpsql.sql.bigquery import to_bigquery
 from core.dpsql.time_limit import EngineKind, TimeLimit, decide, table_bytes
 from core.errors import BudgetExceededError, InputError
 from core.files import write_text
-from core.governance import Request, Role, govern
+from core.governance import Request, Role, RoleError, govern
 from core.governance.caps import QueryCaps
 from core.privacy import Cost
 from core.registry import Claim, Dataset, Tool
@@ -142,6 +142,7 @@ def execute(args) -> dict | str:
     private row is read."""
     given = None if args.timeout is None else check_timeout(args.timeout)
     target = resolve(args, Tool.SQL.value, files=("table", "public"))
+    _check_engine_options(args, target.role)
     if target.dataset is not None:
         _use_dataset(args, target.dataset)
     limit = _time_limit(args, given)  # public facts only, before anything is read or charged
@@ -237,13 +238,32 @@ def _budget_refusal(err: BudgetExceededError) -> BudgetExceededError:
     return BudgetExceededError(f"{code} {text}")
 
 
+def _check_engine_options(args, role: Role) -> None:
+    """--memory-limit and --spill-dir: DuckDB's, and where private intermediate data may be
+    written is the data owner's decision (refused before anything is read or charged)."""
+    spark = getattr(args, "engine", "duckdb") == "spark"
+    if spark and (args.memory_limit or args.spill_dir):
+        raise InputError(
+            "--memory-limit and --spill-dir set DuckDB's memory; Spark uses its own "
+            "configuration. Fix: drop them, or use --engine duckdb."
+        )
+    if args.spill_dir and role is Role.ANALYST:
+        raise RoleError(
+            "--spill-dir is for the data owner (it writes private intermediate data to disk). "
+            "Fix: drop --spill-dir."
+        )
+
+
 def _engine(args, catalog: Catalog, timeout: float):
     if getattr(args, "engine", "duckdb") == "spark":
         from core.dpsql.execute.spark_engine import SparkEngine  # optional extra, on demand
 
         files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
         return SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
-    return Engine(catalog, timeout_s=timeout)
+    return Engine(
+        catalog, timeout_s=timeout, memory_limit=args.memory_limit,
+        spill_directory=args.spill_dir,
+    )  # fmt: skip
 
 
 def _write_whole(path: Path, text: str) -> None:

@@ -48,6 +48,9 @@ class ResourceLimits:
     threads: int = DEFAULT_THREADS
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     timeout_s: float = DEFAULT_TIMEOUT_S
+    # None: the memory limit is hard (a query beyond it stops, DPX-E005). A directory: DuckDB
+    # may write what does not fit to a private (0700) subdirectory there, removed afterwards.
+    spill_directory: str | None = None
 
     def __post_init__(self):
         check_timeout(self.timeout_s)

@@ -278,6 +278,19 @@ def query_record(plan: Plan, rel: Released) -> dict:
 def stage_tables(prepared: Prepared, engine: Engine, limit: int = 50) -> dict[str, pd.DataFrame]:
     """Per-stage intermediate tables for teaching and the data owner — NOT private."""
     return {
-        name: engine.frame(prepared.staged.stage_sql(name, limit=limit), exact=False)
+        name: _displayable(engine.frame(prepared.staged.stage_sql(name, limit=limit), exact=False))
         for name, _ in prepared.staged.stages
     }
+
+
+def _displayable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Integers beyond 64 bits (the 128-bit sampling key `_r`, HUGEINT sums) as text, which
+    tables and Arrow can show."""
+
+    def wide(value) -> bool:
+        return isinstance(value, int) and not -(2**63) <= value < 2**63
+
+    for column in frame.columns:
+        if frame[column].dtype == object and frame[column].map(wide).any():
+            frame[column] = frame[column].map(lambda v: v if v is None else str(v))
+    return frame

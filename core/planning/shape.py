@@ -9,7 +9,11 @@ Two bases, both public or DP:
   with shares resampled from how the pilot's own reliable nodes split, continued down to the
   grid cells. Below the pilot's resolution the data is assumed to be as clumpy as above it
   (self-similar), which keeps a cluster a pilot sees only coarsely from being simulated as a
-  flat block; a pilot with no reliable split falls back to uniform leaves.
+  flat block; a pilot with no reliable split falls back to uniform leaves. That is the
+  SMOOTH placement, behind the predicted low and mid. The ROUGH placement, behind the predicted
+  high, is the roughest data the pilot cannot tell apart from what it saw
+  (`PilotShape.draw_rough`): sparse leaves empty, and the rest of each leaf's points along one
+  line across it.
 - `DeclaredShape` — a size the owner declares public and a shape: `uniform` over the box, or
   `city` (five Gaussian clusters of widths 20/50/100 cells at random centres, Dirichlet
   weights, 5 % background — the paper's synthetic city), each draw placing the clusters anew.
@@ -37,6 +41,13 @@ MAX_DECLARED_POINTS = 100_000_000
 EMPTY = 2.0
 
 
+class Placement(StrEnum):
+    """How a draw places points below the basis's resolution (see the module docstring)."""
+
+    SMOOTH = "smooth"
+    ROUGH = "rough"
+
+
 class ShapeKind(StrEnum):
     UNIFORM = "uniform"
     CITY = "city"
@@ -57,11 +68,15 @@ class DeclaredShape:
                 f"--public-n must be 10 to {MAX_DECLARED_POINTS:,} points, got {self.n}."
             )
 
+    # A declared shape is the owner's whole claim about the data: there is nothing below a
+    # resolution to be rough about, so every draw is of the declared shape.
+    placements = (Placement.SMOOTH,)
+
     @property
     def shape(self) -> tuple[int, int]:
         return (self.rows, self.cols)
 
-    def draw(self, rng: np.random.Generator) -> np.ndarray:
+    def draw(self, rng: np.random.Generator, placement: Placement = Placement.SMOOTH) -> np.ndarray:
         if self.kind is ShapeKind.UNIFORM:
             cells = self.rows * self.cols
             return _scatter(rng, int(self.n), np.full(cells, 1.0 / cells), self.shape)
@@ -86,6 +101,7 @@ class PilotShape:
 
     pilot: Pilot
     splits: np.ndarray = field(init=False, repr=False)
+    placements = (Placement.SMOOTH, Placement.ROUGH)
 
     def __post_init__(self):
         object.__setattr__(self, "splits", quadrant_splits(self.pilot))
@@ -98,8 +114,9 @@ class PilotShape:
     def n(self) -> int:
         return int(round(self.pilot.noisy_n))
 
-    def draw(self, rng: np.random.Generator) -> np.ndarray:
-        ny, nx = self.shape
+    def draw(self, rng: np.random.Generator, placement: Placement = Placement.SMOOTH) -> np.ndarray:
+        if placement is Placement.ROUGH:
+            return self.draw_rough(rng)
         leaves = self.pilot.leaves
         values = np.where(
             self.pilot.values >= EMPTY * self.pilot.leaf_scale, self.pilot.values, 0.0
@@ -111,6 +128,42 @@ class PilotShape:
         within = np.bincount(self._leaf_of, weights=field_, minlength=len(leaves))
         density = (values / within)[self._leaf_of] * field_
         return _scatter(rng, self.n, density / density.sum(), self.shape)
+
+    @property
+    def noise_floor(self) -> float:
+        """The noisy count below which the rough placement treats a leaf as empty: the level the
+        largest of the pilot's k leaf noises stays under when every leaf is empty (Laplace of
+        scale b: P(noise > b ln k) = 1/(2k), so about one empty leaf in two pilots passes it),
+        and never below the smooth placement's 2 scales."""
+        k = max(len(self.pilot.leaves), 2)
+        return max(EMPTY, math.log(k)) * self.pilot.leaf_scale
+
+    def draw_rough(self, rng: np.random.Generator) -> np.ndarray:
+        """The roughest point set the pilot cannot tell apart from what it saw.
+
+        Why. Range-query MRE is dominated by queries whose true answer is near zero (their
+        error is divided by the smoothing, not by the answer), so it rises with the share of
+        empty land. A pilot sees neither whether a sparse leaf is empty — its noisy count is
+        as likely to be noise as data — nor how a leaf's points lie inside it. Place data lies
+        on lines and in dots (roads, rivers, coasts, towns, GPS tracks) with empty land between
+        them, which a smooth placement fills. This placement takes the other reading of the
+        same pilot, at both scales:
+
+        - a leaf whose noisy count is below `noise_floor` (what pure noise reaches on one of
+          the pilot's leaves) is empty; the noisy total is kept, on the other leaves;
+        - inside every other leaf the points lie along one straight line crossing the leaf
+          (random centre and direction, one cell wide): the simplest one-dimensional
+          structure, so most of a large leaf is empty land.
+
+        Post-processing of the pilot's released values only; reads no data, costs no ε."""
+        p = self.pilot
+        values = np.where(p.values >= self.noise_floor, p.values, 0.0)
+        if values.sum() <= 0:  # nothing stands out of the noise: fall back to the smooth rule
+            values = np.where(p.values >= EMPTY * p.leaf_scale, p.values, 0.0)
+        if values.sum() <= 0:
+            values = np.ones_like(values)
+        counts = rng.multinomial(self.n, values / values.sum())
+        return _along_lines(rng, p.leaves.astype(np.float64), counts, self.shape)
 
     @property
     def _leaf_of(self) -> np.ndarray:
@@ -132,7 +185,10 @@ class PilotShape:
             if len(self.splits)
             else "inside its leaves the points are spread evenly (the pilot resolved no split)"
         )
-        return f"{self.pilot.describe()}; {fine}"
+        return (
+            f"{self.pilot.describe()}; {fine}; the high end of the range assumes instead that "
+            "leaves within the pilot's noise are empty and the rest lie along lines"
+        )
 
 
 Shape = PilotShape | DeclaredShape
@@ -154,6 +210,27 @@ def cascade(shape: tuple[int, int], weights: np.ndarray, rng: np.random.Generato
         block = rows.reshape(n, n, 2, 2).transpose(0, 2, 1, 3).reshape(2 * n, 2 * n)
         field_ = np.repeat(np.repeat(field_, 2, axis=0), 2, axis=1) * block
     return field_[:ny, :nx]
+
+
+def _along_lines(rng, leaves: np.ndarray, counts: np.ndarray, shape) -> np.ndarray:
+    """counts[i] points on one random straight line across leaf i (rows r0..r1, cols c0..c1):
+    a uniform centre in the leaf, a uniform direction, the chord clipped to the leaf."""
+    ny, nx = shape
+    r0, r1, c0, c1 = leaves.T
+    cy, cx = rng.uniform(r0, r1), rng.uniform(c0, c1)
+    angle = rng.uniform(0.0, math.pi, len(leaves))
+    dy, dx = np.sin(angle) + 1e-9, np.cos(angle) + 1e-9
+
+    def span(lo, hi, c, d):
+        a, b = (lo - c) / d, (hi - c) / d
+        return np.minimum(a, b), np.maximum(a, b)
+
+    (ay, by), (ax, bx) = span(r0, r1, cy, dy), span(c0, c1, cx, dx)
+    leaf = np.repeat(np.arange(len(leaves)), counts)
+    t = rng.uniform(np.maximum(ay, ax)[leaf], np.minimum(by, bx)[leaf])
+    y = np.clip(cy[leaf] + t * dy[leaf], r0[leaf], r1[leaf] - 1e-6).astype(np.int64)
+    x = np.clip(cx[leaf] + t * dx[leaf], c0[leaf], c1[leaf] - 1e-6).astype(np.int64)
+    return np.bincount(y * nx + x, minlength=ny * nx).astype(np.int64).reshape(shape)
 
 
 def _scatter(rng: np.random.Generator, n: int, p: np.ndarray, shape) -> np.ndarray:

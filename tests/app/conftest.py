@@ -16,3 +16,20 @@ def app_test():
         return AppTest.from_file(str(ROOT / script), default_timeout=timeout)
 
     return make
+
+
+def register_staff(registry_dir, tmp_path, policy):
+    """Register dataset 'staff' — the employee/orders demo tables written as CSV files, unit
+    column `uid` — under `policy`; return the registry."""
+    from core.dpsql.demos import DEMOS
+    from core.registry import Registry
+
+    tables = next(d for d in DEMOS if d.name == "sql-employee-orders").load()
+    files = []
+    for name, frame in tables.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        files.append((name, path))
+    registry = Registry(registry_dir)
+    registry.add_dataset("staff", files, policy, uid="uid")
+    return registry

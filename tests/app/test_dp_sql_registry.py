@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.dpsql.demos import DEMOS
 from core.registry import Policy, Registry, RunKind
+from tests.app.conftest import register_staff
 from ui.noise import MODE_KEY, SEED_KEY
 
 PAGE = "pages/dp_sql.py"
@@ -20,15 +20,7 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     """A registry with dataset 'staff' (the employee/orders demo tables written as CSV files):
     total ε 2.5, δ 1e-4, per-query ε cap 1.2."""
     monkeypatch.delenv("DPX_MODE", raising=False)
-    tables = next(d for d in DEMOS if d.name == DEMO).load()
-    files = []
-    for name, frame in tables.items():
-        path = tmp_path / f"{name}.csv"
-        frame.to_csv(path, index=False)
-        files.append((name, path))
-    reg = Registry(registry_dir)
-    reg.add_dataset("staff", files, Policy(2.5, 1e-4, 1.2), uid="uid")
-    return reg
+    return register_staff(registry_dir, tmp_path, Policy(2.5, 1e-4, 1.2))
 
 
 def _open_registered(app_test):

@@ -10,6 +10,7 @@ from core.dpsql.demos import DEMOS
 from core.planning.bounds import measure_bounds, unit_values
 from core.privacy import Accountant, Cost, Noise
 from core.registry import Policy, Registry, RunKind
+from tests.app.conftest import register_staff
 from ui.noise import MODE_KEY, SEED_KEY
 from ui.plan.bounds import RESULT
 
@@ -21,15 +22,7 @@ EPSILON = 0.5
 @pytest.fixture
 def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     monkeypatch.delenv("DPX_MODE", raising=False)
-    tables = next(d for d in DEMOS if d.name == DEMO).load()
-    files = []
-    for name, frame in tables.items():
-        path = tmp_path / f"{name}.csv"
-        frame.to_csv(path, index=False)
-        files.append((name, path))
-    reg = Registry(registry_dir)
-    reg.add_dataset("staff", files, Policy(2.5, 1e-4), uid="uid")
-    return reg
+    return register_staff(registry_dir, tmp_path, Policy(2.5, 1e-4))
 
 
 def _open_bounds(at):

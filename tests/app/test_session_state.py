@@ -11,9 +11,9 @@ import pytest
 
 from core.balancing.demos import DEMOS as PP_DEMOS
 from core.balancing.demos import PATIENTS_NAME
-from core.dpsql.demos import DEMOS as SQL_DEMOS
 from core.privacy import Cost
 from core.registry import Policy, Registry
+from tests.app.conftest import register_staff
 from tests.registry.helpers import write_points
 from ui.noise import MODE_KEY, SEED_KEY
 from ui.state import TOKEN_PARAM
@@ -84,14 +84,7 @@ def test_reload_says_plainly_what_is_no_longer_kept(app_test, registry_dir):
 def staff(registry_dir, tmp_path, monkeypatch) -> Registry:
     """Dataset 'staff' (the employee/orders demo tables): total ε 2.5, δ 1e-4."""
     monkeypatch.delenv("DPX_MODE", raising=False)
-    tables = next(d for d in SQL_DEMOS if d.name == "sql-employee-orders").load()
-    files = []
-    for name, frame in tables.items():
-        frame.to_csv(tmp_path / f"{name}.csv", index=False)
-        files.append((name, tmp_path / f"{name}.csv"))
-    reg = Registry(registry_dir)
-    reg.add_dataset("staff", files, Policy(2.5, 1e-4), uid="uid")
-    return reg
+    return register_staff(registry_dir, tmp_path, Policy(2.5, 1e-4))
 
 
 def test_reload_keeps_the_active_tab_the_query_and_the_result(app_test, staff):
@@ -191,3 +184,33 @@ def test_a_session_token_never_reaches_a_release_record(app_test, registry_dir):
     token = at.query_params[TOKEN_PARAM]
     assert run.params["session"] == session_id(at) and token not in str(run.params)
     assert pd.notna(run.params["session"])
+
+
+def _seed_box_script():
+    import streamlit as st
+
+    from ui.noise import seed_input
+
+    if st.session_state.get("demo", True):  # demo mode on: the box is drawn
+        seed_input()
+
+
+def test_the_seed_survives_the_box_being_hidden_and_shown_again():
+    """The seed is the session's value, not the seed box's: hiding the box (demo mode off) and
+    showing it again brings back the seed typed, never the box's minimum (0)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_seed_box_script).run()
+    assert at.number_input[0].value == 42 and at.session_state[SEED_KEY] == 42
+    at.number_input[0].set_value(7).run()
+    assert at.session_state[SEED_KEY] == 7
+    for _ in range(3):
+        at.session_state["demo"] = False
+        at.run()
+        assert not at.number_input
+        at.session_state["demo"] = True
+        at.run()
+        assert at.number_input[0].value == 7 and at.session_state[SEED_KEY] == 7
+    at.number_input[0].set_value(0).run()  # the minimum, typed: kept as typed
+    at.run()
+    assert at.number_input[0].value == 0 and at.session_state[SEED_KEY] == 0

@@ -65,7 +65,7 @@ def test_exports_use_random_and_execution_uses_the_salted_hash():
     assert "RANDOM()" in prepared.staged.sql("duckdb")
     assert "RAND()" in prepared.staged.sql("spark")
     executed = prepared.staged.sql("duckdb", executable=True)
-    assert "MD5(" in executed and "RANDOM()" not in executed  # sampling_key (issue 11)
+    assert "MD5_NUMBER(" in executed and "RANDOM()" not in executed  # sampling_key (issue 22)
     # one CTE per stage, the sampling stage keeps at most C_u partitions per unit
     for stage in ("src", "per_user", "keyed", "sampled", "clamped", "cross_user"):
         assert f"{stage} AS (" in executed

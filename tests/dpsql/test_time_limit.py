@@ -95,9 +95,9 @@ def test_cli_says_what_it_decided(table, tmp_path, capsys, monkeypatch):
     seen = {}
     real = __import__("core.cli.sql_run", fromlist=["Engine"]).Engine
 
-    def engine(catalog, timeout_s):
+    def engine(catalog, timeout_s, **limits):
         seen["timeout"] = timeout_s
-        return real(catalog, timeout_s=timeout_s)
+        return real(catalog, timeout_s=timeout_s, **limits)
 
     monkeypatch.setattr("core.cli.sql_run.Engine", engine)
     code, out = _run(capsys, table, tmp_path, "--json")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
 
@@ -62,6 +63,16 @@ def _wait_results(page) -> None:
     page.get_by_role("heading", name="Downloads").wait_for(timeout=120_000)
     _map_frame(page).locator(".leaflet-container").wait_for(timeout=120_000)
     page.get_by_role("heading", name="Charged releases").wait_for()
+
+
+def _expect_not_stale(page) -> None:
+    """No "previous build" label: the results match the settings on screen. A waiting check
+    (a session's settings come back over its first reruns); on failure it quotes the label."""
+    label = page.get_by_text("previous build")
+    try:
+        expect(label).to_have_count(0, timeout=30_000)
+    except AssertionError:
+        raise AssertionError(f"labelled stale: {label.first.inner_text()}") from None
 
 
 def _evaluate(page) -> None:
@@ -135,7 +146,7 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
     _toggle_demo_mode(page)
     no_exception(page)
     _wait_results(page)
-    assert page.get_by_text("previous build").count() == 0
+    _expect_not_stale(page)
 
     # navigate Home and back: inputs and results are still there
     page.get_by_test_id("stSidebarNav").get_by_text("Home", exact=True).click()
@@ -144,14 +155,15 @@ def test_build_then_use_the_page_like_a_class(page, app_url, external_requests, 
     _wait_results(page)
     _wait_evaluation(page)  # the evaluation of this build is kept too
     no_exception(page)
-    assert page.get_by_text("previous build").count() == 0
-    assert page.get_by_role("combobox", name="Release to download").inner_text() or True
+    _expect_not_stale(page)
+    chosen = page.get_by_role("combobox", name="Release to download").input_value()
+    assert chosen.strip(), "no release chosen for download"
 
     # reload (F5): the session's build and evaluation are kept (server-side); build again
     page.reload()
     _wait_results(page)
     _wait_evaluation(page)
-    assert page.get_by_text("previous build").count() == 0
+    _expect_not_stale(page)
     _build(page)
     no_exception(page)
     assert external_requests == [], f"requests left localhost: {external_requests}"

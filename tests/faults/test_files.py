@@ -221,3 +221,20 @@ def test_a_kill_during_a_write_leaves_only_temporaries_which_the_next_write_remo
     write_texts((target, "a\n"), (tmp_path / "t.csv.json", "{}"))
     assert temporaries(tmp_path) == []
     assert target.read_text() == "a\n"
+
+
+def test_work_directory_is_private_and_removes_a_killed_run_s(tmp_path):
+    """Intermediate data (spill files, staged rows) lives in a 0700 directory named by the
+    process; one left by a process that no longer runs is removed by the next one."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    orphan = tmp_path / f"dpx-pp-{done.stdout.strip()}-x"
+    orphan.mkdir()
+    (orphan / "rows.tmp").write_bytes(b"private")
+    other_tool = tmp_path / f"dpx-spill-{done.stdout.strip()}-x"
+    other_tool.mkdir()
+    with files.work_directory("dpx-pp-", tmp_path) as work:
+        assert stat.S_IMODE(os.stat(work).st_mode) == 0o700
+        assert os.path.basename(work).startswith(f"dpx-pp-{os.getpid()}-")
+        assert not orphan.exists() and other_tool.exists()  # only its own prefix
+    assert not os.path.exists(work)

@@ -104,6 +104,8 @@ def hostile_values(validator, where: Path) -> list[tuple[str, str]]:
         return [*bad, ("newline", "a\nb")] if validator.name else bad
     if kind is cliargs.BBox:
         return [("non-finite", "nan,1,2,3"), ("huge", "1e400,1,2,3"), ("three", "1,2,3")]
+    if kind is cliargs.MemorySize:
+        return [("no unit", "512"), ("tiny", "1KB"), ("nan", "nanGB"), ("huge", "9" * 5000 + "GB")]
     if kind is cliargs.Fractions:
         return [("zero", "0"), ("nan", "nan"), ("above one", "0.5,2")]
     if kind is cliargs.Freqs:

@@ -1,17 +1,24 @@
 """The location planner: the pilot is a charged release whose mechanisms are what drew; the
-synthetic sets keep the pilot's noisy shape; plans are monotone, reproducible and refuse what
-no ε reaches. (Its calibration against real releases is bench/plan_calibration.py.)"""
+synthetic sets keep the pilot's noisy shape (smoothly for the mid, roughly for the high);
+plans are monotone, reproducible and refuse what no ε reaches. (Its calibration against real releases is bench/plan_calibration.py.)"""
 
 import numpy as np
 import pytest
 
 from core.errors import InputError
-from core.planning.location import EPSILONS, plan_location, recommended_methods
+from core.planning.location import (
+    EPSILONS,
+    _predict,
+    _Simulator,
+    plan_location,
+    recommended_methods,
+)
 from core.planning.pilot import Pilot, measure_pilot, quadrant_splits
-from core.planning.shape import DeclaredShape, PilotShape, ShapeKind
+from core.planning.shape import DeclaredShape, PilotShape, Placement, ShapeKind
 from core.privacy import Accountant, Cost, Noise, Overdraw
+from core.spatial.queries import DEFAULT_SIZES, DEFAULT_SMOOTHING
 from core.spatial.synthetic import mixture_points, to_matrix
-from core.spatial.unit import PersonUnit
+from core.spatial.unit import POINT, PersonUnit
 
 GRID = 64
 
@@ -120,3 +127,46 @@ def test_method_names():
         recommended_methods("nosuch")
     with pytest.raises(InputError):
         plan_location(DeclaredShape(100, ShapeKind.UNIFORM, 8, 8), ["ug"], -1)
+
+
+def test_the_rough_placement_keeps_the_total_and_stays_inside_leaves_above_the_noise():
+    p = pilot(eps=0.5)
+    shape = PilotShape(p)
+    F = shape.draw(np.random.default_rng(0), Placement.ROUGH)
+    assert F.shape == (GRID, GRID) and F.sum() == shape.n
+    for (r0, r1, c0, c1), v in zip(p.leaves.tolist(), p.values, strict=True):
+        if v < shape.noise_floor:  # within the pilot's noise: empty in the rough reading
+            assert F[r0:r1, c0:c1].sum() == 0
+    # the floor is what pure noise reaches on one of k leaves: ln(k) noise scales
+    assert shape.noise_floor == pytest.approx(max(2.0, np.log(len(p.leaves))) * p.leaf_scale)
+
+
+def test_the_rough_placement_leaves_more_land_empty_than_the_smooth_one():
+    shape = PilotShape(pilot(eps=0.5))
+    for seed in range(5):
+        rng_smooth, rng_rough = np.random.default_rng(seed), np.random.default_rng(seed)
+        smooth = shape.draw(rng_smooth, Placement.SMOOTH)
+        rough = shape.draw(rng_rough, Placement.ROUGH)
+        assert (rough > 0).sum() < (smooth > 0).sum()
+
+
+def test_the_rough_placement_never_predicts_a_lower_high_than_the_smooth_one():
+    shape = PilotShape(pilot(eps=0.2))
+    for method in ("ug", "privtree"):
+        for seed in (1, 2, 3):
+            sim = _Simulator(shape, DEFAULT_SIZES, DEFAULT_SMOOTHING, POINT, seed)
+            smooth_only = _predict(sim, method, 0.1, "t", 4, rough_draws=0)
+            with_rough = _predict(sim, method, 0.1, "t", 4, rough_draws=3)
+            assert smooth_only.rough == () and len(with_rough.rough) == 3
+            assert with_rough.simulated == smooth_only.simulated  # paired: same smooth draws
+            assert with_rough.high >= smooth_only.high
+            assert (with_rough.low, with_rough.mid) == (smooth_only.low, smooth_only.mid)
+            # and the rough data is the harder one: its MRE is above the smooth placement's
+            assert np.median(with_rough.rough) > np.median(with_rough.simulated)
+
+
+def test_a_declared_shape_has_no_rough_reading():
+    shape = DeclaredShape(20_000, ShapeKind.CITY, GRID, GRID)
+    sim = _Simulator(shape, DEFAULT_SIZES, DEFAULT_SMOOTHING, POINT, 0)
+    assert _predict(sim, "ug", 0.1, "t", 3, rough_draws=3).rough == ()
+    assert "lie along lines" in _plan(0.1, shape=PilotShape(pilot(eps=0.2))).basis

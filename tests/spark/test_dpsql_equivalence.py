@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 
 import pytest
+from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.execute.spark_engine import SparkEngine, to_spark_sql
 from core.dpsql.service import prepare
+from core.dpsql.sql.sampling_key import reference_key, sampling_key
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of
 from tests.engine_corpus import CORPUS, canonical, query
@@ -95,3 +97,17 @@ def test_spark_sql_keeps_null_list_elements_and_drops_try(spark):
     ).createOrReplaceTempView("s")
     (row,) = session.sql(out.replace(", a + 1 AS t", "")).collect()
     assert sorted(row["l"], key=lambda v: (v is not None, v or 0)) == [None, 1.0]
+
+
+def test_spark_orders_the_sampling_key_as_duckdb_and_the_reference_do(spark):
+    """The Spark form of the key (MD5 hex with the bytes reversed) sorts 500 (unit, key)
+    pairs, NULLs and non-ASCII text included, exactly as the 128-bit reference integer does."""
+    salt = 2**63 - 7
+    pairs = [(u, None if u % 37 == 0 else f"é{u % 11}") for u in range(500)]
+    session = spark.newSession()
+    session.createDataFrame(pairs, "u BIGINT, g STRING").createOrReplaceTempView("p")
+    key = sampling_key([exp.column("u"), exp.column("g")], salt).sql("duckdb")
+    sql = to_spark_sql(f"SELECT u, g FROM p ORDER BY {key}")
+    assert "MD5_NUMBER" not in sql.upper()
+    got = [(r["u"], r["g"]) for r in session.sql(sql).collect()]
+    assert got == sorted(pairs, key=lambda p: reference_key(list(p), salt))

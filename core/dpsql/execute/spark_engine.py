@@ -35,6 +35,7 @@ from sqlglot import exp
 
 from core.dpsql.catalog import Catalog
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped
+from core.dpsql.sql.sampling_key import is_key, spark_key
 from core.errors import InputError
 from core.sparkutil import spark_session
 
@@ -87,10 +88,13 @@ def to_spark_sql(duckdb_sql: str) -> str:
     DuckDB's LIST keeps NULL elements but Spark's COLLECT_LIST drops them, so a filtered
     per-row LIST(x) (parsed back as ARRAY_AGG) becomes TRANSFORM(COLLECT_LIST(STRUCT(x AS v)) FILTER (...), s -> s.v).
     TRY(...) is dropped: with ANSI mode off (`core.sparkutil`) Spark yields NULL instead of an
-    error for casts and division by zero."""
+    error for casts and division by zero. The sampling key (DuckDB's md5_number) becomes its
+    Spark form, which orders the same way (`core.dpsql.sql.sampling_key`)."""
     tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
 
     def keep_nulls(node):
+        if is_key(node):
+            return spark_key(node)
         if isinstance(node, exp.Filter) and isinstance(node.this, (exp.List, exp.ArrayAgg)):
             inner = node.this
             values = inner.expressions if isinstance(inner, exp.List) else [inner.this]

@@ -1,11 +1,19 @@
 """The salted partition/row sampling key, computed identically by DuckDB and Spark.
 
-`hash()` differs between engines (DuckDB's own hash vs Spark's Murmur3), so the executed key is
-MD5 over a canonical string: every part is cast to text and length-prefixed (NULL becomes `N`),
-parts are joined by `|`, and the 64-bit salt from `Noise` is appended. The 32-character hex
-digest orders the same way in both engines (byte-wise string comparison), so ROW_NUMBER over it
-picks the same rows for the same salt. Length prefixes make the canonical string injective, so
-two different (unit, partition) pairs never tie unless MD5 collides.
+`hash()` differs between engines (DuckDB's own hash vs Spark's Murmur3), so the key is MD5 over
+a canonical string: every part is cast to text and length-prefixed (NULL becomes `N`), parts are
+joined by `|`, and the 64-bit salt from `Noise` is appended. Length prefixes make the canonical
+string injective, so two different (unit, partition) pairs never tie unless MD5 collides.
+
+The executed key is the digest as a 128-bit unsigned integer, its 16 bytes read little-endian
+(DuckDB's `md5_number`, a UHUGEINT), not the 32-character hex text: the per-unit top-C_u choice
+then carries a 16-byte integer instead of a string, which is cheaper in time and memory (issue
+22). Spark has no such function; `spark_key` orders by the same number written as text: the
+digest's bytes in reverse order, in hex, which compares byte-wise exactly as the integer does.
+So ROW_NUMBER over the key picks the same rows on both engines for the same salt, and ties are
+impossible short of a 128-bit MD5 collision (the same as with the hex key before).
+`reference_key` is the engine-independent definition in Python (tests check both engines
+against it).
 
 Text casts agree across the engines for integers, strings, dates, timestamps, booleans and
 decimals; DOUBLE values print alike in [1e-3, 1e7) but use different exponent notation outside
@@ -15,7 +23,11 @@ unit: the choice affects bias, never the privacy guarantee).
 
 from __future__ import annotations
 
+import hashlib
+
 from sqlglot import exp
+
+KEY_FUNCTION = "MD5_NUMBER"
 
 
 def _text(e: exp.Expression) -> exp.Expression:
@@ -38,11 +50,42 @@ def _part(e: exp.Expression) -> exp.Expression:
     )
 
 
-def sampling_key(parts: list[exp.Expression], salt: int) -> exp.Expression:
-    """MD5(part_1 || '|' || ... || '|' || salt) as a 32-hex-digit string (see module doc)."""
+def canonical_text(parts: list[exp.Expression], salt: int) -> exp.Expression:
+    """part_1 || '|' || ... || '|' || salt (see module doc)."""
     text: exp.Expression = exp.Literal.string(str(int(salt)))
     for part in reversed(parts):
         text = exp.DPipe(
             this=_part(part), expression=exp.DPipe(this=exp.Literal.string("|"), expression=text)
         )
-    return exp.MD5(this=text)
+    return text
+
+
+def sampling_key(parts: list[exp.Expression], salt: int) -> exp.Expression:
+    """DuckDB's md5_number(canonical text): the digest as a little-endian 128-bit integer."""
+    return exp.Anonymous(this=KEY_FUNCTION, expressions=[canonical_text(parts, salt)])
+
+
+def is_key(node: exp.Expression) -> bool:
+    """Whether `node` is a sampling key made by `sampling_key` (for the Spark translation)."""
+    return isinstance(node, exp.Anonymous) and str(node.this).upper() == KEY_FUNCTION
+
+
+def spark_key(key: exp.Expression) -> exp.Expression:
+    """The Spark form of a `sampling_key` node: MD5's hex digest with its 16 bytes reversed,
+    which orders (byte-wise, as Spark compares strings) exactly as DuckDB's integer does."""
+    digest = exp.MD5(this=key.expressions[0].copy())
+    pairs = [
+        exp.Substring(
+            this=digest.copy(), start=exp.Literal.number(2 * i + 1), length=exp.Literal.number(2)
+        )
+        for i in reversed(range(16))
+    ]
+    return exp.Concat(expressions=pairs)
+
+
+def reference_key(parts: list[object], salt: int) -> int:
+    """The key in Python, independent of any engine: parts are Python values whose text is
+    what the engines' VARCHAR cast gives (ints, strings); None is NULL."""
+    text = "|".join("N" if p is None else f"{len(str(p))}:{p}" for p in parts)
+    digest = hashlib.md5(f"{text}|{int(salt)}".encode()).digest()
+    return int.from_bytes(digest, "little")

@@ -6,8 +6,8 @@ the distinct-unit count). Noise, thresholding and post-processing happen in Pyth
 (`core.dpsql.release.noise`), never in SQL.
 
 Sampling key: DuckDB rejects a volatile `ORDER BY random()` in a window, and every random draw
-must go through `Noise`, so the executed SQL materialises `hash(_uid, keys..., salt)` with a
-64-bit salt drawn from the `Noise` object: a fresh salt gives a fresh pseudo-random choice of
+must go through `Noise`, so the executed SQL materialises a salted key of (_uid, keys...)
+(`core.dpsql.sql.sampling_key`: the same on DuckDB and Spark) with a 64-bit salt drawn from the `Noise` object: a fresh salt gives a fresh pseudo-random choice of
 C_u partitions per unit. The choice only affects bias, never the privacy guarantee (any rule
 picking <= C_u of a unit's own partitions bounds its influence). Exports to other engines
 (`StagedSQL.sql(dialect)`) materialise `random()` instead, which every target supports.
@@ -33,10 +33,7 @@ STAGE_CAPTIONS = {
     "rows_keyed": "row sample key (for per-row aggregates: at most k rows per unit and group)",
     "rows_ranked": "ROW_NUMBER per (_uid, keys, value IS NULL) by the row key",
     "per_user": "γ_{keys, _uid} — one row per unit and partition with the partial aggregates",
-    "unit_sizes": "the number of partitions of each unit",
-    "counted": "each (unit, partition) row with its unit's number of partitions",
-    "keyed": "materialised random key per (unit, partition) row of units with more than C_u",
-    "chosen": "the (unit, partition) pairs ranked <= C_u by the key, per unit",
+    "keyed": "the salted random key _r of each (unit, partition) row",
     "sampled": "Sample_{uid, C_u} — keep at most C_u partitions per unit",
     "clamped": "partials clamped to [L, U] (NULL stays NULL) and integerised (× 2^j)",
     "cross_user": "γ_{keys} — exact per-partition sums and unit count (NON-PRIVATE, noised next)",
@@ -179,7 +176,7 @@ def build_stages(
     )
     stages.append(("per_user", per_user))
 
-    # at most C_u partitions per unit (core.dpsql.sql.sampling: only units with more are ranked)
+    # at most C_u partitions per unit (core.dpsql.sql.sampling: ranked within the unit by the key)
     cu = q.options.max_groups_contributed
     stages += sampling_stages(nk, [p.alias for p in partials], cu, plan.salt, target.executable)
 

@@ -59,7 +59,9 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    k0,
+    _uid,
+    p0
   FROM keyed
   QUALIFY
     ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r NULLS LAST) <= 2

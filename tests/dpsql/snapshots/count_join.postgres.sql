@@ -59,10 +59,14 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    k0,
+    _uid,
+    p0
   FROM (
     SELECT
-      *,
+      k0,
+      _uid,
+      p0,
       ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) AS _w
     FROM keyed
   ) AS _t

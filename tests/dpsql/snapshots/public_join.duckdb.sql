@@ -22,7 +22,8 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    k0,
+    _uid
   FROM keyed
   QUALIFY
     ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 2

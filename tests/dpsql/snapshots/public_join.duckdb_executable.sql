@@ -15,24 +15,10 @@ WITH src AS (
   GROUP BY
     k0,
     _uid
-), unit_sizes AS (
-  SELECT
-    _uid,
-    COUNT(*) AS _n
-  FROM per_user
-  GROUP BY
-    _uid
-), counted AS (
-  SELECT
-    per_user.*,
-    unit_sizes._n
-  FROM per_user
-  JOIN unit_sizes
-    ON per_user._uid = unit_sizes._uid
 ), keyed AS (
   SELECT
     *,
-    MD5(
+    MD5_NUMBER(
       CASE
         WHEN _uid IS NULL
         THEN 'N'
@@ -43,34 +29,14 @@ WITH src AS (
         ELSE CAST(LENGTH(CAST(k0 AS TEXT)) AS TEXT) || ':' || CAST(k0 AS TEXT)
       END || '|' || '2937467307694268567'
     ) AS _r
-  FROM counted
-  WHERE
-    _n > 2
-), chosen AS (
+  FROM per_user
+), sampled AS (
   SELECT
-    _uid,
-    k0
+    k0,
+    _uid
   FROM keyed
   QUALIFY
     ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 2
-), sampled AS (
-  SELECT
-    *
-  FROM (
-    SELECT
-      k0,
-      _uid
-    FROM counted
-    WHERE
-      _n <= 2
-    UNION ALL
-    SELECT
-      keyed.k0,
-      keyed._uid
-    FROM keyed
-    SEMI JOIN chosen
-      ON keyed._uid = chosen._uid AND keyed.k0 IS NOT DISTINCT FROM chosen.k0
-  ) AS _s
 ), clamped AS (
   SELECT
     k0,

@@ -22,10 +22,12 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    k0,
+    _uid
   FROM (
     SELECT
-      *,
+      k0,
+      _uid,
       ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) AS _w
     FROM keyed
   ) AS _t

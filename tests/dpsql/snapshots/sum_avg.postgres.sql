@@ -63,10 +63,16 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    k0,
+    _uid,
+    p0,
+    p1
   FROM (
     SELECT
-      *,
+      k0,
+      _uid,
+      p0,
+      p1,
       ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) AS _w
     FROM keyed
   ) AS _t

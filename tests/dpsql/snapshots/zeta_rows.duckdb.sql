@@ -48,7 +48,11 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    _uid,
+    p0n,
+    p0s,
+    p0q,
+    p1
   FROM keyed
   QUALIFY
     ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 1

@@ -6,7 +6,7 @@ WITH src AS (
 ), rows_keyed AS (
   SELECT
     *,
-    MD5(
+    MD5_NUMBER(
       CASE
         WHEN _uid IS NULL
         THEN 'N'
@@ -51,63 +51,27 @@ WITH src AS (
     NOT _uid IS NULL
   GROUP BY
     _uid
-), unit_sizes AS (
-  SELECT
-    _uid,
-    COUNT(*) AS _n
-  FROM per_user
-  GROUP BY
-    _uid
-), counted AS (
-  SELECT
-    per_user.*,
-    unit_sizes._n
-  FROM per_user
-  JOIN unit_sizes
-    ON per_user._uid = unit_sizes._uid
 ), keyed AS (
   SELECT
     *,
-    MD5(
+    MD5_NUMBER(
       CASE
         WHEN _uid IS NULL
         THEN 'N'
         ELSE CAST(LENGTH(CAST(_uid AS TEXT)) AS TEXT) || ':' || CAST(_uid AS TEXT)
       END || '|' || '2937467307694268567'
     ) AS _r
-  FROM counted
-  WHERE
-    _n > 1
-), chosen AS (
+  FROM per_user
+), sampled AS (
   SELECT
-    _uid
+    _uid,
+    p0n,
+    p0s,
+    p0q,
+    p1
   FROM keyed
   QUALIFY
     ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 1
-), sampled AS (
-  SELECT
-    *
-  FROM (
-    SELECT
-      _uid,
-      p0n,
-      p0s,
-      p0q,
-      p1
-    FROM counted
-    WHERE
-      _n <= 1
-    UNION ALL
-    SELECT
-      keyed._uid,
-      keyed.p0n,
-      keyed.p0s,
-      keyed.p0q,
-      keyed.p1
-    FROM keyed
-    SEMI JOIN chosen
-      ON keyed._uid = chosen._uid
-  ) AS _s
 ), clamped AS (
   SELECT
     _uid,

@@ -48,10 +48,18 @@ WITH src AS (
   FROM per_user
 ), sampled AS (
   SELECT
-    *
+    _uid,
+    p0n,
+    p0s,
+    p0q,
+    p1
   FROM (
     SELECT
-      *,
+      _uid,
+      p0n,
+      p0s,
+      p0q,
+      p1,
       ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r NULLS LAST) AS _w
     FROM keyed
   ) AS _t
