@@ -33,6 +33,7 @@ RULE_CODES: dict[str, str] = {
     "DPX-S007": "analysing the query took longer than the time limit",
     "DPX-S008": "a resource setting out of range (time limit, threads, memory limit)",
     "DPX-S009": "a `--timeout` too short to read the tables (refused before charging)",
+    "DPX-S010": "`--spill-dir` names a directory that cannot be used (refused before charging)",
     "DPX-A001": "a node, operator or function outside the expression allowlist",
     "DPX-A002": "a LIKE/ILIKE pattern or ESCAPE that is not a valid string literal",
     "DPX-A003": "a subquery as an operand of arithmetic or a function",
