@@ -262,3 +262,60 @@ def heldout2_sets() -> list[PointSet]:
         out.append(PointSet("ho2-airports-south-america", "real", "airportsdata",
                             _airportsdata_south_america))  # fmt: skip
     return out
+
+
+# Held-out set 3: added after round 3's rules (budget shares scaled to the signal,
+# core/spatial/selection.py) were fixed, and run once. New sources (bokeh-sampledata's BTS
+# airline routes, county and state boundaries: never used by any earlier set) and one generator
+# with new parameters aimed at the risk the round-3 docs state: a single compact cluster at
+# noisy N x epsilon below 600, where the rules pick UG without looking at the shape.
+
+
+def _bokeh_flight_ends():
+    """Both ends of every US domestic route (BTS, July 2026): 9,161 routes on 514 airports,
+    so the points sit on a few hundred locations, weighted by how many routes serve them."""
+    from bokeh_sampledata.airport_routes import airports, routes
+
+    loc = airports.set_index("AirportID")[["Longitude", "Latitude"]].astype(float)
+    ends = pd.concat([routes["SourceID"], routes["DestinationID"]]).astype(int)
+    pts = loc.reindex(ends.to_numpy()).dropna()
+    return _matrix(pts["Longitude"], pts["Latitude"], CONUS)
+
+
+def _bokeh_county_centroids():
+    """One point per US county: the mean of its boundary vertices (about 3,100 in CONUS)."""
+    from bokeh_sampledata.us_counties import data
+
+    lon = np.array([np.nanmean(c["lons"]) for c in data.values()])
+    lat = np.array([np.nanmean(c["lats"]) for c in data.values()])
+    return _matrix(lon, lat, CONUS)
+
+
+def _bokeh_state_borders():
+    """Every boundary vertex of the 48 contiguous states: points along lines, dense on
+    detailed coasts and rivers, none inside the states."""
+    from bokeh_sampledata.us_states import data
+
+    keep = [s for k, s in data.items() if k not in ("AK", "HI")]
+    lon = np.concatenate([np.asarray(s["lons"], float) for s in keep])
+    lat = np.concatenate([np.asarray(s["lats"], float) for s in keep])
+    ok = np.isfinite(lon) & np.isfinite(lat)
+    return _matrix(lon[ok], lat[ok], CONUS)
+
+
+def heldout3_sets() -> list[PointSet]:
+    """Issue 20's third held-out round (never seen by any rule; run once)."""
+    out = [
+        PointSet("ho3-gauss-compact-5e3", "synthetic", "one Gaussian, sigma 12 cells, 5,000 "
+                 "points, seed 20_2031 (compact cluster at low signal)",
+                 lambda: gaussian_matrix(5000, 12, seed=20_2031)),
+    ]  # fmt: skip
+    if importlib.util.find_spec("bokeh_sampledata"):
+        src = "bokeh-sampledata"
+        out += [
+            PointSet("ho3-us-flight-ends", "real", f"{src} airport_routes (BTS)", _bokeh_flight_ends),
+            PointSet("ho3-us-county-centroids", "real", f"{src} us_counties",
+                     _bokeh_county_centroids),
+            PointSet("ho3-us-state-borders", "real", f"{src} us_states", _bokeh_state_borders),
+        ]  # fmt: skip
+    return out

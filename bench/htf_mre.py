@@ -122,7 +122,7 @@ def selection_grid(args) -> dict:
     from bench.htf_datasets import point_sets
     from core.privacy import Accountant
     from core.spatial.evaluate import stream
-    from core.spatial.selection import SELECTION_SHARE, choose, measure_features
+    from core.spatial.selection import choose, measure_features
 
     epss = [float(v) for v in args.eps.split(",")]
     only = set(args.datasets.split(",")) if args.datasets else None
@@ -140,9 +140,7 @@ def selection_grid(args) -> dict:
             picks, feats = [], []
             for rep in range(args.reps):
                 # the same stream `compare` gives auto in this repetition: the same features
-                e_sel = SELECTION_SHARE * eps
-                f, _, _ = measure_features(F, e_sel, eps - e_sel,
-                                           Accountant(stream(args.seed, rep, "auto")))  # fmt: skip
+                f = measure_features(F, eps, Accountant(stream(args.seed, rep, "auto"))).features
                 feats.append(f)
                 picks.append(choose(f).method)
             cells.append({

@@ -2,29 +2,29 @@
 
 Issue 10's benchmark grid (bench/htf_datasets.py point sets x epsilon), but every repetition is
 kept, so auto's regret (auto's mean MRE / the best method's mean MRE over the same repetitions
-and the same queries) comes with a standard error, and new selection rules can be replayed
-offline: per repetition the script stores the noisy features auto measured and the MRE of each
-candidate method built with auto's build budget (1 - SELECTION_SHARE) x epsilon
-("<method>@build"). A rule set's simulated regret is then the mean over repetitions of the
-candidate it picks — the same distribution as running `auto` with those rules (features and
-build draw independent noise either way).
+and the same queries) comes with a bootstrap interval.
 
-Phases (run one, merge by hand or with --merge):
+Phases (run one each, then `replay` or bench/peers_regret_table.py):
 
-  --phase methods   every method at full epsilon and the candidates at the build budget,
-                    per repetition, plus the features auto would measure (its own stream);
+  --phase methods   every method at full epsilon, per repetition;
   --phase auto      the real `auto` (core/spatial/selection.py's current rules) only, on the
                     same query sets, for the final regret.
+
+Methods runs made before round 3 (issue 20, docs/benchmarks/htf.md) also stored each candidate
+at round 2's build budget ("<method>@build", 0.94 x epsilon) and the features round 2 measured;
+round 3's two-stage shares (noisy N, then coarse counts only at enough signal) make the build
+budget depend on the noisy N, so the offline simulation of rules went away: a rule change is
+measured by `--phase auto`, which is cheap (seconds to a minute per set).
 
 Seeds: SeedSequence([seed, rep, crc32(role)]) like core/spatial/evaluate.py; queries per
 (seed, rep, size) are shared by every method of a repetition (paired comparison).
 
-Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 20 --phase methods
-       [--eps 0.1,0.5,1.0] [--queries 1000] [--seed 2027] [--datasets a,b] > methods.json
-       .venv/bin/python bench/htf_regret.py --reps 20 --phase auto > auto.json
-       .venv/bin/python bench/htf_regret.py replay methods.json [auto.json]   # regrets
-       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 (sets the
-       method choice never saw); tables: bench/peers_regret_table.py methods.json auto.json
+Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 5 --phase methods
+       [--eps 0.1,1.0] [--queries 600] [--seed 2027] [--datasets a,b] > methods.json
+       .venv/bin/python bench/htf_regret.py --reps 5 --phase auto > auto.json
+       .venv/bin/python bench/htf_regret.py replay methods.json auto.json   # regrets
+       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 | heldout3;
+       tables: bench/peers_regret_table.py methods.json auto.json
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from core.spatial.queries import (  # noqa: E402
     random_queries,
     relative_errors,
 )
-from core.spatial.selection import SELECTION_SHARE, measure_features  # noqa: E402
+from core.spatial.selection import COARSE_SHARE, N_SELECTION_SHARE  # noqa: E402
 
 # htf / htf+ are left out: in the 3-repetition grid (htf_selection_grid.json) the better of them
 # is 1.56x to 116x behind the best method in every cell, so they cannot be "best in hindsight";
@@ -73,7 +73,6 @@ def run_cell(F: np.ndarray, eps: float, args) -> dict:
     S = prefix_sums(F.astype(np.int64))
     per_rep: dict[str, list[float]] = {}
     feats: list[dict] = []
-    e_build = (1 - SELECTION_SHARE) * eps
     for rep in range(args.reps):
         Qs = {
             f: random_queries(ny, nx, f, args.queries, stream(args.seed, rep, f"queries:{f}"))
@@ -89,16 +88,11 @@ def run_cell(F: np.ndarray, eps: float, args) -> dict:
         if args.phase == "methods":
             for m in args.methods.split(","):
                 score(m, m, eps, m)
-            for m in CANDIDATES:
-                score(f"{m}@build", m, e_build, f"{m}@build")
-            f, _, _ = measure_features(
-                F, SELECTION_SHARE * eps, e_build, Accountant(stream(args.seed, rep, "features")),
-            )  # fmt: skip
-            feats.append(vars(f))
         else:
             rel = score("auto", "auto", eps, "auto")
             sel = rel.info["selection"]
-            feats.append({**vars(sel.features), "pick": sel.method, "rule": sel.rule})
+            feats.append({**vars(sel.features), "pick": sel.method, "rule": sel.rule,
+                          "epsilon_selection": sel.epsilon})  # fmt: skip
     return {"per_rep": per_rep, "features": feats}
 
 
@@ -109,66 +103,40 @@ def _boot_ratio(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> t
     return float(np.quantile(r, 0.05)), float(np.quantile(r, 0.95))
 
 
-def replay(methods_json: dict, auto_json: dict | None = None) -> dict:
-    """Per cell: the best method in hindsight, the current rules' picks on the stored features
-    (simulated auto = the picked candidate at the build budget, same repetition) and, when an
-    `--phase auto` run is given, the real auto; regrets with 90 % bootstrap intervals."""
-    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
-    from core.spatial.selection import choose
-
+def replay(methods_json: dict, auto_json: dict) -> dict:
+    """Per cell: the best method in hindsight at full epsilon, the real auto's picks, its regret
+    with a 90 % bootstrap interval (paired over repetitions) and auto / UG."""
     rng = np.random.default_rng(0)
-    seed = methods_json["protocol"]["seed"]
-    auto_cells = {(c["dataset"], c["epsilon"]): c for c in (auto_json or {}).get("cells", [])}
-    loaders = {
-        ps.name: ps.load
-        for ps in [*point_sets(), *holdout_sets(), *heldout_sets(), *heldout2_sets()]
-    }
-    matrices: dict[str, np.ndarray] = {}
+    auto_cells = {(c["dataset"], c["epsilon"]): c for c in auto_json["cells"]}
     rows = []
     for c in methods_json["cells"]:
-        pr = {k: np.asarray(v) for k, v in c["per_rep"].items()}
-        full = {k: v for k, v in pr.items() if "@" not in k}
-        best = min(full, key=lambda k: full[k].mean())
-        # the features are recomputed with the current code (same streams as --phase methods),
-        # so features added later and new rules replay without rebuilding anything
-        if c["dataset"] not in matrices:
-            matrices = {c["dataset"]: loaders[c["dataset"]]()}
-        F, eps = matrices[c["dataset"]], c["epsilon"]
-        picks = []
-        for rep in range(len(c["features"])):
-            f, _, _ = measure_features(
-                F, SELECTION_SHARE * eps, (1 - SELECTION_SHARE) * eps,
-                Accountant(stream(seed, rep, "features")),
-            )  # fmt: skip
-            picks.append(choose(f).method)
-        sim = np.array([pr[f"{m}@build"][r] for r, m in enumerate(picks)])
-        oracle = min(CANDIDATES, key=lambda m: pr[f"{m}@build"].mean())
-        row = {
+        pr = {k: np.asarray(v) for k, v in c["per_rep"].items() if "@" not in k}
+        best = min(pr, key=lambda k: pr[k].mean())
+        a = auto_cells[(c["dataset"], c["epsilon"])]
+        real = np.asarray(a["per_rep"]["auto"])
+        rows.append({
             "dataset": c["dataset"], "kind": c["kind"], "n": c["n"], "epsilon": c["epsilon"],
-            "mre": {k: float(v.mean()) for k, v in full.items()},
-            "best": best, "picks": picks,
-            "regret_sim": float(sim.mean() / full[best].mean()),
-            "regret_sim_ci90": _boot_ratio(sim, full[best], rng),
-            "floor": float(pr[f"{oracle}@build"].mean() / full[best].mean()),
-            "sim_vs_ug": float(sim.mean() / full["ug"].mean()),
-        }  # fmt: skip
-        a = auto_cells.get((c["dataset"], c["epsilon"]))
-        if a is not None:
-            real = np.asarray(a["per_rep"]["auto"])
-            row["auto_picks"] = [f["pick"] for f in a["features"]]
-            row["regret"] = float(real.mean() / full[best].mean())
-            row["regret_ci90"] = _boot_ratio(real, full[best], rng)
-            row["auto_vs_ug"] = float(real.mean() / full["ug"].mean())
-        rows.append(row)
+            "mre": {k: float(v.mean()) for k, v in pr.items()}, "best": best,
+            "auto_picks": [f["pick"] for f in a["features"]],
+            "regret": float(real.mean() / pr[best].mean()),
+            "regret_ci90": _boot_ratio(real, pr[best], rng),
+            "auto_vs_ug": float(real.mean() / pr["ug"].mean()),
+        })  # fmt: skip
     return {"cells": rows}
 
 
 def main() -> None:
-    from bench.htf_datasets import heldout2_sets, heldout_sets, holdout_sets, point_sets
+    from bench.htf_datasets import (
+        heldout2_sets,
+        heldout3_sets,
+        heldout_sets,
+        holdout_sets,
+        point_sets,
+    )
 
     if len(sys.argv) > 1 and sys.argv[1] == "replay":
         methods_json = json.loads(Path(sys.argv[2]).read_text())
-        auto_json = json.loads(Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
+        auto_json = json.loads(Path(sys.argv[3]).read_text())
         print(json.dumps(replay(methods_json, auto_json)))
         return
 
@@ -183,7 +151,7 @@ def main() -> None:
     ap.add_argument("--holdout", action="store_true", help="issue 10's held-out point sets")
     ap.add_argument(
         "--sets",
-        choices=["design", "heldout", "heldout2"],
+        choices=["design", "heldout", "heldout2", "heldout3"],
         default=None,
         help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
         "new sets the choice never saw (bench/htf_datasets.heldout_sets)",
@@ -198,6 +166,8 @@ def main() -> None:
         sets = heldout_sets()
     elif args.sets == "heldout2":
         sets = heldout2_sets()
+    elif args.sets == "heldout3":
+        sets = heldout3_sets()
     else:
         sets = holdout_sets() if args.holdout else point_sets()
     for ps in sets:
@@ -220,8 +190,8 @@ def main() -> None:
             "query_sizes": list(DEFAULT_SIZES),
             "smoothing": 20,
             "methods": args.methods.split(","),
-            "candidates_at_build_budget": CANDIDATES,
-            "selection_share": SELECTION_SHARE,
+            "candidates": CANDIDATES,
+            "selection_shares": {"n": N_SELECTION_SHARE, "coarse_counts": COARSE_SHARE},
         },
         "seconds": round(time.perf_counter() - t0, 1),
         "cells": cells,

@@ -1,12 +1,24 @@
 """Private choice of the location-histogram method ("Recommended (private choice)", method `auto`).
 
-Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): a small share of
-the release's epsilon buys public-safe features of the data (two discrete Laplace mechanisms); fixed rules (derived from
-design data sets of bench/htf_regret.py and checked on held-out ones, see docs/benchmarks/htf.md)
-pick one of UG, AG, PrivTree and DAWA from those noisy features and the public parameters; the chosen method is built with the
-rest of epsilon. The whole release — features, choice and histogram — is eps_tot-DP (sequential
-composition: eps_selection + eps_build = eps_tot); the choice is post-processing of the noisy
-features, so it costs nothing beyond them.
+Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): shares of the
+release's epsilon buy public-safe features of the data; fixed rules (derived from design data sets
+of bench/htf_regret.py and checked on held-out ones, see docs/benchmarks/htf.md) pick one of UG,
+AG, PrivTree and DAWA from those noisy features and the public parameters; the chosen method is
+built with the rest of epsilon.
+
+Round 4 ("hybrid", issue 20): two measurements, both always bought.
+
+1. A noisy N (Laplace, sensitivity K, `N_SELECTION_SHARE` of epsilon; nothing with a declared
+   public size). It is the same noisy N that UG and AG buy anyway to size their grids, and when
+   one of them is chosen it is handed on to size the grid (post-processing), so it costs them
+   nothing: choosing UG is UG at (1 - COARSE_SHARE) x epsilon.
+2. 16 x 16 noisy counts with `COARSE_SHARE` of epsilon, at every signal level (round 3 skipped
+   them below a threshold and, on held-out set 3, built UG for one compact cluster 11x behind
+   DAWA; docs/benchmarks/htf.md, "round 3" and "round 4").
+
+The whole release — features, choice and histogram — is eps_tot-DP (sequential composition:
+eps_selection + eps_build = eps_tot); the choice is post-processing of the noisy N and the noisy
+counts, so it costs nothing beyond them.
 """
 
 from __future__ import annotations
@@ -18,39 +30,52 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import Accountant, Cost
+from core.privacy import Accountant, Cost, Laplace
 from core.spatial.baselines import BASELINES
 from core.spatial.baselines import LABELS as BASELINE_LABELS
-from core.spatial.common import count_mechanism, near_equal_edges
+from core.spatial.common import N_SHARE, count_mechanism, near_equal_edges
 from core.spatial.release import Release
 from core.spatial.unit import POINT, Unit
 
-SELECTION_SHARE = 0.06  # share of eps_tot spent on the features
-N_SHARE = 0.5  # of the selection budget: noisy N; the rest: the coarse grid's counts
+# Stage 1's share: the noisy N. Equal to N_SHARE, the share UG and AG spend on their own noisy N
+# (reasoning in core/spatial/common.py: typical relative error 1 / (share x N x eps), 20 % at
+# N x eps = 100). Same share, same mechanism: when the rules pick UG, this N is handed on and UG
+# is sized as UG alone sizes itself at eps_tot (see UG_C); AG reuses it too. So choosing UG or AG
+# costs only COARSE_SHARE against running it alone. Near the signal thresholds below (noisy
+# N x eps around 600-1,200) the relative error of N is sqrt(2) / (0.05 x N x eps) = 2-5 %, so a
+# set is routed to the wrong side only within a few per cent of a threshold, where the
+# candidates' errors are close (design data: docs).
+N_SELECTION_SHARE = N_SHARE
+# Stage 2's share: the 16 x 16 noisy counts, bought at every signal level. 3 % of eps: the share
+# the round-2 rules' shape thresholds (SPREAD_TOP_SHARE, COMPACT_TOP_SHARE, COMPACT_DISPERSION)
+# were fitted with on design + held-out set 1, so the features keep the noise the thresholds were
+# set for.
+COARSE_SHARE = 0.03
+SELECTION_SHARE = N_SELECTION_SHARE + COARSE_SHARE  # what `auto` spends on choosing (8 %)
 COARSE = 16  # coarse grid for the concentration features (at most 16 x 16 cells)
 TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 of 256)
 
 
 @dataclass(frozen=True)
 class Features:
-    """Noisy, public-safe features (each is post-processing of two Laplace measurements).
+    """Noisy, public-safe features (post-processing of two Laplace measurements).
 
-    `noisy_n`: N + discrete Laplace(K / eps_n). `signal`: noisy_n x eps_build / K, the number of
-    points per unit of count-noise scale the chosen method will have (K: the unit's point bound). `top_share`: share of the noisy
-    coarse mass (negatives clipped to 0) held by the densest 1/16 of the coarse cells.
-    `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise scales (3K/eps_c) plus 1 %
-    of the noisy mean cell count (i.e. clearly non-empty). `dispersion`: over those clearly
-    non-empty cells, weighted by their noisy count above that threshold, the RMS distance from
-    their centre of mass as a fraction of the coarse grid's side (on the benchmark grid: 0.035-0.28
-    for one cluster, above 0.2 only at low signal; 0.20-0.48 for several clusters or spread real
-    data; 0 when no cell is clearly non-empty).
+    `noisy_n`: N + Laplace(K / eps_n), or the declared public size. `signal`: noisy_n x eps_build
+    / K with eps_build = eps_tot - eps_sel: points per unit of count-noise scale the chosen method
+    will have (K: the unit's point bound). `top_share`: share of the noisy coarse mass (negatives clipped to 0) held by the densest 1/16
+    of the coarse cells. `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise
+    scales (3K/eps_c) plus 1 % of the noisy mean cell count (i.e. clearly non-empty).
+    `dispersion`: over those clearly non-empty cells, weighted by their noisy count above that
+    threshold, the RMS distance from their centre of mass as a fraction of the coarse grid's side
+    (on the benchmark grid: 0.035-0.28 for one cluster, above 0.2 only at low signal; 0.20-0.48
+    for several clusters or spread real data; 0 when no cell is clearly non-empty).
     """
 
     noisy_n: float
     signal: float
     top_share: float
     occupied: float
-    dispersion: float = 0.0
+    dispersion: float
 
 
 @dataclass(frozen=True)
@@ -70,42 +95,53 @@ class Rule:
 # and 1) and ran them once on held-out set 1 (heldout_sets: EPR check-ins, taxi ends, world
 # airports, African cities, two GPS tracks): median regret 1.14, worst 1.61 — AG won 11 of its 12
 # cells, and the round-1 rules had sent mobility-like data (one dense centre or hubs) to DAWA.
-# Round 2 (these rules) refitted on design + held-out set 1 and were then run once on held-out
-# set 2 (heldout2_sets), which no rule ever saw. What the data said: a tree method only where the
-# coarse grid shows ONE compact cluster (PrivTree at very high signal, DAWA otherwise); DAWA at
-# very high signal (its buckets follow several dense centres); AG everywhere else; UG for very low
-# signal on spread data. Below noisy N x eps_build = 1,200 the 16 x 16 features are mostly noise:
-# DAWA there has the smallest worst case (AG costs 2.4-4x on a single cluster, UG 9x).
+# Round 2 refitted on design + held-out set 1 and ran once on held-out set 2. What the data said:
+# a tree method only where the coarse grid shows ONE compact cluster (PrivTree at very high
+# signal, DAWA otherwise); DAWA at very high signal (its buckets follow several dense centres);
+# AG everywhere else; UG for very low signal on spread data. Round 3 read the noisy N alone below
+# 1,200 and missed a compact cluster (held-out set 3: 11x). Round 4 (these rules) is round 2's
+# rules unchanged, over round 3's shared noisy N and always-bought counts.
+# Below noisy N x eps_build = 600 (US airports, African cities, two GPS tracks at eps 0.1 in the
+# design data) UG is best in 2 of 4 cells and within 1.57x in all, but UG is 9x behind on one
+# compact cluster at that signal. SPREAD_TOP_SHARE = 0.37 (fitted in round 2): there the spread
+# sets' densest 1/16 of the coarse cells held 32-40 % of the noisy mass per repetition (so about
+# 2 in 5 repetitions go to DAWA), the compact Gaussian of held-out set 3 41-45 % (round 2's run
+# on it: DAWA every time). Below 1,200 the 16 x 16 features are mostly noise: DAWA there has the
+# smallest worst case (design data: DAWA <= 1.50x; AG 2.4-4x on a single cluster, UG 9x).
+VERY_LOW_SIGNAL = 600
+LOW_SIGNAL = 1200
 SPREAD_TOP_SHARE = 0.37
 COMPACT_TOP_SHARE = 0.6
 COMPACT_DISPERSION = 0.17
+
+
+def _compact(f: Features) -> bool:
+    return f.top_share >= COMPACT_TOP_SHARE and f.dispersion < COMPACT_DISPERSION
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "very-low-signal-spread",
         "ug",
-        "noisy N x eps_build < 600 and the densest 1/16 of the coarse cells hold < 37 % of the "
+        "noisy N x epsilon < 600 and the densest 1/16 of the coarse cells hold < 37 % of the "
         "noisy mass: too few points per unit of noise for any adaptive structure, and the mass "
         "is spread, so the plain uniform grid is as good as any and cannot go badly wrong",
-        lambda f: f.signal < 600 and f.top_share < SPREAD_TOP_SHARE,
+        lambda f: f.signal < VERY_LOW_SIGNAL and f.top_share < SPREAD_TOP_SHARE,
     ),
     Rule(
         "low-signal",
         "dawa",
-        "noisy N x eps_build < 1,200: the coarse features are mostly noise; DAWA, which merges "
+        "noisy N x epsilon < 1,200: the coarse features are mostly noise; DAWA, which merges "
         "flat regions and splits only where the counts vary, has the smallest worst case there",
-        lambda f: f.signal < 1200,
+        lambda f: f.signal < LOW_SIGNAL,
     ),
     Rule(
         "one-compact-cluster-very-high-signal",
         "privtree",
         "the densest 1/16 of the coarse cells hold >= 60 % of the noisy mass, close together "
-        "(dispersion < 0.17 of the side), and noisy N x eps_build >= 300,000: PrivTree's "
+        "(dispersion < 0.17 of the side), and noisy N x epsilon >= 300,000: PrivTree's "
         "quadtree resolves one dense cluster deepest",
-        lambda f: (
-            f.top_share >= COMPACT_TOP_SHARE
-            and f.dispersion < COMPACT_DISPERSION
-            and f.signal >= 300_000
-        ),
+        lambda f: _compact(f) and f.signal >= 300_000,
     ),
     Rule(
         "one-compact-cluster",
@@ -113,12 +149,12 @@ RULES: tuple[Rule, ...] = (
         "the densest 1/16 of the coarse cells hold >= 60 % of the noisy mass, close together "
         "(dispersion < 0.17 of the side): one compact cluster, which DAWA's data-dependent "
         "buckets follow closely",
-        lambda f: f.top_share >= COMPACT_TOP_SHARE and f.dispersion < COMPACT_DISPERSION,
+        _compact,
     ),
     Rule(
         "very-high-signal",
         "dawa",
-        "noisy N x eps_build >= 250,000 with several dense centres: DAWA's buckets follow them "
+        "noisy N x epsilon >= 250,000 with several dense centres: DAWA's buckets follow them "
         "more finely than AG's two fixed levels",
         lambda f: f.signal >= 250_000,
     ),
@@ -131,20 +167,50 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 CANDIDATES = tuple(dict.fromkeys(r.method for r in RULES))
+SIZED_BY_N = ("ug", "ag")  # candidates that size their grid from N: they reuse stage 1's N
+# UG's constant (build_ug's default c = 10). UG alone sizes its grid with the whole eps_tot
+# (m = sqrt(N x eps_tot / c)) while its cells get eps_tot - eps_n; handed eps_build, it gets
+# c x eps_build / eps_tot, so the grid is the one UG alone draws. With stage 1's share equal to
+# N_SHARE, Recommended's UG is then UG with its cells at (1 - COARSE_SHARE) x eps_tot (cell
+# error about 1 / 0.97 = 1.03x UG alone's; bench/htf_auto_vs_ug.py).
+UG_C = 10.0
 
 
-def reasons(features: Features, rule: Rule, eps_sel: float, eps_build: float, k: int) -> tuple:
+def _shown(method: str) -> str:
+    return method.upper() if method in ("ug", "ag") else method
+
+
+def reasons(
+    features: Features, rule: Rule, eps_sel: float, eps_build: float, k: int, public: bool
+) -> tuple:
     """The choice in plain sentences (shown by pages and reports; all public: noisy features)."""
     unit = "points" if k == 1 else f"points (each person counted with at most {k})"
+    if public:
+        first = (
+            f"Recommended used the declared public number of {unit} "
+            f"({features.noisy_n:,.0f}), spending nothing on it, and measured"
+        )
+    else:
+        first = (
+            f"Recommended measured the number of {unit} with noise (about "
+            f"{max(features.noisy_n, 0):,.0f}) and"
+        )
+    text = (
+        f"{first} a 16 x 16 grid of noisy counts (epsilon {eps_sel:.3g} in all for "
+        f"choosing); that leaves about {features.signal:,.0f} points per unit of noise for the "
+        "histogram.",
+        f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
+        f"mass (dispersion {features.dispersion:.2f} of the grid side).",
+    )
+    how = "declared" if public else "noisy"
+    reused = (
+        f" sized by that same {how} number of {unit}, so its grid cost nothing more,"
+        if rule.method in SIZED_BY_N
+        else ""
+    )
     return (
-        f"Recommended spent epsilon {eps_sel:.3g} of the release on two noisy measurements: "
-        f"the number of {unit} (about {max(features.noisy_n, 0):,.0f}) and a 16 x 16 grid of "
-        "counts.",
-        f"With the rest, epsilon {eps_build:.3g}, the histogram has about "
-        f"{features.signal:,.0f} points per unit of noise, and the densest 1/16 of the coarse "
-        f"cells hold {features.top_share:.0%} of the noisy mass (dispersion "
-        f"{features.dispersion:.2f} of the grid side).",
-        f"It built {rule.method.upper() if rule.method in ('ug', 'ag') else rule.method} by the "
+        *text,
+        f"It built {_shown(rule.method)} with the rest, epsilon {eps_build:.3g},{reused} by the "
         f"rule '{rule.name}': {rule.condition}.",
         f"The candidates were {', '.join(CANDIDATES)}; the rules come from a benchmark of "
         "design data sets and were checked on held-out ones (docs/benchmarks/htf.md).",
@@ -164,6 +230,7 @@ class Selection:
     noise_scales: dict[str, float]  # Laplace scale of each feature measurement
     features: Features
     reasons: tuple[str, ...] = ()  # the choice in plain sentences
+    public_n: bool = False  # N was a declared public size (nothing spent on it)
 
     def to_dict(self) -> dict:
         return {
@@ -176,6 +243,7 @@ class Selection:
             "noise_scales": dict(self.noise_scales),
             "reasons": list(self.reasons),
             "features": asdict(self.features),
+            "public_n": self.public_n,
         }
 
 
@@ -201,40 +269,61 @@ def dispersion(noisy: np.ndarray, thresh: float) -> float:
     return rms / max(w.shape)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """What the two measurements gave: features, the noisy coarse counts, each measurement's noise
+    scale, and the epsilon they spent."""
+
+    features: Features
+    coarse: np.ndarray
+    noise_scales: dict[str, float]
+    epsilon: float
+
+
 def measure_features(
     F: np.ndarray,
-    eps_sel: float,
-    eps_build: float,
+    eps_tot: float,
     accountant: Accountant,
     unit: Unit = POINT,
-) -> tuple[Features, np.ndarray, dict[str, float]]:
-    """Spend eps_sel on the features; returns (features, noisy coarse counts, noise scales).
+    *,
+    public_n: float | None = None,
+    n_share: float = N_SELECTION_SHARE,
+    coarse_share: float = COARSE_SHARE,
+) -> Measured:
+    """Stage 1 (noisy N) and stage 2 (16 x 16 noisy counts), both always.
 
     Privacy (unit: a point, or a person with at most K points; add/remove neighbours): N has
-    sensitivity K and gets discrete Laplace(K / eps_n) with eps_n = N_SHARE x eps_sel; the
-    coarse cells are disjoint, so the vector of their counts has L1 sensitivity K and gets
-    discrete Laplace(K / eps_c) per cell with eps_c = eps_sel - eps_n (parallel composition over
-    cells). Total: eps_sel, two `DiscreteLaplace` mechanisms.
+    sensitivity K and gets Laplace(K / eps_n) with eps_n = n_share x eps_tot (a `Laplace`
+    mechanism; none with a declared `public_n`, eps_n = 0). Stage 2: the coarse cells are
+    disjoint, so the vector of their counts has L1 sensitivity K and gets discrete
+    Laplace(K / eps_c) per cell with eps_c = coarse_share x eps_tot (a `DiscreteLaplace`
+    mechanism, parallel composition over the cells). Total: eps_n + eps_c (sequential).
     """
-    eps_n = N_SHARE * eps_sel
-    eps_c = eps_sel - eps_n
-    n_mech = count_mechanism("auto: noisy N (method choice)", eps_n, unit)
+    k = unit.max_points
+    if public_n is None:
+        eps_n = n_share * eps_tot
+        n_mech = Laplace("auto: noisy N (method choice)", sensitivity=k, epsilon=eps_n)
+        n_hat = float(n_mech.draw(accountant, float(np.asarray(F).sum())))
+        scales = {"n": n_mech.scale}
+    else:
+        eps_n, n_hat, scales = 0.0, float(public_n), {}
+    eps_c = coarse_share * eps_tot
+    signal = max(n_hat, 0.0) * (eps_tot - eps_n - eps_c) / k
     coarse = count_mechanism("auto: noisy coarse counts (method choice)", eps_c, unit)
-    n_hat = float(n_mech.draw(accountant, np.array([int(F.sum())], dtype=np.int64))[0])
     noisy = coarse.draw(accountant, coarse_counts(F)).astype(np.float64)
     pos = np.clip(noisy.reshape(-1), 0.0, None)
-    k = max(1, round(TOP_FRACTION * pos.size))
+    top_k = max(1, round(TOP_FRACTION * pos.size))
     mass = pos.sum()
-    top = np.sort(pos)[::-1][:k].sum() / mass if mass > 0 else 0.0
+    top = np.sort(pos)[::-1][:top_k].sum() / mass if mass > 0 else 0.0
     thresh = 3.0 * coarse.scale + 0.01 * max(n_hat, 0.0) / pos.size
     feats = Features(
         noisy_n=n_hat,
-        signal=max(n_hat, 0.0) * eps_build / unit.max_points,
+        signal=signal,
         top_share=float(top),
         occupied=float(np.mean(noisy.reshape(-1) > thresh)),
         dispersion=dispersion(noisy, thresh),
     )
-    return feats, noisy, {"n": n_mech.scale, "coarse_counts": coarse.scale}
+    return Measured(feats, noisy, {**scales, "coarse_counts": coarse.scale}, eps_n + eps_c)
 
 
 def choose(features: Features) -> Rule:
@@ -251,46 +340,72 @@ def build_auto(
     accountant: Accountant,
     *,
     unit: Unit = POINT,
-    share: float = SELECTION_SHARE,
+    public_n: float | None = None,
+    n_share: float = N_SELECTION_SHARE,
+    coarse_share: float = COARSE_SHARE,
 ) -> Release:
-    """Recommended (private choice): noisy features, a rule, then the chosen method.
+    """Recommended (private choice): two noisy measurements, a rule, the chosen method.
 
-    Privacy: eps_tot-DP for the unit (a point, or a person with at most K points; add/remove). eps_sel = share x eps_tot buys the features
-    (`measure_features`); the chosen method is built with eps_build = eps_tot - eps_sel and states
-    its own mechanisms; sequential composition gives eps_sel + eps_build = eps_tot. The returned
-    Release's `epsilon` has a "selection" part next to the chosen method's parts (they add up to
-    "total") and `info["selection"]` holds the typed `Selection`.
+    Privacy: eps_tot-DP for the unit (a point, or a person with at most K points; add/remove).
+    `measure_features` spends eps_sel (n_share x eps_tot on a noisy N, nothing with a declared
+    `public_n`; plus coarse_share x eps_tot on 16 x 16 counts, always); the chosen
+    method is built with eps_build = eps_tot - eps_sel and states its own mechanisms; UG and AG
+    are sized by the stage-1 noisy N (post-processing, handed on as their size) instead of buying
+    their own. Sequential composition: eps_sel + eps_build = eps_tot. The returned Release's
+    `epsilon` has a "selection" part next to the chosen method's parts (they add up to "total")
+    and `info["selection"]` holds the typed `Selection`.
     """
     if not (eps_tot > 0 and math.isfinite(eps_tot)):
         raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
-    if not 0 < share < 1:
-        raise InputError(f"the selection share must be in (0, 1), got {share}.")
+    for name, share in (("n_share", n_share), ("coarse_share", coarse_share)):
+        if not 0 < share < 1:
+            raise InputError(f"the selection's {name} must be in (0, 1), got {share}.")
+    if n_share + coarse_share >= 1:
+        raise InputError("the selection's shares must add up to less than 1.")
+    if public_n is not None and (
+        isinstance(public_n, bool) or not (math.isfinite(public_n) and public_n >= 0)
+    ):
+        raise InputError(
+            f"public_n (a declared public number of points) must be >= 0, got {public_n!r}."
+        )
     F = np.asarray(F)
     if F.ndim != 2 or not np.issubdtype(F.dtype, np.integer):
         raise ValueError("F must be a 2-D integer frequency matrix")
     accountant.require(Cost(float(eps_tot)), "auto (features + the chosen method)")
-    eps_sel = share * eps_tot
+    measured = measure_features(
+        F, eps_tot, accountant, unit, public_n=public_n, n_share=n_share, coarse_share=coarse_share
+    )
+    feats, eps_sel = measured.features, measured.epsilon
     eps_build = eps_tot - eps_sel
-    feats, noisy, scales = measure_features(F, eps_sel, eps_build, accountant, unit)
     rule = choose(feats)
-    rel = BASELINES[rule.method](F, eps_build, accountant, unit=unit)  # UG, AG, PrivTree, DAWA
+    size = {"public_n": max(feats.noisy_n, 0.0)} if rule.method in SIZED_BY_N else {}
+    if rule.method == "ug":  # the grid UG alone would draw at eps_tot: m = sqrt(N eps_tot / c)
+        size["c"] = UG_C * eps_build / eps_tot
+    rel = BASELINES[rule.method](F, eps_build, accountant, unit=unit, **size)
     selection = Selection(
         method=rule.method,
         rule=rule.name,
         condition=rule.condition,
         epsilon=eps_sel,
         epsilon_build=eps_build,
-        coarse_grid=tuple(int(v) for v in noisy.shape),
-        noise_scales=scales,
+        coarse_grid=tuple(measured.coarse.shape),
+        noise_scales=measured.noise_scales,
         features=feats,
-        reasons=reasons(feats, rule, eps_sel, eps_build, unit.max_points),
+        reasons=reasons(feats, rule, eps_sel, eps_build, unit.max_points, public_n is not None),
+        public_n=public_n is not None,
     )
-    parts = {k: v for k, v in rel.epsilon.items() if k != "total"}
+    parts = {k: v for k, v in rel.epsilon.items() if k != "total" and v > 0}
     rel.epsilon = {"total": float(eps_tot), "selection": eps_sel, **parts}
     chosen_label = rel.info.get("label") or BASELINE_LABELS.get(rel.method, rel.method)
     rel.mechanisms = accountant.mechanisms  # the features' mechanisms and the chosen method's
+    info = dict(rel.info)
+    if (
+        size and public_n is None
+    ):  # the chosen grid was sized by the selection's N, not by a declared size
+        info.pop("n_public", None)
+        info["n_from_selection"] = size["public_n"]
     rel.info = {
-        **rel.info,
+        **info,
         "selection": selection,
         "selection_reasons": list(selection.reasons),
         "reasons": list(selection.reasons),  # what core/spatial/record.py's MethodChoice reads
@@ -298,10 +413,12 @@ def build_auto(
         "label": f"Recommended (private choice): {chosen_label}",
     }
     # in params too, so every export's metadata carries the choice, its features and its rule
+    params = {k: v for k, v in rel.params.items() if k != "public_n"}
     rel.params = {
-        **rel.params,
+        **params,
         "eps_tot": float(eps_tot),
-        "selection_share": share,
+        "public_n": public_n,
+        "selection_shares": {"n": n_share, "coarse_counts": coarse_share},
         "selection": selection.to_dict(),
     }
     return rel

@@ -52,23 +52,24 @@ def test_same_seed_neighbours_move_features_by_at_most_the_sensitivity(F):
     count moves by 1 (L1 sensitivity 1 for each measurement); nothing else moves."""
     G = F.copy()
     G[70, 33] += 1
-    a, na, _ = measure_features(F, 0.05, 0.95, Accountant(Noise.seeded(7)))
-    b, nb, _ = measure_features(G, 0.05, 0.95, Accountant(Noise.seeded(7)))
-    assert b.noisy_n - a.noisy_n == 1
-    diff = nb - na
+    ma = measure_features(F, 1.0, Accountant(Noise.seeded(7)))
+    mb = measure_features(G, 1.0, Accountant(Noise.seeded(7)))
+    assert mb.features.noisy_n - ma.features.noisy_n == pytest.approx(1.0, abs=1e-9)
+    diff = mb.coarse - ma.coarse
     assert np.abs(diff).sum() == 1 and diff.max() == 1
     assert diff[70 * 16 // 128, 33 * 16 // 128] == 1
 
 
 def test_features_noise_scales_match_the_mechanisms(F):
     ledger = Accountant(Noise.seeded(3))
-    _, noisy, scales = measure_features(F, 0.1, 0.9, ledger)
+    m = measure_features(F, 1.0, ledger)
+    noisy, scales = m.coarse, m.noise_scales
     eps = {m.label: m.epsilon for m in ledger.mechanisms}
     assert scales["n"] == pytest.approx(1 / eps["auto: noisy N (method choice)"])
     assert scales["coarse_counts"] == pytest.approx(
         1 / eps["auto: noisy coarse counts (method choice)"]
     )
-    assert sum(eps.values()) == pytest.approx(0.1)
+    assert sum(eps.values()) == pytest.approx(SELECTION_SHARE) == pytest.approx(m.epsilon)
     assert noisy.shape == (16, 16)
 
 
@@ -92,7 +93,7 @@ def test_rules_fire_in_order_and_the_last_always_applies():
     # every rule is reachable: some feature vector fires it first
     probes = [
         _features(signal=s, top=t, n=n, occupied=o, disp=d)
-        for s in (10, 100, 500, 2000, 1e4, 1e5, 1e6)
+        for s in (10, 100, 500, 1000, 2000, 1e4, 1e5, 1e6)
         for t in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
         for n in (1e3, 1e4, 1e5)
         for o in (0.05, 0.7)
@@ -103,7 +104,7 @@ def test_rules_fire_in_order_and_the_last_always_applies():
 
 
 def test_auto_on_a_tiny_grid_and_in_secure_mode():
-    F = np.random.default_rng(1).poisson(5, size=(8, 8))
+    F = np.random.default_rng(1).poisson(50, size=(8, 8))  # 3,200 points
     rel = build_auto(F, 1.0, Accountant(Noise.secure(), Cost(1.0)))
     assert rel.info["selection"].coarse_grid == (8, 8)
     assert rel.cells_per_leaf().sum() == 64
@@ -120,8 +121,8 @@ def test_dispersion_tells_one_cluster_from_several():
                                                             (450, 450), (256, 256))]  # fmt: skip
     xy = np.clip(np.concatenate(pts), 0, 511.999)
     several = to_matrix(xy[:, 0], xy[:, 1], 512, 512)
-    f1, _, _ = measure_features(one, 0.06, 0.94, Accountant(Noise.seeded(1)))
-    f5, _, _ = measure_features(several, 0.06, 0.94, Accountant(Noise.seeded(1)))
+    f1 = measure_features(one, 1.0, Accountant(Noise.seeded(1))).features
+    f5 = measure_features(several, 1.0, Accountant(Noise.seeded(1))).features
     assert f1.dispersion < 0.2 and f5.dispersion > 0.3
     assert choose(f1).method == "dawa" and choose(f5).method == "ag"
 
@@ -140,12 +141,15 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
 
 
 def test_rules_cover_the_issue_20_candidates_in_order():
-    """Very low signal on spread data -> UG; low signal -> DAWA; one compact cluster -> PrivTree
-    at very high signal, else DAWA; several centres at very high signal -> DAWA; else AG."""
+    """Very low signal and spread -> UG, else DAWA below 1,200 (any shape); one compact cluster
+    -> PrivTree at very high signal, else DAWA; several centres at very high signal -> DAWA; else
+    AG."""
     cases = [
         (dict(signal=500, top=0.30), "ug"),
-        (dict(signal=500, top=0.60), "dawa"),
+        (dict(signal=500, top=0.45), "dawa"),  # held-out set 3's compact Gaussian at eps 0.1
+        (dict(signal=500, top=0.80, disp=0.05), "dawa"),
         (dict(signal=1100, top=0.30), "dawa"),
+        (dict(signal=1100, top=0.80, disp=0.05), "dawa"),
         (dict(signal=400_000, top=0.80, disp=0.10), "privtree"),
         (dict(signal=50_000, top=0.80, disp=0.10), "dawa"),
         (dict(signal=400_000, top=0.80, disp=0.30), "dawa"),
