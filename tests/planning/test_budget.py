@@ -13,21 +13,8 @@ from core.planning.budget import (
     split_budget,
 )
 from core.privacy import Cost
-from core.registry import Claim, Policy, Registry
-
-
-@pytest.fixture
-def registry(tmp_path):
-    data = tmp_path / "points.csv"
-    data.write_text("lat,lon\n1,2\n")
-    reg = Registry(tmp_path / "reg")
-    reg.add_dataset("city", [("points", data)], Policy(3.0, 1e-5))
-    return reg
-
-
-def charge(reg, tool, eps, delta=0.0, **params):
-    release = reg.charge(tool, "city", params, Cost(eps, delta), "secure", Claim("one point"))
-    return reg.attach(release.id, {"tool": tool})
+from core.registry import Registry
+from tests.planning.conftest import charge
 
 
 def test_fixed_items_take_what_they_need_in_order():

@@ -1,26 +1,11 @@
 """One sentence per release: where it stands against its dataset's budget plan (the same words
 in the CLI's registry line and on the pages)."""
 
-import pytest
-
 from core.planning.budget import PlanStatus, parse_item
 from core.planning.standing import standing
 from core.privacy import Cost
-from core.registry import Claim, Policy, Registry
-
-
-@pytest.fixture
-def registry(tmp_path):
-    data = tmp_path / "points.csv"
-    data.write_text("lat,lon\n1,2\n")
-    reg = Registry(tmp_path / "reg")
-    reg.add_dataset("city", [("points", data)], Policy(3.0, 1e-5))
-    return reg
-
-
-def charge(reg, tool, eps, **params):
-    release = reg.charge(tool, "city", params, Cost(eps, 0.0), "secure", Claim("one point"))
-    return reg.attach(release.id, {"tool": tool})
+from core.registry import Claim
+from tests.planning.conftest import charge
 
 
 def test_no_plan_then_as_planned_then_beyond(registry):
