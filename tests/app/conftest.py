@@ -33,3 +33,15 @@ def register_staff(registry_dir, tmp_path, policy):
     registry = Registry(registry_dir)
     registry.add_dataset("staff", files, policy, uid="uid")
     return registry
+
+
+def element_texts(node) -> list[str]:
+    """Every element's protobuf text under `node` of an AppTest tree (what the browser would
+    receive): where a test looks for a value that must never be shown."""
+    out = []
+    proto = getattr(node, "proto", None)
+    if proto is not None:
+        out.append(str(proto))
+    for child in getattr(node, "children", {}).values():
+        out.extend(element_texts(child))
+    return out

@@ -12,21 +12,11 @@ import pytest
 from core.balancing.demos import DEMOS, PATIENTS_NAME
 from core.planning.pp import PPShape, plan_pp, strictest_rho2
 from core.registry import Policy, Registry
+from tests.app.conftest import element_texts
 from ui.plan.pp import ANSWER_KEY
 
 PAGE = "pages/pp_balancing.py"
 SENTINEL = "ZQX-SENTINEL-7303"
-
-
-def _texts(node) -> list[str]:
-    """Every element's protobuf text under `node` (what the browser would receive)."""
-    out = []
-    proto = getattr(node, "proto", None)
-    if proto is not None:
-        out.append(str(proto))
-    for child in getattr(node, "children", {}).values():
-        out.extend(_texts(child))
-    return out
 
 
 def _open_plan(at):
@@ -90,6 +80,6 @@ def test_analyst_plans_from_typed_public_facts_only(app_test, analyst):
     answer = at.session_state[ANSWER_KEY]
     assert answer.current == plan_pp(shape, Fraction(1, 5), Fraction(1, 2), 1.0, 0.95)
     assert answer.strictest.rho2 == strictest_rho2(shape, Fraction(1, 5), 0.02).rho2
-    shown = " ".join(_texts(at._tree))
+    shown = " ".join(element_texts(at._tree))
     assert "PP at rho1 = 1/5" in shown and SENTINEL not in shown  # the answer; no raw value
     assert analyst.releases() == []

@@ -8,6 +8,7 @@ import pytest
 
 from core.balancing.demos import DEMOS, PATIENTS_NAME
 from core.registry import Policy, Registry, RunKind
+from tests.app.conftest import element_texts
 
 PAGE = "pages/pp_balancing.py"
 SENTINEL = "ZQX-SENTINEL-9051"
@@ -24,17 +25,6 @@ def registry(registry_dir, tmp_path, monkeypatch) -> Registry:
     reg = Registry(registry_dir)
     reg.add_dataset("patients", [("patients", path)], Policy(1.0, 1e-5))
     return reg
-
-
-def _texts(node) -> list[str]:
-    """Every element's protobuf text under `node` (what the browser would receive)."""
-    out = []
-    proto = getattr(node, "proto", None)
-    if proto is not None:
-        out.append(str(proto))
-    for child in getattr(node, "children", {}).values():
-        out.extend(_texts(child))
-    return out
 
 
 def _ready(at):
@@ -77,7 +67,7 @@ def test_analyst_publishes_a_recorded_release_and_sees_no_raw_value(app_test, re
     assert set(estimates.value["SA value"]) >= {"Diabetes", "Depression"}
     assert any(f"release #{release.id}" in i.value for i in at.info)
     assert not any("evaluation only" in c.value for c in at.caption)
-    texts = "\n".join(_texts(at._tree))
+    texts = "\n".join(element_texts(at._tree))
     assert "Diabetes" in texts  # the check sees table contents (control)
     assert SENTINEL not in texts
 

@@ -12,6 +12,7 @@ import pytest
 
 from core.cli import main
 from core.registry import Registry
+from tests.cli.conftest import run_dpx
 
 BBOX = "--bbox=-118.5,33.7,-117.9,34.3"
 SENTINEL_LAT = "34.0123456789"  # a raw value planted in the data: it must never be printed
@@ -39,10 +40,7 @@ def dataset(tmp_path, registry_dir, capsys):
 
 
 def run(capsys, monkeypatch, argv, role="analyst"):
-    monkeypatch.setenv("DPX_MODE", role)
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_dpx(capsys, monkeypatch, argv, role)
 
 
 def test_analyst_release_is_rendered_from_the_record(dataset, capsys, monkeypatch, tmp_path):

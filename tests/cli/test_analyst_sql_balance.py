@@ -15,6 +15,7 @@ import pytest
 
 from core.cli import main
 from core.registry import Registry
+from tests.cli.conftest import run_dpx
 
 SENTINEL = "Qzxv-sentinel-8841"  # an SA value, a dept and a text value held by few records
 N = 2711  # the table's exact size: released by nothing, printed to the owner only
@@ -44,10 +45,7 @@ def dataset(tmp_path, registry_dir, capsys):
 
 
 def run(capsys, monkeypatch, argv, role="analyst"):
-    monkeypatch.setenv("DPX_MODE", role)
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_dpx(capsys, monkeypatch, argv, role)
 
 
 def assert_clean(*texts: str, size_is_public: bool = False) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from core.cli import main
 from core.registry import Registry
+from tests.cli.conftest import run_dpx
 
 BBOX = "--bbox=-118.6,33.7,-117.8,34.4"
 SENTINEL = "34.0123456789"  # a raw value planted in the data: never printed
@@ -41,10 +42,7 @@ def data(tmp_path, registry_dir, capsys):
 
 
 def run(capsys, monkeypatch, argv, role="owner"):
-    monkeypatch.setenv("DPX_MODE", role)
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_dpx(capsys, monkeypatch, argv, role)
 
 
 PLAN_RELEASE = ["plan", "release", "--dataset", "visits", BBOX, "--grid", "64",
