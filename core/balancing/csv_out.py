@@ -34,7 +34,10 @@ def write_table_csv(table: pd.DataFrame, path: str | Path) -> None:
             for c in table.columns
         )
         target = "'" + str(path).replace("'", "''") + "'"
-        con.execute(f"COPY (SELECT {select} FROM publication) TO {target} (HEADER, DELIMITER ',')")
+        # `path` is already a temporary of core.files' atomic writer: DuckDB writes it in place
+        # (its own `tmp_` file would be left by a kill under a name clean_stale does not know)
+        options = "HEADER, DELIMITER ',', USE_TMP_FILE false"
+        con.execute(f"COPY (SELECT {select} FROM publication) TO {target} ({options})")
     except duckdb.Error:  # e.g. a full disk: pandas rewrites the file and raises the OSError
         table.to_csv(path, index=False)  # (errno and message) the CLI reports
     finally:
