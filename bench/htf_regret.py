@@ -23,7 +23,7 @@ Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 5 -
        [--eps 0.1,1.0] [--queries 600] [--seed 2027] [--datasets a,b] > methods.json
        .venv/bin/python bench/htf_regret.py --reps 5 --phase auto > auto.json
        .venv/bin/python bench/htf_regret.py replay methods.json auto.json   # regrets
-       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 | heldout3;
+       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 | heldout3 | heldout4;
        tables: bench/peers_regret_table.py methods.json auto.json
 """
 
@@ -53,7 +53,7 @@ from core.spatial.queries import (  # noqa: E402
     random_queries,
     relative_errors,
 )
-from core.spatial.selection import COARSE_SHARE, N_SELECTION_SHARE  # noqa: E402
+from core.spatial.selection import CELLS_SHARE, COARSE_SHARE, N_SELECTION_SHARE  # noqa: E402
 
 # htf / htf+ are left out: in the 3-repetition grid (htf_selection_grid.json) the better of them
 # is 1.56x to 116x behind the best method in every cell, so they cannot be "best in hindsight";
@@ -129,6 +129,7 @@ def main() -> None:
     from bench.htf_datasets import (
         heldout2_sets,
         heldout3_sets,
+        heldout4_sets,
         heldout_sets,
         holdout_sets,
         point_sets,
@@ -151,7 +152,7 @@ def main() -> None:
     ap.add_argument("--holdout", action="store_true", help="issue 10's held-out point sets")
     ap.add_argument(
         "--sets",
-        choices=["design", "heldout", "heldout2", "heldout3"],
+        choices=["design", "heldout", "heldout2", "heldout3", "heldout4"],
         default=None,
         help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
         "new sets the choice never saw (bench/htf_datasets.heldout_sets)",
@@ -168,6 +169,8 @@ def main() -> None:
         sets = heldout2_sets()
     elif args.sets == "heldout3":
         sets = heldout3_sets()
+    elif args.sets == "heldout4":
+        sets = heldout4_sets()
     else:
         sets = holdout_sets() if args.holdout else point_sets()
     for ps in sets:
@@ -191,7 +194,11 @@ def main() -> None:
             "smoothing": 20,
             "methods": args.methods.split(","),
             "candidates": CANDIDATES,
-            "selection_shares": {"n": N_SELECTION_SHARE, "coarse_counts": COARSE_SHARE},
+            "selection_shares": {
+                "n": N_SELECTION_SHARE,
+                "coarse_counts": COARSE_SHARE,
+                "occupied_cells": CELLS_SHARE,
+            },
         },
         "seconds": round(time.perf_counter() - t0, 1),
         "cells": cells,

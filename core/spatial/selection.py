@@ -1,24 +1,27 @@
 """Private choice of the location-histogram method ("Recommended (private choice)", method `auto`).
 
 Beyond the paper; in the spirit of Pythia (Kotsogiannis et al., SIGMOD 2017): shares of the
-release's epsilon buy public-safe features of the data; fixed rules (derived from design data sets
-of bench/htf_regret.py and checked on held-out ones, see docs/benchmarks/htf.md) pick one of UG,
-AG, PrivTree and DAWA from those noisy features and the public parameters; the chosen method is
-built with the rest of epsilon.
+release's epsilon buy public-safe features of the data (core/spatial/selection_features.py);
+fixed rules (derived from design data sets of bench/htf_regret.py and checked on held-out ones,
+see docs/benchmarks/htf.md) pick one of UG, AG, PrivTree and DAWA from those noisy features and
+the public parameters; the chosen method is built with the rest of epsilon.
 
-Round 4 ("hybrid", issue 20): two measurements, both always bought.
+Round 5 (issue 20): three measurements, all always bought.
 
 1. A noisy N (Laplace, sensitivity K, `N_SELECTION_SHARE` of epsilon; nothing with a declared
    public size). It is the same noisy N that UG and AG buy anyway to size their grids, and when
    one of them is chosen it is handed on to size the grid (post-processing), so it costs them
-   nothing: choosing UG is UG at (1 - COARSE_SHARE) x epsilon.
+   nothing: choosing UG is UG at (1 - COARSE_SHARE - CELLS_SHARE) x epsilon.
 2. 16 x 16 noisy counts with `COARSE_SHARE` of epsilon, at every signal level (round 3 skipped
    them below a threshold and, on held-out set 3, built UG for one compact cluster 11x behind
    DAWA; docs/benchmarks/htf.md, "round 3" and "round 4").
+3. A noisy number of occupied cells (`CELLS_SHARE`): N over it tells point masses (a few
+   hundred places carrying all the points) from spread data, which 16 x 16 cannot (round 4's
+   worst cell: airline route ends, AG 2.25x behind PrivTree).
 
 The whole release — features, choice and histogram — is eps_tot-DP (sequential composition:
-eps_selection + eps_build = eps_tot); the choice is post-processing of the noisy N and the noisy
-counts, so it costs nothing beyond them.
+eps_selection + eps_build = eps_tot); the choice is post-processing of the three noisy
+measurements, so it costs nothing beyond them.
 """
 
 from __future__ import annotations
@@ -30,52 +33,28 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.errors import InputError
-from core.privacy import Accountant, Cost, Laplace
+from core.privacy import Accountant, Cost
 from core.spatial.baselines import BASELINES
 from core.spatial.baselines import LABELS as BASELINE_LABELS
-from core.spatial.common import N_SHARE, count_mechanism, near_equal_edges
 from core.spatial.release import Release
+from core.spatial.selection_features import (
+    CELLS_SHARE,
+    COARSE_SHARE,
+    N_SELECTION_SHARE,
+    SELECTION_SHARE,
+    Features,
+    Measured,
+    coarse_counts,
+    dispersion,
+    measure_features,
+)
 from core.spatial.unit import POINT, Unit
 
-# Stage 1's share: the noisy N. Equal to N_SHARE, the share UG and AG spend on their own noisy N
-# (reasoning in core/spatial/common.py: typical relative error 1 / (share x N x eps), 20 % at
-# N x eps = 100). Same share, same mechanism: when the rules pick UG, this N is handed on and UG
-# is sized as UG alone sizes itself at eps_tot (see UG_C); AG reuses it too. So choosing UG or AG
-# costs only COARSE_SHARE against running it alone. Near the signal thresholds below (noisy
-# N x eps around 600-1,200) the relative error of N is sqrt(2) / (0.05 x N x eps) = 2-5 %, so a
-# set is routed to the wrong side only within a few per cent of a threshold, where the
-# candidates' errors are close (design data: docs).
-N_SELECTION_SHARE = N_SHARE
-# Stage 2's share: the 16 x 16 noisy counts, bought at every signal level. 3 % of eps: the share
-# the round-2 rules' shape thresholds (SPREAD_TOP_SHARE, COMPACT_TOP_SHARE, COMPACT_DISPERSION)
-# were fitted with on design + held-out set 1, so the features keep the noise the thresholds were
-# set for.
-COARSE_SHARE = 0.03
-SELECTION_SHARE = N_SELECTION_SHARE + COARSE_SHARE  # what `auto` spends on choosing (8 %)
-COARSE = 16  # coarse grid for the concentration features (at most 16 x 16 cells)
-TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 of 256)
-
-
-@dataclass(frozen=True)
-class Features:
-    """Noisy, public-safe features (post-processing of two Laplace measurements).
-
-    `noisy_n`: N + Laplace(K / eps_n), or the declared public size. `signal`: noisy_n x eps_build
-    / K with eps_build = eps_tot - eps_sel: points per unit of count-noise scale the chosen method
-    will have (K: the unit's point bound). `top_share`: share of the noisy coarse mass (negatives clipped to 0) held by the densest 1/16
-    of the coarse cells. `occupied`: fraction of coarse cells whose noisy count exceeds 3 noise
-    scales (3K/eps_c) plus 1 % of the noisy mean cell count (i.e. clearly non-empty).
-    `dispersion`: over those clearly non-empty cells, weighted by their noisy count above that
-    threshold, the RMS distance from their centre of mass as a fraction of the coarse grid's side
-    (on the benchmark grid: 0.035-0.28 for one cluster, above 0.2 only at low signal; 0.20-0.48
-    for several clusters or spread real data; 0 when no cell is clearly non-empty).
-    """
-
-    noisy_n: float
-    signal: float
-    top_share: float
-    occupied: float
-    dispersion: float
+__all__ = [  # the features' names are re-exported: callers import the choice from here
+    "CELLS_SHARE", "COARSE_SHARE", "N_SELECTION_SHARE", "SELECTION_SHARE", "Features",
+    "Measured", "coarse_counts", "dispersion", "measure_features", "RULES", "CANDIDATES",
+    "Rule", "Selection", "build_auto", "choose", "reasons",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -113,6 +92,15 @@ LOW_SIGNAL = 1200
 SPREAD_TOP_SHARE = 0.37
 COMPACT_TOP_SHARE = 0.6
 COMPACT_DISPERSION = 0.17
+# Round 5: points per occupied cell of the release's grid (conservative, selection_features.
+# points_per_cell). On the seen sets the non-compact ones have 1.0-6.1 points per occupied cell
+# (cities, airports, ZIP and county centroids, tracks, check-ins, taxi ends, the city mixture
+# at 1e6) and there AG was best or within 1.17x; airline route ends have 55 (their 17,733 points
+# sit on 321 cells) and there PrivTree was best, AG 2.07x behind at eps 1. 15 is about the
+# geometric middle of 6.1 and the 35-40 the route ends read as at eps 1 (docs/benchmarks/htf.md,
+# round 5). PrivTree rather than DAWA: on the route ends PrivTree was best at both epsilons
+# (DAWA 1.13-1.14x), and PrivTree's worst ratio over every seen cell is 1.63x (DAWA's 1.88x).
+POINT_MASSES = 15.0
 
 
 def _compact(f: Features) -> bool:
@@ -150,6 +138,14 @@ RULES: tuple[Rule, ...] = (
         "(dispersion < 0.17 of the side): one compact cluster, which DAWA's data-dependent "
         "buckets follow closely",
         _compact,
+    ),
+    Rule(
+        "point-masses",
+        "privtree",
+        "the points sit on few places: noisy N over the noisy number of occupied cells (raised "
+        "by 3 noise scales) is >= 15 points per occupied cell. A grid spreads its noise over "
+        "the empty cells between those places; PrivTree splits only where the points are",
+        lambda f: f.points_per_cell >= POINT_MASSES,
     ),
     Rule(
         "very-high-signal",
@@ -196,11 +192,13 @@ def reasons(
             f"{max(features.noisy_n, 0):,.0f}) and"
         )
     text = (
-        f"{first} a 16 x 16 grid of noisy counts (epsilon {eps_sel:.3g} in all for "
-        f"choosing); that leaves about {features.signal:,.0f} points per unit of noise for the "
-        "histogram.",
+        f"{first} a 16 x 16 grid of noisy counts and the number of occupied cells with noise "
+        f"(epsilon {eps_sel:.3g} in all for choosing); that leaves about "
+        f"{features.signal:,.0f} points per unit of noise for the histogram.",
         f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
-        f"mass (dispersion {features.dispersion:.2f} of the grid side).",
+        f"mass (dispersion {features.dispersion:.2f} of the grid side); about "
+        f"{max(features.noisy_cells, 0):,.0f} cells are occupied, at least "
+        f"{features.points_per_cell:,.1f} points per occupied cell.",
     )
     how = "declared" if public else "noisy"
     reused = (
@@ -247,85 +245,6 @@ class Selection:
         }
 
 
-def coarse_counts(F: np.ndarray, coarse: int = COARSE) -> np.ndarray:
-    """True counts on a near-equal coarse partition (at most `coarse` x `coarse`) of F's grid."""
-    ny, nx = F.shape
-    re = near_equal_edges(ny, min(coarse, ny))
-    ce = near_equal_edges(nx, min(coarse, nx))
-    rows = np.add.reduceat(np.asarray(F, dtype=np.int64), re[:-1], axis=0)
-    return np.add.reduceat(rows, ce[:-1], axis=1)
-
-
-def dispersion(noisy: np.ndarray, thresh: float) -> float:
-    """RMS distance of the cells above `thresh` from their centre of mass (weights: noisy count
-    minus thresh), as a fraction of the longer side of the coarse grid. Post-processing only."""
-    w = np.clip(np.asarray(noisy, dtype=np.float64) - thresh, 0.0, None)
-    total = w.sum()
-    if total <= 0:
-        return 0.0
-    r, c = np.indices(w.shape)
-    cr, cc = (w * r).sum() / total, (w * c).sum() / total
-    rms = math.sqrt(float((w * ((r - cr) ** 2 + (c - cc) ** 2)).sum() / total))
-    return rms / max(w.shape)
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What the two measurements gave: features, the noisy coarse counts, each measurement's noise
-    scale, and the epsilon they spent."""
-
-    features: Features
-    coarse: np.ndarray
-    noise_scales: dict[str, float]
-    epsilon: float
-
-
-def measure_features(
-    F: np.ndarray,
-    eps_tot: float,
-    accountant: Accountant,
-    unit: Unit = POINT,
-    *,
-    public_n: float | None = None,
-    n_share: float = N_SELECTION_SHARE,
-    coarse_share: float = COARSE_SHARE,
-) -> Measured:
-    """Stage 1 (noisy N) and stage 2 (16 x 16 noisy counts), both always.
-
-    Privacy (unit: a point, or a person with at most K points; add/remove neighbours): N has
-    sensitivity K and gets Laplace(K / eps_n) with eps_n = n_share x eps_tot (a `Laplace`
-    mechanism; none with a declared `public_n`, eps_n = 0). Stage 2: the coarse cells are
-    disjoint, so the vector of their counts has L1 sensitivity K and gets discrete
-    Laplace(K / eps_c) per cell with eps_c = coarse_share x eps_tot (a `DiscreteLaplace`
-    mechanism, parallel composition over the cells). Total: eps_n + eps_c (sequential).
-    """
-    k = unit.max_points
-    if public_n is None:
-        eps_n = n_share * eps_tot
-        n_mech = Laplace("auto: noisy N (method choice)", sensitivity=k, epsilon=eps_n)
-        n_hat = float(n_mech.draw(accountant, float(np.asarray(F).sum())))
-        scales = {"n": n_mech.scale}
-    else:
-        eps_n, n_hat, scales = 0.0, float(public_n), {}
-    eps_c = coarse_share * eps_tot
-    signal = max(n_hat, 0.0) * (eps_tot - eps_n - eps_c) / k
-    coarse = count_mechanism("auto: noisy coarse counts (method choice)", eps_c, unit)
-    noisy = coarse.draw(accountant, coarse_counts(F)).astype(np.float64)
-    pos = np.clip(noisy.reshape(-1), 0.0, None)
-    top_k = max(1, round(TOP_FRACTION * pos.size))
-    mass = pos.sum()
-    top = np.sort(pos)[::-1][:top_k].sum() / mass if mass > 0 else 0.0
-    thresh = 3.0 * coarse.scale + 0.01 * max(n_hat, 0.0) / pos.size
-    feats = Features(
-        noisy_n=n_hat,
-        signal=signal,
-        top_share=float(top),
-        occupied=float(np.mean(noisy.reshape(-1) > thresh)),
-        dispersion=dispersion(noisy, thresh),
-    )
-    return Measured(feats, noisy, {**scales, "coarse_counts": coarse.scale}, eps_n + eps_c)
-
-
 def choose(features: Features) -> Rule:
     """The first rule of RULES that applies (post-processing: no budget)."""
     for rule in RULES:
@@ -343,12 +262,14 @@ def build_auto(
     public_n: float | None = None,
     n_share: float = N_SELECTION_SHARE,
     coarse_share: float = COARSE_SHARE,
+    cells_share: float = CELLS_SHARE,
 ) -> Release:
     """Recommended (private choice): two noisy measurements, a rule, the chosen method.
 
     Privacy: eps_tot-DP for the unit (a point, or a person with at most K points; add/remove).
     `measure_features` spends eps_sel (n_share x eps_tot on a noisy N, nothing with a declared
-    `public_n`; plus coarse_share x eps_tot on 16 x 16 counts, always); the chosen
+    `public_n`; plus coarse_share x eps_tot on 16 x 16 counts and cells_share x eps_tot on the
+    number of occupied cells, always); the chosen
     method is built with eps_build = eps_tot - eps_sel and states its own mechanisms; UG and AG
     are sized by the stage-1 noisy N (post-processing, handed on as their size) instead of buying
     their own. Sequential composition: eps_sel + eps_build = eps_tot. The returned Release's
@@ -357,10 +278,11 @@ def build_auto(
     """
     if not (eps_tot > 0 and math.isfinite(eps_tot)):
         raise InputError(f"epsilon must be a positive number, got {eps_tot}.")
-    for name, share in (("n_share", n_share), ("coarse_share", coarse_share)):
+    shares = {"n_share": n_share, "coarse_share": coarse_share, "cells_share": cells_share}
+    for name, share in shares.items():
         if not 0 < share < 1:
             raise InputError(f"the selection's {name} must be in (0, 1), got {share}.")
-    if n_share + coarse_share >= 1:
+    if sum(shares.values()) >= 1:
         raise InputError("the selection's shares must add up to less than 1.")
     if public_n is not None and (
         isinstance(public_n, bool) or not (math.isfinite(public_n) and public_n >= 0)
@@ -373,7 +295,14 @@ def build_auto(
         raise ValueError("F must be a 2-D integer frequency matrix")
     accountant.require(Cost(float(eps_tot)), "auto (features + the chosen method)")
     measured = measure_features(
-        F, eps_tot, accountant, unit, public_n=public_n, n_share=n_share, coarse_share=coarse_share
+        F,
+        eps_tot,
+        accountant,
+        unit,
+        public_n=public_n,
+        n_share=n_share,
+        coarse_share=coarse_share,
+        cells_share=cells_share,
     )
     feats, eps_sel = measured.features, measured.epsilon
     eps_build = eps_tot - eps_sel
@@ -418,7 +347,11 @@ def build_auto(
         **params,
         "eps_tot": float(eps_tot),
         "public_n": public_n,
-        "selection_shares": {"n": n_share, "coarse_counts": coarse_share},
+        "selection_shares": {
+            "n": n_share,
+            "coarse_counts": coarse_share,
+            "occupied_cells": cells_share,
+        },
         "selection": selection.to_dict(),
     }
     return rel

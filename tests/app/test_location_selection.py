@@ -1,5 +1,5 @@
-"""The page's "Recommended built ..." panel (issue 20, round 4): the noisy N and the shape
-features of the 16 x 16 counts, which are bought at every signal level."""
+"""The page's "Recommended built ..." panel (issue 20, rounds 4-5): the noisy N, the shape
+features of the 16 x 16 counts and the occupied cells, all bought at every signal level."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -26,4 +26,5 @@ def test_selection_panel_lists_the_shape_at_low_and_high_signal(n):
     assert features[0] == "noisy N"
     assert any("densest 1/16" in f for f in features)
     assert any("dispersion" in f for f in features)
+    assert any("points per occupied cell" in f for f in features)
     assert not any("bought none" in c.value for c in at.caption)

@@ -64,13 +64,16 @@ def test_auto_json_contract(points_csv, capsys):
     assert sel["epsilon"] == pytest.approx(SELECTION_SHARE * 0.8)
     assert res["epsilon"]["selection"] == pytest.approx(sel["epsilon"])
     assert sel["epsilon"] + sel["epsilon_build"] == pytest.approx(0.8, abs=1e-12)
-    assert set(sel["features"]) == {"noisy_n", "signal", "top_share", "occupied", "dispersion"}
-    assert set(sel["noise_scales"]) == {"n", "coarse_counts"}
+    assert set(sel["features"]) == {
+        "noisy_n", "signal", "top_share", "occupied", "dispersion", "noisy_cells",
+        "points_per_cell",
+    }  # fmt: skip
+    assert set(sel["noise_scales"]) == {"n", "coarse_counts", "occupied_cells"}
     assert res["mode"] == "seeded" and res["noise"]["seed"] == 4
     assert_tiles_and_adds_up(res)
     # the selection's mechanisms are the release's and add up to its epsilon
     auto = [r["epsilon"] for r in res["mechanisms"] if r["label"].startswith("auto:")]
-    assert len(auto) == 2 and sum(auto) == pytest.approx(sel["epsilon"])
+    assert len(auto) == 3 and sum(auto) == pytest.approx(sel["epsilon"])
 
 
 def test_auto_is_reproducible_when_seeded(points_csv, capsys):

@@ -49,12 +49,19 @@ def test_refused_before_any_draw_when_the_budget_does_not_fit(F):
 
 def test_same_seed_neighbours_move_features_by_at_most_the_sensitivity(F):
     """Add one point: with the same seed, noisy N moves by exactly 1 and exactly one noisy coarse
-    count moves by 1 (L1 sensitivity 1 for each measurement); nothing else moves."""
+    count moves by 1 (L1 sensitivity 1 for each measurement); nothing else moves. The noisy
+    number of occupied cells moves by 1 when the point lands in an empty cell, else not at all."""
     G = F.copy()
+    empty = tuple(np.argwhere(F == 0)[0])
     G[70, 33] += 1
     ma = measure_features(F, 1.0, Accountant(Noise.seeded(7)))
     mb = measure_features(G, 1.0, Accountant(Noise.seeded(7)))
     assert mb.features.noisy_n - ma.features.noisy_n == pytest.approx(1.0, abs=1e-9)
+    assert F[70, 33] > 0 and mb.features.noisy_cells == pytest.approx(ma.features.noisy_cells)
+    H = F.copy()
+    H[empty] += 1
+    mh = measure_features(H, 1.0, Accountant(Noise.seeded(7)))
+    assert mh.features.noisy_cells - ma.features.noisy_cells == pytest.approx(1.0, abs=1e-9)
     diff = mb.coarse - ma.coarse
     assert np.abs(diff).sum() == 1 and diff.max() == 1
     assert diff[70 * 16 // 128, 33 * 16 // 128] == 1
@@ -69,6 +76,9 @@ def test_features_noise_scales_match_the_mechanisms(F):
     assert scales["coarse_counts"] == pytest.approx(
         1 / eps["auto: noisy coarse counts (method choice)"]
     )
+    assert scales["occupied_cells"] == pytest.approx(
+        1 / eps["auto: noisy number of occupied cells (method choice)"]
+    )
     assert sum(eps.values()) == pytest.approx(SELECTION_SHARE) == pytest.approx(m.epsilon)
     assert noisy.shape == (16, 16)
 
@@ -81,8 +91,16 @@ def test_coarse_counts_partition_the_grid():
         assert C.shape == (min(16, shape[0]), min(16, shape[1])) and C.sum() == F.sum()
 
 
-def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1):
-    return Features(noisy_n=n, signal=signal, top_share=top, occupied=occupied, dispersion=disp)
+def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1, per_cell=2.0):
+    return Features(
+        noisy_n=n,
+        signal=signal,
+        top_share=top,
+        occupied=occupied,
+        dispersion=disp,
+        noisy_cells=n / per_cell,
+        points_per_cell=per_cell,
+    )
 
 
 def test_rules_fire_in_order_and_the_last_always_applies():
@@ -92,12 +110,13 @@ def test_rules_fire_in_order_and_the_last_always_applies():
         assert rule.condition and rule.method
     # every rule is reachable: some feature vector fires it first
     probes = [
-        _features(signal=s, top=t, n=n, occupied=o, disp=d)
+        _features(signal=s, top=t, n=n, occupied=o, disp=d, per_cell=p)
         for s in (10, 100, 500, 1000, 2000, 1e4, 1e5, 1e6)
         for t in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
         for n in (1e3, 1e4, 1e5)
         for o in (0.05, 0.7)
         for d in (0.0, 0.1, 0.25, 0.4)
+        for p in (1.0, 50.0)
     ]
     fired = {choose(f).name for f in probes}
     assert fired == set(names)

@@ -1,5 +1,5 @@
-"""Recommended's budget shares (issue 20, round 4, the hybrid): a noisy N that UG and AG reuse,
-and the 16 x 16 noisy counts at every signal level, so the shape is read even at low signal."""
+"""Recommended's budget shares (issue 20, rounds 4-5): a noisy N that UG and AG reuse, the
+16 x 16 noisy counts and the noisy number of occupied cells at every signal level."""
 
 import numpy as np
 import pytest
@@ -8,6 +8,7 @@ from core.errors import InputError
 from core.privacy import Accountant, Cost, Noise
 from core.spatial.baselines import build_ug
 from core.spatial.selection import (
+    CELLS_SHARE,
     COARSE_SHARE,
     LOW_SIGNAL,
     N_SELECTION_SHARE,
@@ -22,6 +23,7 @@ from core.spatial.unit import PersonUnit
 
 N_LABEL = "auto: noisy N (method choice)"
 COARSE_LABEL = "auto: noisy coarse counts (method choice)"
+CELLS_LABEL = "auto: noisy number of occupied cells (method choice)"
 UG_CELLS = "ug: grid cell counts (disjoint cells)"
 
 
@@ -42,12 +44,14 @@ def test_tiny_n_still_buys_the_coarse_counts_and_the_mechanisms_say_so():
     ledger = Accountant(Noise.seeded(3), Cost(eps))
     rel = build_auto(F, eps, ledger)
     sel = rel.info["selection"]
-    assert _auto_labels(rel) == [N_LABEL, COARSE_LABEL]
+    assert _auto_labels(rel) == [N_LABEL, COARSE_LABEL, CELLS_LABEL]
     drawn = {m.label: m for m in ledger.mechanisms}
     assert drawn[N_LABEL].epsilon == pytest.approx(N_SELECTION_SHARE * eps)
     assert drawn[COARSE_LABEL].epsilon == pytest.approx(COARSE_SHARE * eps)
+    assert drawn[CELLS_LABEL].epsilon == pytest.approx(CELLS_SHARE * eps)
     assert sel.epsilon == pytest.approx(SELECTION_SHARE * eps)
-    assert sel.coarse_grid == (16, 16) and set(sel.noise_scales) == {"n", "coarse_counts"}
+    assert sel.coarse_grid == (16, 16)
+    assert set(sel.noise_scales) == {"n", "coarse_counts", "occupied_cells"}
     assert sel.epsilon_build == pytest.approx((1 - SELECTION_SHARE) * eps)
     assert ledger.spent.epsilon == pytest.approx(eps, abs=1e-12)
     assert sel.features.signal < VERY_LOW_SIGNAL
@@ -76,8 +80,9 @@ def _ug_pick(F, eps):
     raise AssertionError("UG was never picked on spread data at very low signal")
 
 
-def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_miss_only_the_counts_share():
-    """Choosing UG costs only the coarse counts' share against UG alone: the same N (Laplace,
+def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_miss_only_the_shape_shares():
+    """Choosing UG costs only the coarse counts' and the occupied cells' shares against UG
+    alone: the same N (Laplace,
     sensitivity 1, same share and scale), the same grid rule, and UG buys no second N."""
     F = _spread(2_000)
     seed, rel = _ug_pick(F, 0.1)
@@ -90,12 +95,12 @@ def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_miss_only_the_count
     ]
     cells = {m.label: m.epsilon for m in rel.mechanisms}[UG_CELLS]
     cells_alone = {m.label: m.epsilon for m in alone.mechanisms}[UG_CELLS]
-    assert cells == pytest.approx(cells_alone - COARSE_SHARE * 0.1)
+    assert cells == pytest.approx(cells_alone - (COARSE_SHARE + CELLS_SHARE) * 0.1)
 
 
 def test_recommended_ug_has_ug_alones_grid_with_the_same_seed():
     """The noisy N is the first draw in both and has the same scale, so with one seed the grid
-    UG alone draws and Recommended's UG are the same (its cells then get 3 % less epsilon)."""
+    UG alone draws and Recommended's UG are the same (its cells then get 5 % less epsilon)."""
     for data_seed in range(3):
         F = _spread(2_500, seed=data_seed)
         seed, rel = _ug_pick(F, 0.1)
@@ -150,7 +155,7 @@ def test_person_unit_scales_the_signal_and_the_sensitivity():
     as_persons = rel.info["selection"]
     assert as_points.coarse_grid == as_persons.coarse_grid == (16, 16)
     drawn = {m.label: m for m in rel.mechanisms}
-    assert drawn[N_LABEL].sensitivity == 10 and drawn[COARSE_LABEL].sensitivity == 10
+    assert {drawn[lab].sensitivity for lab in (N_LABEL, COARSE_LABEL, CELLS_LABEL)} == {10}
     assert as_persons.features.signal == pytest.approx(
         max(as_persons.features.noisy_n, 0) * 0.5 * (1 - SELECTION_SHARE) / 10
     )
@@ -161,13 +166,13 @@ def test_a_declared_public_size_spends_nothing_on_n():
     F = gaussian_matrix(40_000, 10, seed=5, grid=128)
     rel = build_auto(F, 0.5, Accountant(Noise.seeded(3), Cost(0.5)), public_n=40_000)
     sel = rel.info["selection"]
-    assert _auto_labels(rel) == [COARSE_LABEL]
-    assert sel.epsilon == pytest.approx(COARSE_SHARE * 0.5) and sel.public_n
+    assert _auto_labels(rel) == [COARSE_LABEL, CELLS_LABEL]
+    assert sel.epsilon == pytest.approx((COARSE_SHARE + CELLS_SHARE) * 0.5) and sel.public_n
     assert sel.features.noisy_n == 40_000
     assert "declared public number" in " ".join(rel.info["selection_reasons"])
     small = build_auto(_spread(500), 0.5, Accountant(Noise.seeded(3), Cost(0.5)), public_n=500)
-    assert _auto_labels(small) == [COARSE_LABEL]
-    assert small.info["selection"].epsilon == pytest.approx(COARSE_SHARE * 0.5)
+    assert _auto_labels(small) == [COARSE_LABEL, CELLS_LABEL]
+    assert small.info["selection"].epsilon == pytest.approx((COARSE_SHARE + CELLS_SHARE) * 0.5)
     assert small.epsilon["total"] == 0.5
     assert sum(v for k, v in small.epsilon.items() if k != "total") == pytest.approx(0.5)
 

@@ -58,5 +58,10 @@ def show_selection(releases: dict) -> None:
          "value": f"{feats.occupied:.3f}", "noise scale": coarse},
         {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
          "value": f"{feats.dispersion:.3f}", "noise scale": coarse},
+        {"feature": "occupied cells of the release's grid (noisy number)",
+         "value": f"{max(feats.noisy_cells, 0):,.0f}",
+         "noise scale": sel.noise_scales["occupied_cells"]},
+        {"feature": "points per occupied cell (at least; noisy N / raised noisy cells)",
+         "value": f"{feats.points_per_cell:,.1f}", "noise scale": None},
     ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True)
