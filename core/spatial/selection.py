@@ -6,22 +6,24 @@ fixed rules (derived from design data sets of bench/htf_regret.py and checked on
 see docs/benchmarks/htf.md) pick one of UG, AG, PrivTree and DAWA from those noisy features and
 the public parameters; the chosen method is built with the rest of epsilon.
 
-Round 5 (issue 20): three measurements, all always bought.
+Round 5 (issue 20): a noisy N, then the shape with 5 % of epsilon in every case
+(core/spatial/selection_features.py):
 
 1. A noisy N (Laplace, sensitivity K, `N_SELECTION_SHARE` of epsilon; nothing with a declared
    public size). It is the same noisy N that UG and AG buy anyway to size their grids, and when
    one of them is chosen it is handed on to size the grid (post-processing), so it costs them
-   nothing: choosing UG is UG at (1 - COARSE_SHARE - CELLS_SHARE) x epsilon.
-2. 16 x 16 noisy counts with `COARSE_SHARE` of epsilon, at every signal level (round 3 skipped
-   them below a threshold and, on held-out set 3, built UG for one compact cluster 11x behind
-   DAWA; docs/benchmarks/htf.md, "round 3" and "round 4").
-3. A noisy number of occupied cells (`CELLS_SHARE`): N over it tells point masses (a few
-   hundred places carrying all the points) from spread data, which 16 x 16 cannot (round 4's
-   worst cell: airline route ends, AG 2.25x behind PrivTree).
+   nothing: choosing UG is UG at (1 - SHAPE_SHARE) x epsilon.
+2. Below `LOW_SIGNAL` points per unit of noise: 4 x 4 noisy counts. A cluster still fills one
+   or a few of 16 cells there, where 16 x 16 counts were noise and the picks followed the noise
+   stream (round 4: UG or DAWA by coin flip on every data set below 600).
+3. From `LOW_SIGNAL` up: 16 x 16 noisy counts (one compact cluster or not) and a noisy number of
+   occupied cells: N over it tells point masses (a few hundred places carrying all the points)
+   from spread data, which 16 x 16 cannot (round 4's worst cell: airline route ends, AG 2.25x
+   behind PrivTree).
 
 The whole release — features, choice and histogram — is eps_tot-DP (sequential composition:
-eps_selection + eps_build = eps_tot); the choice is post-processing of the three noisy
-measurements, so it costs nothing beyond them.
+eps_selection + eps_build = eps_tot; eps_selection does not depend on the data); the choice is
+post-processing of the noisy measurements, so it costs nothing beyond them.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ from core.spatial.release import Release
 from core.spatial.selection_features import (
     CELLS_SHARE,
     COARSE_SHARE,
+    LOW_SIGNAL,
     N_SELECTION_SHARE,
     SELECTION_SHARE,
+    SHAPE_SHARE,
     Features,
     Measured,
     coarse_counts,
@@ -51,7 +55,8 @@ from core.spatial.selection_features import (
 from core.spatial.unit import POINT, Unit
 
 __all__ = [  # the features' names are re-exported: callers import the choice from here
-    "CELLS_SHARE", "COARSE_SHARE", "N_SELECTION_SHARE", "SELECTION_SHARE", "Features",
+    "CELLS_SHARE", "COARSE_SHARE", "LOW_SIGNAL", "N_SELECTION_SHARE", "SELECTION_SHARE",
+    "SHAPE_SHARE", "Features",
     "Measured", "coarse_counts", "dispersion", "measure_features", "RULES", "CANDIDATES",
     "Rule", "Selection", "build_auto", "choose", "reasons",
 ]  # fmt: skip
@@ -72,27 +77,33 @@ class Rule:
 # the DESIGN sets (bench/htf_datasets.py point_sets + holdout_sets: single Gaussians and the city
 # mixture at N = 1e4..1e6, GeoNames cities world / Europe, US airports, US ZIP centroids; eps 0.1
 # and 1) and ran them once on held-out set 1 (heldout_sets: EPR check-ins, taxi ends, world
-# airports, African cities, two GPS tracks): median regret 1.14, worst 1.61 — AG won 11 of its 12
-# cells, and the round-1 rules had sent mobility-like data (one dense centre or hubs) to DAWA.
-# Round 2 refitted on design + held-out set 1 and ran once on held-out set 2. What the data said:
-# a tree method only where the coarse grid shows ONE compact cluster (PrivTree at very high
-# signal, DAWA otherwise); DAWA at very high signal (its buckets follow several dense centres);
-# AG everywhere else; UG for very low signal on spread data. Round 3 read the noisy N alone below
-# 1,200 and missed a compact cluster (held-out set 3: 11x). Round 4 (these rules) is round 2's
-# rules unchanged, over round 3's shared noisy N and always-bought counts.
-# Below noisy N x eps_build = 600 (US airports, African cities, two GPS tracks at eps 0.1 in the
-# design data) UG is best in 2 of 4 cells and within 1.57x in all, but UG is 9x behind on one
-# compact cluster at that signal. SPREAD_TOP_SHARE = 0.37 (fitted in round 2): there the spread
-# sets' densest 1/16 of the coarse cells held 32-40 % of the noisy mass per repetition (so about
-# 2 in 5 repetitions go to DAWA), the compact Gaussian of held-out set 3 41-45 % (round 2's run
-# on it: DAWA every time). Below 1,200 the 16 x 16 features are mostly noise: DAWA there has the
-# smallest worst case (design data: DAWA <= 1.50x; AG 2.4-4x on a single cluster, UG 9x).
-VERY_LOW_SIGNAL = 600
-LOW_SIGNAL = 1200
-SPREAD_TOP_SHARE = 0.37
+# airports, African cities, two GPS tracks). Round 2 refitted on design + held-out set 1 and ran
+# once on held-out set 2: a tree method only where the coarse grid shows ONE compact cluster
+# (PrivTree at very high signal, DAWA otherwise); DAWA at very high signal (its buckets follow
+# several dense centres); AG everywhere else. Rounds 3 and 4 changed the shares; round 5 (these
+# rules) was fitted on design + held-out sets 1-3 with 20 repetitions and run once on held-out
+# set 4.
+#
+# The low band (signal < LOW_SIGNAL, 4 x 4 counts). On those 14 cells of the 20-repetition runs,
+# relative to the best at full eps: a compact cluster makes UG 8-10x and AG 3.4-4.1x behind DAWA
+# (DAWA <= 1.13x on every clustered cell), while on spread real data DAWA was 1.09-1.53x behind.
+# The densest quarter of the 4 x 4 noisy counts (5 % of eps) holds >= 0.78 of the mass in 95 % of
+# draws for every clustered set (Gaussians, the city mixture at 1e4, the compact Gaussian of
+# held-out set 3) and at most 0.78 in 95 % of draws for every spread set with signal >= 300
+# (median 0.56-0.66): CLUSTERED_QUARTER = 0.75 sends a spread set to DAWA in a few per cent of
+# draws and a cluster to AG in about 2 %. Not clustered: UG is best below a signal of about 300
+# (GPS track at 86, US airports at 274, county centroids at 278: UG 1.0, AG 1.35-1.68) and AG
+# above (South American cities at 326 tie, cycling track at 393, African cities at 433, state
+# borders at 859: AG 1.0, UG 1.2-1.47); VERY_LOW_SIGNAL = 330 is the geometric middle of 278 and
+# 393.
+VERY_LOW_SIGNAL = 330
+CLUSTERED_QUARTER = 0.75
+# From LOW_SIGNAL up (16 x 16 counts), round 2's shape thresholds: one compact cluster when the
+# densest 1/16 of the coarse cells hold >= 60 % of the noisy mass and the clearly non-empty cells
+# lie within 0.17 of the side of their centre of mass.
 COMPACT_TOP_SHARE = 0.6
 COMPACT_DISPERSION = 0.17
-# Round 5: points per occupied cell of the release's grid (conservative, selection_features.
+# Points per occupied cell of the release's grid (conservative, selection_features.
 # points_per_cell). On the seen sets the non-compact ones have 1.0-6.1 points per occupied cell
 # (cities, airports, ZIP and county centroids, tracks, check-ins, taxi ends, the city mixture
 # at 1e6) and there AG was best or within 1.17x; airline route ends have 55 (their 17,733 points
@@ -109,18 +120,27 @@ def _compact(f: Features) -> bool:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "very-low-signal-spread",
-        "ug",
-        "noisy N x epsilon < 600 and the densest 1/16 of the coarse cells hold < 37 % of the "
-        "noisy mass: too few points per unit of noise for any adaptive structure, and the mass "
-        "is spread, so the plain uniform grid is as good as any and cannot go badly wrong",
-        lambda f: f.signal < VERY_LOW_SIGNAL and f.top_share < SPREAD_TOP_SHARE,
+        "few-points-clustered",
+        "dawa",
+        "noisy N x epsilon < 1,200 and the densest quarter of the 4 x 4 noisy counts hold >= 75 % "
+        "of the noisy mass: few points per unit of noise, gathered in one part of the region; "
+        "DAWA, which merges the empty parts and splits only where the counts vary, was within "
+        "1.13x of the best there, where a grid was 3-10x behind",
+        lambda f: f.signal < LOW_SIGNAL and f.top_quarter >= CLUSTERED_QUARTER,
     ),
     Rule(
-        "low-signal",
-        "dawa",
-        "noisy N x epsilon < 1,200: the coarse features are mostly noise; DAWA, which merges "
-        "flat regions and splits only where the counts vary, has the smallest worst case there",
+        "very-low-signal",
+        "ug",
+        "noisy N x epsilon < 330 and the points are not gathered in one part: too few points "
+        "per unit of noise for any adaptive structure, so the plain uniform grid is as good as "
+        "any and cannot go badly wrong",
+        lambda f: f.signal < VERY_LOW_SIGNAL,
+    ),
+    Rule(
+        "low-signal-spread",
+        "ag",
+        "noisy N x epsilon from 330 to 1,200 and the points are not gathered in one part: AG's "
+        "two-level grid was best on spread real data there",
         lambda f: f.signal < LOW_SIGNAL,
     ),
     Rule(
@@ -145,7 +165,7 @@ RULES: tuple[Rule, ...] = (
         "the points sit on few places: noisy N over the noisy number of occupied cells (raised "
         "by 3 noise scales) is >= 15 points per occupied cell. A grid spreads its noise over "
         "the empty cells between those places; PrivTree splits only where the points are",
-        lambda f: f.points_per_cell >= POINT_MASSES,
+        lambda f: f.points_per_cell is not None and f.points_per_cell >= POINT_MASSES,
     ),
     Rule(
         "very-high-signal",
@@ -167,8 +187,8 @@ SIZED_BY_N = ("ug", "ag")  # candidates that size their grid from N: they reuse 
 # UG's constant (build_ug's default c = 10). UG alone sizes its grid with the whole eps_tot
 # (m = sqrt(N x eps_tot / c)) while its cells get eps_tot - eps_n; handed eps_build, it gets
 # c x eps_build / eps_tot, so the grid is the one UG alone draws. With stage 1's share equal to
-# N_SHARE, Recommended's UG is then UG with its cells at (1 - COARSE_SHARE) x eps_tot (cell
-# error about 1 / 0.97 = 1.03x UG alone's; bench/htf_auto_vs_ug.py).
+# N_SHARE, Recommended's UG is then UG with its cells at (1 - SHAPE_SHARE) x eps_tot (cell
+# error about 1 / 0.95 = 1.05x UG alone's; bench/htf_auto_vs_ug.py).
 UG_C = 10.0
 
 
@@ -191,15 +211,24 @@ def reasons(
             f"Recommended measured the number of {unit} with noise (about "
             f"{max(features.noisy_n, 0):,.0f}) and"
         )
-    text = (
-        f"{first} a 16 x 16 grid of noisy counts and the number of occupied cells with noise "
-        f"(epsilon {eps_sel:.3g} in all for choosing); that leaves about "
-        f"{features.signal:,.0f} points per unit of noise for the histogram.",
-        f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
-        f"mass (dispersion {features.dispersion:.2f} of the grid side); about "
-        f"{max(features.noisy_cells, 0):,.0f} cells are occupied, at least "
-        f"{features.points_per_cell:,.1f} points per occupied cell.",
-    )
+    if features.points_per_cell is None:  # the low band: 4 x 4 counts only
+        text = (
+            f"{first} a 4 x 4 grid of noisy counts (epsilon {eps_sel:.3g} in all for choosing); "
+            f"that leaves about {features.signal:,.0f} points per unit of noise for the "
+            "histogram, too few for a finer look at the shape.",
+            f"The densest quarter of the coarse cells hold {features.top_quarter:.0%} of the "
+            "noisy mass.",
+        )
+    else:
+        text = (
+            f"{first} a 16 x 16 grid of noisy counts and the number of occupied cells with "
+            f"noise (epsilon {eps_sel:.3g} in all for choosing); that leaves about "
+            f"{features.signal:,.0f} points per unit of noise for the histogram.",
+            f"The densest 1/16 of the coarse cells hold {features.top_share:.0%} of the noisy "
+            f"mass (dispersion {features.dispersion:.2f} of the grid side); about "
+            f"{max(features.noisy_cells or 0.0, 0):,.0f} cells are occupied, at least "
+            f"{features.points_per_cell:,.1f} points per occupied cell.",
+        )
     how = "declared" if public else "noisy"
     reused = (
         f" sized by that same {how} number of {unit}, so its grid cost nothing more,"

@@ -1,17 +1,20 @@
 """The noisy features Recommended (`auto`, core/spatial/selection.py) chooses a method from.
 
-Three measurements, each a mechanism of its own, all part of the release's epsilon:
+Round 5 (issue 20). A noisy N first, then the shape, with the same share of epsilon in every
+case; how the shape share is spent depends only on the noisy N (post-processing), so the
+epsilon spent never depends on the data:
 
 1. a noisy N (Laplace, sensitivity K), the same N that UG and AG size their grids with;
-2. 16 x 16 noisy counts (discrete Laplace, L1 sensitivity K over disjoint cells): where the
-   mass is, at a coarse scale;
-3. (round 5) a noisy number of occupied cells of the release's own grid (Laplace, sensitivity
-   K): how many distinct places the points sit on, so N over it says whether the points are a
-   few hundred point masses (airports, stations, venues, addresses geocoded to centroids) that a
-   coarse grid sees as spread.
+2. below `LOW_SIGNAL` points per unit of noise (the low band): 4 x 4 noisy counts with the whole
+   shape share (`COARSE_SHARE + CELLS_SHARE`). At a few hundred points per unit of noise a
+   16 x 16 grid is mostly noise, while one compact cluster still fills one or a few of 16 cells;
+3. from `LOW_SIGNAL` up: 16 x 16 noisy counts (`COARSE_SHARE`; discrete Laplace, L1 sensitivity
+   K over disjoint cells) and a noisy number of occupied cells of the release's own grid
+   (`CELLS_SHARE`; Laplace, sensitivity K): how many distinct places the points sit on, so N
+   over it says whether the points are a few hundred point masses (airports, stations, venues,
+   addresses geocoded to centroids) that a coarse grid sees as spread.
 
-Everything here is post-processing of those three draws; `measure_features` states the privacy
-claim.
+Everything here is post-processing of those draws; `measure_features` states the privacy claim.
 """
 
 from __future__ import annotations
@@ -34,20 +37,33 @@ from core.spatial.unit import POINT, Unit
 # 2-5 %, so a set is routed to the wrong side only within a few per cent of a threshold, where
 # the candidates' errors are close (design data: docs/benchmarks/htf.md).
 N_SELECTION_SHARE = N_SHARE
-# Stage 2's share: the 16 x 16 noisy counts, bought at every signal level. 3 % of eps: the share
-# the round-2 rules' shape thresholds (SPREAD_TOP_SHARE, COMPACT_TOP_SHARE, COMPACT_DISPERSION)
-# were fitted with on design + held-out set 1, so the features keep the noise the thresholds were
-# set for.
+# From LOW_SIGNAL up, the 16 x 16 noisy counts: 3 % of eps, the share the compact-cluster
+# thresholds (selection.COMPACT_TOP_SHARE, COMPACT_DISPERSION) were fitted with on design +
+# held-out set 1 (round 2), so the features keep the noise the thresholds were set for.
 COARSE_SHARE = 0.03
-# Stage 3's share (round 5): the number of occupied cells, sensitivity K. 2 %: the point-mass
-# rule needs it only where the signal is high (it cannot fire below noisy N x eps of about
-# 2,250, see `points_per_cell`), and there a scale of K / (0.02 eps) is a few per cent of any
-# occupied-cell count that matters; at eps 1 the airline route ends' 321 occupied cells are
-# measured to +-50, so their N per cell (55) reads as at least 35 in 97 % of draws.
+# From LOW_SIGNAL up, the number of occupied cells, sensitivity K. 2 %: the point-mass rule
+# cannot fire below noisy N x eps of about 2,250 (see `points_per_cell`), and above it a scale of
+# K / (0.02 eps) is a few per cent of any occupied-cell count that matters; at eps 1 the airline
+# route ends' 321 occupied cells are measured to +-50, so their N per cell (55) reads as at
+# least 35 in 97 % of draws. Below LOW_SIGNAL this share goes to the 4 x 4 counts instead.
 CELLS_SHARE = 0.02
-SELECTION_SHARE = N_SELECTION_SHARE + COARSE_SHARE + CELLS_SHARE  # spent on choosing (10 %)
-COARSE = 16  # coarse grid for the concentration features (at most 16 x 16 cells)
+SHAPE_SHARE = COARSE_SHARE + CELLS_SHARE  # the shape's share in either band (5 %)
+SELECTION_SHARE = N_SELECTION_SHARE + SHAPE_SHARE  # spent on choosing (10 %)
+# The band boundary, in points per unit of noise of the chosen method (noisy N x eps_build / K).
+# Below it, on the benchmark's 20-repetition runs, the 16 x 16 features were noise: spread real
+# sets and a compact Gaussian gave the same densest-1/16 share (0.32-0.51), and the picks
+# followed the noise stream, not the data (docs/benchmarks/htf.md, round 5).
+LOW_SIGNAL = 1200
+COARSE = 16  # the coarse grid from LOW_SIGNAL up (at most 16 x 16 cells)
+LOW_COARSE = 4  # the coarse grid below LOW_SIGNAL (at most 4 x 4 cells)
 TOP_FRACTION = 1 / 16  # "top cells" = the densest 1/16 of the coarse cells (16 of 256)
+QUARTER = 1 / 4  # the densest quarter of the coarse cells (4 of 16 on the 4 x 4 grid)
+# A coarse cell is "clearly non-empty" above CLEAR_SCALES noise scales (plus 1 % of the mean
+# cell): at 5 scales a cell holding nothing passes in e^-5 / 2 = 0.3 % of draws (under one of
+# 256 cells), where round 4's 3 scales let about six pass; those far-off noise cells pushed a
+# compact cluster's dispersion over the compact threshold in 4 of 20 repetitions (held-out set
+# 3's Gaussian at eps 1, built as AG 3.7x behind DAWA; docs/benchmarks/htf.md, round 5).
+CLEAR_SCALES = 5.0
 # How many noise scales the occupied-cell count is raised by before N is divided by it: the
 # conservative N per cell errs towards "spread" (Laplace: the count exceeds noisy + 3 scales in
 # e^-3 / 2 = 2.5 % of draws).
@@ -56,30 +72,33 @@ CELLS_MARGIN = 3.0
 
 @dataclass(frozen=True)
 class Features:
-    """Noisy, public-safe features (post-processing of three Laplace measurements).
+    """Noisy, public-safe features (post-processing of the Laplace measurements).
 
     `noisy_n`: N + Laplace(K / eps_n), or the declared public size. `signal`: noisy_n x eps_build
     / K with eps_build = eps_tot - eps_sel: points per unit of count-noise scale the chosen
-    method will have (K: the unit's point bound). `top_share`: share of the noisy coarse mass
-    (negatives clipped to 0) held by the densest 1/16 of the coarse cells. `occupied`: fraction
-    of coarse cells whose noisy count exceeds 3 noise scales (3K/eps_c) plus 1 % of the noisy mean
-    cell count (i.e. clearly non-empty). `dispersion`: over those clearly non-empty cells,
-    weighted by their noisy count above that threshold, the RMS distance from their centre of
-    mass as a fraction of the coarse grid's side (on the benchmark grid: 0.035-0.28 for one
-    cluster, above 0.2 only at low signal; 0.20-0.48 for several clusters or spread real data;
-    0 when no cell is clearly non-empty). `noisy_cells`: the number of non-empty cells of the
-    release's grid + Laplace(K / eps_d). `points_per_cell`: noisy_n / (noisy_cells + 3 scales),
-    a conservative points-per-occupied-cell (1-2 for cities, airports and tracks; 55 for airline
-    route ends, whose points sit on 321 airports).
+    method will have (K: the unit's point bound); it sets the band (`LOW_SIGNAL`). The coarse
+    grid is 4 x 4 below LOW_SIGNAL, 16 x 16 from it. `top_share` / `top_quarter`: share of the
+    noisy coarse mass (negatives clipped to 0) held by the densest 1/16 / 1/4 of the coarse
+    cells. `occupied`: fraction of coarse cells whose noisy count exceeds CLEAR_SCALES noise
+    scales plus 1 % of the noisy mean cell count (clearly non-empty). `dispersion`: over those
+    clearly non-empty cells, weighted by their noisy count above that threshold, the RMS
+    distance from their centre of mass as a fraction of the coarse grid's side (16 x 16, on the
+    benchmark grid: 0.03-0.14 for one cluster, 0.15-0.17 for taxi ends around one hub,
+    0.20-0.43 for several clusters or spread real data; 0 when at most one cell is clearly
+    non-empty). `noisy_cells` (from LOW_SIGNAL up; None below): the number of non-empty cells of
+    the release's grid + Laplace(K / eps_d). `points_per_cell` (likewise): noisy_n /
+    (noisy_cells + 3 scales), a conservative points-per-occupied-cell (1-6 for cities, airports,
+    tracks and check-ins; 55 for airline route ends, whose points sit on 321 airports).
     """
 
     noisy_n: float
     signal: float
     top_share: float
+    top_quarter: float
     occupied: float
     dispersion: float
-    noisy_cells: float
-    points_per_cell: float
+    noisy_cells: float | None
+    points_per_cell: float | None
 
 
 def coarse_counts(F: np.ndarray, coarse: int = COARSE) -> np.ndarray:
@@ -124,6 +143,13 @@ class Measured:
     epsilon: float
 
 
+def _top(pos: np.ndarray, fraction: float) -> float:
+    """Share of the clipped noisy mass held by the densest `fraction` of the cells."""
+    top_k = max(1, round(fraction * pos.size))
+    mass = pos.sum()
+    return float(np.sort(pos)[::-1][:top_k].sum() / mass) if mass > 0 else 0.0
+
+
 def measure_features(
     F: np.ndarray,
     eps_tot: float,
@@ -135,17 +161,20 @@ def measure_features(
     coarse_share: float = COARSE_SHARE,
     cells_share: float = CELLS_SHARE,
 ) -> Measured:
-    """Stage 1 (noisy N), stage 2 (16 x 16 noisy counts) and stage 3 (noisy occupied cells).
+    """Stage 1 (noisy N), then the shape: 4 x 4 noisy counts below LOW_SIGNAL, 16 x 16 noisy
+    counts and the noisy number of occupied cells from it.
 
     Privacy (unit: a point, or a person with at most K points; add/remove neighbours): N has
     sensitivity K and gets Laplace(K / eps_n) with eps_n = n_share x eps_tot (a `Laplace`
-    mechanism; none with a declared `public_n`, eps_n = 0). Stage 2: the coarse cells are
-    disjoint, so the vector of their counts has L1 sensitivity K and gets discrete
-    Laplace(K / eps_c) per cell with eps_c = coarse_share x eps_tot (a `DiscreteLaplace`
-    mechanism, parallel composition over the cells). Stage 3: adding or removing one unit's at
-    most K points makes at most K cells of F's grid empty or non-empty, so the number of
-    non-empty cells has sensitivity K and gets Laplace(K / eps_d), eps_d = cells_share x eps_tot
-    (a `Laplace` mechanism). Total: eps_n + eps_c + eps_d (sequential composition).
+    mechanism; none with a declared `public_n`, eps_n = 0). The band is post-processing of the
+    noisy N (or of the public size), and both bands spend eps_s = (coarse_share + cells_share) x
+    eps_tot on the shape, so what is spent never depends on the data. Low band: the 4 x 4 cells
+    are disjoint, so their counts have L1 sensitivity K and get discrete Laplace(K / eps_s) per
+    cell (a `DiscreteLaplace` mechanism, parallel composition over the cells). From LOW_SIGNAL
+    up: the 16 x 16 counts likewise with eps_c = coarse_share x eps_tot; and adding or removing
+    one unit's at most K points makes at most K cells of F's grid empty or non-empty, so the
+    number of non-empty cells has sensitivity K and gets Laplace(K / eps_d), eps_d = cells_share
+    x eps_tot (a `Laplace` mechanism). Total: eps_n + eps_s (sequential composition).
     """
     k = unit.max_points
     F = np.asarray(F)
@@ -156,28 +185,34 @@ def measure_features(
         scales = {"n": n_mech.scale}
     else:
         eps_n, n_hat, scales = 0.0, float(public_n), {}
-    eps_c = coarse_share * eps_tot
-    eps_d = cells_share * eps_tot
-    signal = max(n_hat, 0.0) * (eps_tot - eps_n - eps_c - eps_d) / k
+    eps_shape = (coarse_share + cells_share) * eps_tot
+    signal = max(n_hat, 0.0) * (eps_tot - eps_n - eps_shape) / k
+    low = signal < LOW_SIGNAL
+    eps_c = eps_shape if low else coarse_share * eps_tot
     coarse = count_mechanism("auto: noisy coarse counts (method choice)", eps_c, unit)
-    noisy = coarse.draw(accountant, coarse_counts(F)).astype(np.float64)
-    cells_mech = Laplace(
-        "auto: noisy number of occupied cells (method choice)", sensitivity=k, epsilon=eps_d
-    )
-    noisy_cells = float(cells_mech.draw(accountant, float(np.count_nonzero(F))))
+    noisy = coarse.draw(accountant, coarse_counts(F, LOW_COARSE if low else COARSE))
+    noisy = noisy.astype(np.float64)
+    scales["coarse_counts"] = coarse.scale
+    noisy_cells = per_cell = None
+    if not low:
+        cells_mech = Laplace(
+            "auto: noisy number of occupied cells (method choice)",
+            sensitivity=k,
+            epsilon=cells_share * eps_tot,
+        )
+        noisy_cells = float(cells_mech.draw(accountant, float(np.count_nonzero(F))))
+        per_cell = points_per_cell(n_hat, noisy_cells, cells_mech.scale)
+        scales["occupied_cells"] = cells_mech.scale
     pos = np.clip(noisy.reshape(-1), 0.0, None)
-    top_k = max(1, round(TOP_FRACTION * pos.size))
-    mass = pos.sum()
-    top = np.sort(pos)[::-1][:top_k].sum() / mass if mass > 0 else 0.0
-    thresh = 3.0 * coarse.scale + 0.01 * max(n_hat, 0.0) / pos.size
+    thresh = CLEAR_SCALES * coarse.scale + 0.01 * max(n_hat, 0.0) / pos.size
     feats = Features(
         noisy_n=n_hat,
         signal=signal,
-        top_share=float(top),
+        top_share=_top(pos, TOP_FRACTION),
+        top_quarter=_top(pos, QUARTER),
         occupied=float(np.mean(noisy.reshape(-1) > thresh)),
         dispersion=dispersion(noisy, thresh),
         noisy_cells=noisy_cells,
-        points_per_cell=points_per_cell(n_hat, noisy_cells, cells_mech.scale),
+        points_per_cell=per_cell,
     )
-    scales = {**scales, "coarse_counts": coarse.scale, "occupied_cells": cells_mech.scale}
-    return Measured(feats, noisy, scales, eps_n + eps_c + eps_d)
+    return Measured(feats, noisy, scales, eps_n + eps_shape)

@@ -19,12 +19,15 @@ show_selection({{"auto": rel}})
 
 @pytest.mark.parametrize("n", [500, 20_000])
 def test_selection_panel_lists_the_shape_at_low_and_high_signal(n):
-    """500 points at eps 0.5: 230 points per unit of noise; 20,000: 9,200."""
+    """500 points at eps 0.5: 225 points per unit of noise (4 x 4 counts, no occupied cells);
+    20,000: 9,000 (16 x 16 counts and the occupied cells)."""
     at = AppTest.from_string(SCRIPT.format(n=n), default_timeout=60).run()
     assert not at.exception, at.exception
     features = list(at.dataframe[0].value["feature"])
     assert features[0] == "noisy N"
     assert any("densest 1/16" in f for f in features)
     assert any("dispersion" in f for f in features)
-    assert any("points per occupied cell" in f for f in features)
+    grid = "4 × 4" if n == 500 else "16 × 16"
+    assert any(f"densest quarter of the {grid} coarse cells" in f for f in features)
+    assert any("points per occupied cell" in f for f in features) == (n == 20_000)
     assert not any("bought none" in c.value for c in at.caption)

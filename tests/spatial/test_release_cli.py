@@ -8,7 +8,7 @@ import pytest
 
 from core.cli import main
 from core.cli.location import RELEASE_METHODS
-from core.spatial.selection import RULES, SELECTION_SHARE
+from core.spatial.selection import LOW_SIGNAL, RULES, SELECTION_SHARE
 
 BBOX = "-118.6,33.7,-117.9,34.4"
 GRID = "64"
@@ -64,10 +64,11 @@ def test_auto_json_contract(points_csv, capsys):
     assert sel["epsilon"] == pytest.approx(SELECTION_SHARE * 0.8)
     assert res["epsilon"]["selection"] == pytest.approx(sel["epsilon"])
     assert sel["epsilon"] + sel["epsilon_build"] == pytest.approx(0.8, abs=1e-12)
-    assert set(sel["features"]) == {
-        "noisy_n", "signal", "top_share", "occupied", "dispersion", "noisy_cells",
-        "points_per_cell",
+    assert set(sel["features"]) == {  # 5,000 points at eps 0.8: the band from LOW_SIGNAL up
+        "noisy_n", "signal", "top_share", "top_quarter", "occupied", "dispersion",
+        "noisy_cells", "points_per_cell",
     }  # fmt: skip
+    assert sel["features"]["signal"] >= LOW_SIGNAL and sel["coarse_grid"] == [16, 16]
     assert set(sel["noise_scales"]) == {"n", "coarse_counts", "occupied_cells"}
     assert res["mode"] == "seeded" and res["noise"]["seed"] == 4
     assert_tiles_and_adds_up(res)

@@ -5,6 +5,7 @@ import pytest
 
 from core.privacy import Accountant, Cost, Noise, Overdraw
 from core.spatial.selection import (
+    LOW_SIGNAL,
     RULES,
     SELECTION_SHARE,
     Features,
@@ -91,15 +92,18 @@ def test_coarse_counts_partition_the_grid():
         assert C.shape == (min(16, shape[0]), min(16, shape[1])) and C.sum() == F.sum()
 
 
-def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1, per_cell=2.0):
+def _features(signal=1e5, top=0.3, n=1e5, occupied=0.5, disp=0.1, per_cell=2.0, quarter=0.6):
+    """Features as `measure_features` forms them: below LOW_SIGNAL no occupied-cell count."""
+    high = signal >= LOW_SIGNAL
     return Features(
         noisy_n=n,
         signal=signal,
         top_share=top,
+        top_quarter=quarter,
         occupied=occupied,
         dispersion=disp,
-        noisy_cells=n / per_cell,
-        points_per_cell=per_cell,
+        noisy_cells=n / per_cell if high else None,
+        points_per_cell=per_cell if high else None,
     )
 
 
@@ -110,13 +114,14 @@ def test_rules_fire_in_order_and_the_last_always_applies():
         assert rule.condition and rule.method
     # every rule is reachable: some feature vector fires it first
     probes = [
-        _features(signal=s, top=t, n=n, occupied=o, disp=d, per_cell=p)
+        _features(signal=s, top=t, n=n, occupied=o, disp=d, per_cell=p, quarter=q)
         for s in (10, 100, 500, 1000, 2000, 1e4, 1e5, 1e6)
         for t in (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
         for n in (1e3, 1e4, 1e5)
         for o in (0.05, 0.7)
         for d in (0.0, 0.1, 0.25, 0.4)
         for p in (1.0, 50.0)
+        for q in (0.5, 0.9)
     ]
     fired = {choose(f).name for f in probes}
     assert fired == set(names)
@@ -160,20 +165,25 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
 
 
 def test_rules_cover_the_issue_20_candidates_in_order():
-    """Very low signal and spread -> UG, else DAWA below 1,200 (any shape); one compact cluster
-    -> PrivTree at very high signal, else DAWA; several centres at very high signal -> DAWA; else
-    AG."""
+    """Round 5. Below 1,200 (4 x 4 counts): gathered in one part -> DAWA, else UG below 330 and
+    AG above. From 1,200 (16 x 16 counts): one compact cluster -> PrivTree at very high signal,
+    else DAWA; point masses -> PrivTree; several centres at very high signal -> DAWA; else AG."""
     cases = [
-        (dict(signal=500, top=0.30), "ug"),
-        (dict(signal=500, top=0.45), "dawa"),  # held-out set 3's compact Gaussian at eps 0.1
-        (dict(signal=500, top=0.80, disp=0.05), "dawa"),
-        (dict(signal=1100, top=0.30), "dawa"),
-        (dict(signal=1100, top=0.80, disp=0.05), "dawa"),
+        (dict(signal=100, quarter=0.60), "ug"),
+        (dict(signal=300, quarter=0.74), "ug"),
+        (dict(signal=300, quarter=0.90), "dawa"),  # a compact cluster at very low signal
+        (dict(signal=500, quarter=0.60), "ag"),
+        (dict(signal=500, quarter=0.95), "dawa"),  # held-out set 3's compact Gaussian at eps 0.1
+        (dict(signal=1100, quarter=0.60, top=0.80, disp=0.05), "ag"),  # the band reads quarters
+        (dict(signal=1100, quarter=0.80), "dawa"),
         (dict(signal=400_000, top=0.80, disp=0.10), "privtree"),
         (dict(signal=50_000, top=0.80, disp=0.10), "dawa"),
+        (dict(signal=50_000, top=0.80, disp=0.10, per_cell=50.0), "dawa"),  # compact first
+        (dict(signal=20_000, top=0.40, disp=0.30, per_cell=50.0), "privtree"),  # route ends
+        (dict(signal=20_000, top=0.40, disp=0.30, per_cell=14.0), "ag"),
         (dict(signal=400_000, top=0.80, disp=0.30), "dawa"),
         (dict(signal=50_000, top=0.80, disp=0.25), "ag"),
-        (dict(signal=5000, top=0.30, disp=0.10), "ag"),
+        (dict(signal=5000, top=0.30, disp=0.10, quarter=0.95), "ag"),  # quarters: low band only
     ]
     for kw, method in cases:
         assert choose(_features(**kw)).method == method, kw

@@ -84,7 +84,7 @@ def test_one_person_moves_the_occupied_cells_by_at_most_k_with_the_same_seed():
     added; with the same seed the noisy count moves by exactly 6, and its mechanism's
     sensitivity is 6, so the Laplace scale covers it."""
     unit = PersonUnit("uid", 6)
-    F = _point_masses(5_000, 200, seed=3)
+    F = _point_masses(20_000, 200, seed=3)  # 3,000 points per unit of noise: 16 x 16 band
     G = F.copy()
     empty = np.argwhere(F == 0)[:6]
     G[empty[:, 0], empty[:, 1]] += 1
@@ -92,6 +92,7 @@ def test_one_person_moves_the_occupied_cells_by_at_most_k_with_the_same_seed():
         la, lb = Accountant(Noise.seeded(seed)), Accountant(Noise.seeded(seed))
         a = measure_features(F, 1.0, la, unit).features
         b = measure_features(G, 1.0, lb, unit).features
+        assert a.noisy_cells is not None and b.noisy_cells is not None
         assert b.noisy_cells - a.noisy_cells == pytest.approx(6.0, abs=1e-9)
         mech = {m.label: m for m in la.mechanisms}[CELLS_LABEL]
         assert mech.sensitivity == 6 and mech.scale == pytest.approx(6 / (CELLS_SHARE * 1.0))

@@ -51,17 +51,23 @@ def show_selection(releases: dict) -> None:
          "value": f"{feats.signal:,.0f}", "noise scale": None},
     ]  # fmt: skip
     coarse = sel.noise_scales["coarse_counts"]
+    grid = f"{sel.coarse_grid[0]} × {sel.coarse_grid[1]}"
     rows += [
-        {"feature": "mass share of the densest 1/16 coarse cells",
+        {"feature": f"mass share of the densest quarter of the {grid} coarse cells",
+         "value": f"{feats.top_quarter:.3f}", "noise scale": coarse},
+        {"feature": f"mass share of the densest 1/16 of the {grid} coarse cells",
          "value": f"{feats.top_share:.3f}", "noise scale": coarse},
         {"feature": "clearly non-empty coarse cells (fraction)",
          "value": f"{feats.occupied:.3f}", "noise scale": coarse},
         {"feature": "dispersion of the clearly non-empty coarse cells (share of the side)",
          "value": f"{feats.dispersion:.3f}", "noise scale": coarse},
-        {"feature": "occupied cells of the release's grid (noisy number)",
-         "value": f"{max(feats.noisy_cells, 0):,.0f}",
-         "noise scale": sel.noise_scales["occupied_cells"]},
-        {"feature": "points per occupied cell (at least; noisy N / raised noisy cells)",
-         "value": f"{feats.points_per_cell:,.1f}", "noise scale": None},
     ]  # fmt: skip
+    if feats.points_per_cell is not None:  # measured from 1,200 points per unit of noise up
+        rows += [
+            {"feature": "occupied cells of the release's grid (noisy number)",
+             "value": f"{max(feats.noisy_cells or 0.0, 0):,.0f}",
+             "noise scale": sel.noise_scales["occupied_cells"]},
+            {"feature": "points per occupied cell (at least; noisy N / raised noisy cells)",
+             "value": f"{feats.points_per_cell:,.1f}", "noise scale": None},
+        ]  # fmt: skip
     st.dataframe(pd.DataFrame(rows), hide_index=True)
