@@ -1,9 +1,11 @@
 """Recommended's UG against UG alone, with enough repetitions to see a few per cent (issue 20).
 
-In round 4 (core/spatial/selection.py) Recommended's UG is UG alone but for 3 % of epsilon:
+In round 4 (core/spatial/selection.py) Recommended's UG was UG alone but for 3 % of epsilon:
 stage 1's noisy N is UG's own share and is handed on, the grid is sized with eps_tot, and only
 the coarse counts' 3 % is missing from the cells (expected ratio about 1.03; round 3 bought no
-counts there and was UG itself). tests/spatial/test_selection_shares.py checks the grid and the
+counts there and was UG itself). In round 5 the shape costs 5 % (expected ratio about 1.05);
+its 20-repetition regret runs (docs/benchmarks/htf.md, round 5) give Recommended / UG per cell
+directly. tests/spatial/test_selection_shares.py checks the grid and the
 cells' epsilon with one seed. `auto_vs_ug_when_ug` keeps only the repetitions that picked UG. The
 regret tables use 3-5 repetitions, where Recommended / UG scatters by +-15 % in the cells that
 pick UG. This script measures that ratio with independent streams ("ug" and "auto" roles) and
