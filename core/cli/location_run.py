@@ -312,7 +312,10 @@ def _text(result: dict, data) -> str:
     ]
     sel = result.get("selection")
     if sel:
-        feats = ", ".join(f"{k} {v:.4g}" for k, v in sel["features"].items())
+        feats = ", ".join(  # a feature the band does not measure is None: said so, not formatted
+            f"{k} {'not measured' if v is None else format(v, '.4g')}"
+            for k, v in sel["features"].items()
+        )
         lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
     lines.append(f"grid {result['grid']['rows']} x {result['grid']['cols']}")
     lines.append(f"privacy unit: {data.unit.describe()}")
