@@ -56,9 +56,10 @@ from core.spatial.unit import POINT, Unit
 
 __all__ = [  # the features' names are re-exported: callers import the choice from here
     "CELLS_SHARE", "COARSE_SHARE", "LOW_SIGNAL", "N_SELECTION_SHARE", "SELECTION_SHARE",
-    "SHAPE_SHARE", "Features",
-    "Measured", "coarse_counts", "dispersion", "measure_features", "RULES", "CANDIDATES",
-    "Rule", "Selection", "build_auto", "choose", "reasons",
+    "SHAPE_SHARE", "Features", "Measured", "coarse_counts", "dispersion", "measure_features",
+    # the rules and their thresholds
+    "RULES", "CANDIDATES", "VERY_LOW_SIGNAL", "CLUSTERED_QUARTER", "COMPACT_TOP_SHARE",
+    "COMPACT_DISPERSION", "POINT_MASSES", "Rule", "Selection", "build_auto", "choose", "reasons",
 ]  # fmt: skip
 
 
