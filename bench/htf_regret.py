@@ -17,13 +17,16 @@ budget depend on the noisy N, so the offline simulation of rules went away: a ru
 measured by `--phase auto`, which is cheap (seconds to a minute per set).
 
 Seeds: SeedSequence([seed, rep, crc32(role)]) like core/spatial/evaluate.py; queries per
-(seed, rep, size) are shared by every method of a repetition (paired comparison).
+(seed, rep, size) are shared by every method of a repetition (paired comparison). `auto` draws
+from the role "auto" unless `--auto-role` names another (round 6 runs: `--auto-role ug`, common
+random numbers with UG: below 330 points per unit of noise Recommended is UG alone, and then
+its MRE equals UG's in every repetition).
 
 Usage: DPX_REGISTRY=$(mktemp -d) .venv/bin/python bench/htf_regret.py --reps 5 --phase methods
        [--eps 0.1,1.0] [--queries 600] [--seed 2027] [--datasets a,b] > methods.json
        .venv/bin/python bench/htf_regret.py --reps 5 --phase auto > auto.json
        .venv/bin/python bench/htf_regret.py replay methods.json auto.json   # regrets
-       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 | heldout3 | heldout4;
+       issue 20: --sets design (point_sets + holdout_sets) | heldout | heldout2 | heldout3 | heldout4 | heldout5;
        tables: bench/peers_regret_table.py methods.json auto.json
 """
 
@@ -89,7 +92,7 @@ def run_cell(F: np.ndarray, eps: float, args) -> dict:
             for m in args.methods.split(","):
                 score(m, m, eps, m)
         else:
-            rel = score("auto", "auto", eps, "auto")
+            rel = score("auto", "auto", eps, args.auto_role)
             sel = rel.info["selection"]
             feats.append({**vars(sel.features), "pick": sel.method, "rule": sel.rule,
                           "epsilon_selection": sel.epsilon})  # fmt: skip
@@ -151,8 +154,15 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--holdout", action="store_true", help="issue 10's held-out point sets")
     ap.add_argument(
+        "--auto-role",
+        default="auto",
+        help="the noise stream `auto` draws from (issue 20, round 6: 'ug', UG's stream, so the "
+        "comparison with UG is paired: where Recommended builds UG alone it draws exactly UG's "
+        "noise; against any other method the streams stay independent)",
+    )
+    ap.add_argument(
         "--sets",
-        choices=["design", "heldout", "heldout2", "heldout3", "heldout4"],
+        choices=["design", "heldout", "heldout2", "heldout3", "heldout4", "heldout5"],
         default=None,
         help="issue 20: design = point_sets + issue 10's holdout_sets; heldout = the "
         "new sets the choice never saw (bench/htf_datasets.heldout_sets)",
@@ -171,6 +181,10 @@ def main() -> None:
         sets = heldout3_sets()
     elif args.sets == "heldout4":
         sets = heldout4_sets()
+    elif args.sets == "heldout5":
+        from bench.htf_heldout5 import heldout5_sets
+
+        sets = heldout5_sets()
     else:
         sets = holdout_sets() if args.holdout else point_sets()
     for ps in sets:
@@ -189,6 +203,7 @@ def main() -> None:
             "epsilons": epss,
             "reps": args.reps,
             "seed": args.seed,
+            "auto_noise_stream": args.auto_role,
             "queries_per_size": args.queries,
             "query_sizes": list(DEFAULT_SIZES),
             "smoothing": 20,

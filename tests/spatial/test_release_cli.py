@@ -77,15 +77,17 @@ def test_auto_json_contract(points_csv, capsys):
     assert len(auto) == 3 and sum(auto) == pytest.approx(sel["epsilon"])
 
 
-@pytest.mark.parametrize("eps, grid", [("0.8", "16 x 16"), ("0.05", "4 x 4")])
-def test_auto_text_output_in_either_band(points_csv, capsys, eps, grid):
-    """The plain-text output names every feature; below LOW_SIGNAL (5,000 points at eps 0.05:
-    225 points per unit of noise) the occupied cells are not measured and it says so."""
+@pytest.mark.parametrize("eps, grid", [("0.8", "16 x 16"), ("0.2", "4 x 4"), ("0.05", "0 x 0")])
+def test_auto_text_output_in_every_band(points_csv, capsys, eps, grid):
+    """The plain-text output names every feature; below LOW_SIGNAL (5,000 points at eps 0.2:
+    900 points per unit of noise) the occupied cells are not measured, below VERY_LOW_SIGNAL
+    (eps 0.05: 225) no shape feature is, and it says so."""
     code, out = release(points_csv, capsys, "auto", "--seed", "3", "--epsilon", eps)
     assert code == 0, out.err
     choice = next(line for line in out.out.splitlines() if line.startswith("choice:"))
     assert "top_quarter" in choice and "points_per_cell" in choice
-    assert ("not measured" in choice) == (grid == "4 x 4")
+    assert ("not measured" in choice) == (grid != "16 x 16")
+    assert ("top_quarter not measured" in choice) == (grid == "0 x 0")
     res = release_json(points_csv, capsys, "auto", "--seed", "3", "--epsilon", eps)
     assert " x ".join(map(str, res["selection"]["coarse_grid"])) == grid
 

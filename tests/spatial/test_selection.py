@@ -123,6 +123,8 @@ def test_rules_fire_in_order_and_the_last_always_applies():
         for p in (1.0, 50.0)
         for q in (0.5, 0.9)
     ]
+    probes += [_features(signal=s, top=None, occupied=None, disp=None, quarter=None)
+               for s in (10, 200)]  # below VERY_LOW_SIGNAL nothing but N is measured  # fmt: skip
     fired = {choose(f).name for f in probes}
     assert fired == set(names)
 
@@ -165,14 +167,16 @@ def test_dispersion_is_zero_without_clearly_occupied_cells_and_scale_free():
 
 
 def test_rules_cover_the_issue_20_candidates_in_order():
-    """Round 5. Below 1,200 (4 x 4 counts): gathered in one part -> DAWA, else UG below 330 and
-    AG above. From 1,200 (16 x 16 counts): one compact cluster -> PrivTree at very high signal,
-    else DAWA; point masses -> PrivTree; several centres at very high signal -> DAWA; else AG."""
+    """Round 6. Below 330: UG (nothing measured). Below 1,200 (4 x 4 counts): gathered in one
+    part -> DAWA, else AG. From 1,200 (16 x 16 counts): one compact cluster -> PrivTree at very
+    high signal, else DAWA; point masses -> PrivTree; several centres at very high signal ->
+    DAWA; else AG."""
     cases = [
-        (dict(signal=100, quarter=0.60), "ug"),
-        (dict(signal=300, quarter=0.74), "ug"),
-        (dict(signal=300, quarter=0.90), "dawa"),  # a compact cluster at very low signal
+        (dict(signal=100, quarter=None, top=None, disp=None, occupied=None), "ug"),
+        (dict(signal=329, quarter=None, top=None, disp=None, occupied=None), "ug"),
+        (dict(signal=300, quarter=0.99), "ug"),  # below 330 the shape does not count
         (dict(signal=500, quarter=0.60), "ag"),
+        (dict(signal=500, quarter=0.74), "ag"),
         (dict(signal=500, quarter=0.95), "dawa"),  # held-out set 3's compact Gaussian at eps 0.1
         (dict(signal=1100, quarter=0.60, top=0.80, disp=0.05), "ag"),  # the band reads quarters
         (dict(signal=1100, quarter=0.80), "dawa"),

@@ -1,6 +1,7 @@
-"""Recommended's budget shares (issue 20, round 5): a noisy N that UG and AG reuse, then the
-shape with the same share in either band: 4 x 4 noisy counts below LOW_SIGNAL, 16 x 16 noisy
-counts and the noisy number of occupied cells from it."""
+"""Recommended's budget shares (issue 20, round 6): a noisy N that UG and AG reuse, then the
+shape with a share set by that noisy N alone: nothing below VERY_LOW_SIGNAL (UG alone), 4 x 4
+noisy counts below LOW_SIGNAL, 16 x 16 noisy counts and the noisy number of occupied cells from
+it."""
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from core.spatial.selection import (
     build_auto,
     choose,
     measure_features,
+    shape_shares,
 )
 from core.spatial.synthetic import gaussian_matrix
 from core.spatial.unit import PersonUnit
@@ -40,8 +42,41 @@ def _spread(n: int, grid: int = 64, seed: int = 0) -> np.ndarray:
     return F
 
 
+def test_below_very_low_signal_only_n_is_measured_and_ug_gets_the_rest():
+    F = _spread(2_000)  # N x 0.9 x eps = 180: below VERY_LOW_SIGNAL
+    eps = 0.1
+    ledger = Accountant(Noise.seeded(3), Cost(eps))
+    rel = build_auto(F, eps, ledger)
+    sel = rel.info["selection"]
+    assert _auto_labels(rel) == [N_LABEL]
+    assert sel.epsilon == pytest.approx(N_SELECTION_SHARE * eps)
+    assert sel.epsilon_build == pytest.approx((1 - N_SELECTION_SHARE) * eps)
+    assert ledger.spent.epsilon == pytest.approx(eps, abs=1e-12)
+    f = sel.features
+    assert f.signal < VERY_LOW_SIGNAL and sel.coarse_grid == (0, 0)
+    assert set(sel.noise_scales) == {"n"}
+    assert (f.top_share, f.top_quarter, f.occupied, f.dispersion) == (None,) * 4
+    assert f.noisy_cells is None and f.points_per_cell is None
+    assert sel.rule == choose(f).name == "very-low-signal" and rel.method == "ug"
+    assert "the shape was not measured" in " ".join(rel.info["selection_reasons"])
+
+
+def test_below_very_low_signal_recommended_is_ug_alone_to_the_last_bit():
+    """Same seed: the noisy N is the first draw in both with the same scale, UG's grid is sized
+    by it in the same way, and UG's cells get the same epsilon; so the released counts are
+    identical, and there Recommended is never worse than UG."""
+    for data_seed in range(3):
+        F = _spread(2_500, seed=data_seed)
+        for seed in range(5):
+            rel = build_auto(F, 0.1, Accountant(Noise.seeded(seed), Cost(0.1)))
+            alone = build_ug(F, 0.1, Accountant(Noise.seeded(seed), Cost(0.1)))
+            assert rel.method == "ug"
+            np.testing.assert_array_equal(rel.leaves, alone.leaves)
+            np.testing.assert_array_equal(rel.values, alone.values)
+
+
 def test_low_band_buys_4x4_counts_with_the_whole_shape_share_and_says_so():
-    F = _spread(2_000)  # N x eps_build = 180: the low band, below VERY_LOW_SIGNAL
+    F = _spread(9_000)  # N x 0.9 x eps = 810: from VERY_LOW_SIGNAL to LOW_SIGNAL
     eps = 0.1
     ledger = Accountant(Noise.seeded(3), Cost(eps))
     rel = build_auto(F, eps, ledger)
@@ -55,8 +90,8 @@ def test_low_band_buys_4x4_counts_with_the_whole_shape_share_and_says_so():
     assert sel.features.noisy_cells is None and sel.features.points_per_cell is None
     assert sel.epsilon_build == pytest.approx((1 - SELECTION_SHARE) * eps)
     assert ledger.spent.epsilon == pytest.approx(eps, abs=1e-12)
-    assert sel.features.signal < VERY_LOW_SIGNAL
-    assert sel.rule == choose(sel.features).name == "very-low-signal" and rel.method == "ug"
+    assert VERY_LOW_SIGNAL <= sel.features.signal < LOW_SIGNAL
+    assert sel.rule == choose(sel.features).name == "low-signal-spread" and rel.method == "ag"
     assert "4 x 4 grid of noisy counts" in " ".join(rel.info["selection_reasons"])
     assert sel.to_dict()["coarse_grid"] == [4, 4]
 
@@ -75,19 +110,33 @@ def test_high_band_buys_16x16_counts_and_the_occupied_cells_with_their_shares():
     assert "16 x 16 grid of noisy counts" in " ".join(rel.info["selection_reasons"])
 
 
-def test_the_band_never_changes_what_is_spent():
-    """Sizes on both sides of LOW_SIGNAL, many seeds: the noisy N picks the band, and whatever
-    it picks the selection spends SELECTION_SHARE x eps and the release eps, to the last bit
-    the accountant keeps. The test sees both bands (it is not vacuous)."""
+def test_what_is_spent_is_a_function_of_the_noisy_n_and_the_total_is_always_eps():
+    """Sizes on both sides of VERY_LOW_SIGNAL and LOW_SIGNAL, many seeds: the noisy N picks the
+    band; the selection spends its N share plus `shape_shares` of the noisy signal, nothing
+    else, and the release spends eps to the last bit the accountant keeps. The test sees all
+    three bands (it is not vacuous)."""
     grids = set()
-    for n in (12_000, 13_000, 13_500, 14_000, 15_000):  # N x 0.9 x 0.1 from 1,080 to 1,350
+    sizes = (3_400, 3_700, 4_000, 12_000, 13_000, 13_500, 14_000, 15_000)  # signal 306-1,350
+    for n in sizes:
         for seed in range(10):
             ledger = Accountant(Noise.seeded(seed), Cost(0.1))
             sel = build_auto(_spread(n, seed=seed), 0.1, ledger).info["selection"]
             grids.add(sel.coarse_grid)
-            assert sel.epsilon == pytest.approx(SELECTION_SHARE * 0.1, rel=1e-12)
+            shape = sum(shape_shares(sel.features.signal, COARSE_SHARE, CELLS_SHARE))
+            assert sel.epsilon == pytest.approx((N_SELECTION_SHARE + shape) * 0.1, rel=1e-12)
+            assert sum(m.epsilon for m in ledger.mechanisms if m.label.startswith("auto:")) == (
+                pytest.approx(sel.epsilon, rel=1e-12)
+            )
             assert ledger.spent.epsilon == pytest.approx(0.1, rel=1e-12)
-    assert grids == {(4, 4), (16, 16)}
+    assert grids == {(0, 0), (4, 4), (16, 16)}
+
+
+def test_shape_shares_by_band():
+    assert shape_shares(VERY_LOW_SIGNAL - 1, 0.03, 0.02) == (0.0, 0.0)
+    assert shape_shares(VERY_LOW_SIGNAL, 0.03, 0.02) == (pytest.approx(0.05), 0.0)
+    assert shape_shares(LOW_SIGNAL - 1, 0.03, 0.02) == (pytest.approx(0.05), 0.0)
+    assert shape_shares(LOW_SIGNAL, 0.03, 0.02) == (0.03, 0.02)
+    assert shape_shares(1e7, 0.03, 0.02) == (0.03, 0.02)
 
 
 def _ug_pick(F, eps):
@@ -99,9 +148,10 @@ def _ug_pick(F, eps):
     raise AssertionError("UG was never picked on spread data at very low signal")
 
 
-def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_miss_only_the_shape_share():
-    """Choosing UG costs only the shape's share against UG alone: the same N (Laplace,
-    sensitivity 1, same share and scale), the same grid rule, and UG buys no second N."""
+def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_get_ug_alones_share():
+    """Below VERY_LOW_SIGNAL choosing UG costs nothing against UG alone: the same N (Laplace,
+    sensitivity 1, same share and scale), the same grid rule, UG buys no second N, and its cells
+    get what UG alone's get."""
     F = _spread(2_000)
     seed, rel = _ug_pick(F, 0.1)
     alone = build_ug(F, 0.1, Accountant(Noise.seeded(seed), Cost(0.1)))
@@ -113,17 +163,7 @@ def test_ug_chosen_is_sized_by_the_selection_n_and_its_cells_miss_only_the_shape
     ]
     cells = {m.label: m.epsilon for m in rel.mechanisms}[UG_CELLS]
     cells_alone = {m.label: m.epsilon for m in alone.mechanisms}[UG_CELLS]
-    assert cells == pytest.approx(cells_alone - SHAPE_SHARE * 0.1)
-
-
-def test_recommended_ug_has_ug_alones_grid_with_the_same_seed():
-    """The noisy N is the first draw in both and has the same scale, so with one seed the grid
-    UG alone draws and Recommended's UG are the same (its cells then get 5 % less epsilon)."""
-    for data_seed in range(3):
-        F = _spread(2_500, seed=data_seed)
-        seed, rel = _ug_pick(F, 0.1)
-        alone = build_ug(F, 0.1, Accountant(Noise.seeded(seed), Cost(0.1)))
-        assert rel.info["cells_per_axis"] == alone.info["cells_per_axis"]
+    assert cells == pytest.approx(cells_alone)
 
 
 def test_neighbours_same_seed_spend_the_same_and_the_choice_is_post_processing():
@@ -191,11 +231,12 @@ def test_a_declared_public_size_spends_nothing_on_n():
     assert sel.epsilon == pytest.approx(SHAPE_SHARE * 0.5) and sel.public_n
     assert sel.features.noisy_n == 40_000
     assert "declared public number" in " ".join(rel.info["selection_reasons"])
-    small = build_auto(_spread(500), 0.5, Accountant(Noise.seeded(3), Cost(0.5)), public_n=500)
-    assert _auto_labels(small) == [COARSE_LABEL]
-    assert small.info["selection"].epsilon == pytest.approx(SHAPE_SHARE * 0.5)
-    assert small.epsilon["total"] == 0.5
-    assert sum(v for k, v in small.epsilon.items() if k != "total") == pytest.approx(0.5)
+    for n, labels, spent in ((2_000, [COARSE_LABEL], SHAPE_SHARE * 0.5), (500, [], 0.0)):
+        small = build_auto(_spread(n), 0.5, Accountant(Noise.seeded(3), Cost(0.5)), public_n=n)
+        assert _auto_labels(small) == labels  # 4 x 4 counts at signal 950, nothing at 237
+        assert small.info["selection"].epsilon == pytest.approx(spent)
+        assert small.epsilon["total"] == 0.5
+        assert sum(v for k, v in small.epsilon.items() if k != "total") == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(

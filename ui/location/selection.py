@@ -49,9 +49,15 @@ def show_selection(releases: dict) -> None:
     rows = [
         {"feature": "declared public N" if n_scale is None else "noisy N",
          "value": f"{feats.noisy_n:,.0f}", "noise scale": n_scale or 0.0},
-        {"feature": "points per unit of noise (noisy N × ε left for the histogram / K)",
+        {"feature": "points per unit of noise (noisy N × ε / K, less the selection's full share)",
          "value": f"{feats.signal:,.0f}", "noise scale": None},
     ]  # fmt: skip
+    if feats.top_quarter is None:  # below VERY_LOW_SIGNAL only N is measured
+        rows.append({"feature": "shape (coarse counts)",
+                     "value": "not measured: too few points per unit of noise, UG whatever it is",
+                     "noise scale": None})  # fmt: skip
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        return
     coarse = sel.noise_scales["coarse_counts"]
     grid = f"{sel.coarse_grid[0]} × {sel.coarse_grid[1]}"
     rows += [
