@@ -96,8 +96,8 @@ class Rule:
 # cholera deaths at 52, Ames houses at 264, US airports at 276, county centroids at 280, South
 # American cities at 328) UG was best or within 1.05x in seven and 1.21x behind the best in one
 # (the Fiji quakes at 90, where AG was 1.48x behind). Round 5 read the 4 x 4 shape there and sent
-# these sets to DAWA in 5-65 % of the repetitions, 1.18-1.53x behind on the spread ones (its
-# regrets 1.07-1.15 where UG alone gives 1.00-1.05). Above it UG loses: the cycling track at
+# these sets to DAWA in up to 65 % of the repetitions, where DAWA was 1.09-1.53x behind on the
+# spread ones (its regrets 1.01-1.15 where UG alone gives 1.00-1.05). Above it UG loses: the cycling track at
 # 395 and African cities at 435 (UG 1.30-1.47x behind AG); 330 is the geometric middle of 280
 # and 393 (round 5).
 #
