@@ -97,9 +97,9 @@ class Rule:
 # American cities at 328) UG was best or within 1.05x in seven and 1.21x behind the best in one
 # (the Fiji quakes at 90, where AG was 1.48x behind). Round 5 read the 4 x 4 shape there and sent
 # these sets to DAWA in up to 65 % of the repetitions, where DAWA was 1.09-1.53x behind on the
-# spread ones (its regrets 1.01-1.15 where UG alone gives 1.00-1.05). Above it UG loses: the cycling track at
-# 395 and African cities at 435 (UG 1.30-1.47x behind AG); 330 is the geometric middle of 280
-# and 393 (round 5).
+# spread ones (its regrets 1.01-1.15 where UG alone gives 1.00-1.05). Above it UG loses: the
+# cycling track at 395 and African cities at 435 (UG 1.30-1.47x behind AG); 330 is the geometric
+# middle of 280 and 393 (round 5).
 #
 # From VERY_LOW_SIGNAL to LOW_SIGNAL (4 x 4 counts). On those cells of the 20-repetition runs,
 # relative to the best at full eps: a compact cluster makes UG 8-10x and AG 2.4-4.1x behind DAWA
@@ -325,9 +325,9 @@ def build_auto(
     `public_n`; then the shape's shares, a function of that noisy N only: `shape_shares`); the
     chosen method is built with eps_build = eps_tot - eps_sel and states its own mechanisms; UG
     and AG are sized by the stage-1 noisy N (post-processing, handed on as their size) instead
-    of buying their own. Adaptive sequential composition: eps_sel + eps_build = eps_tot always. The returned Release's
-    `epsilon` has a "selection" part next to the chosen method's parts (they add up to "total")
-    and `info["selection"]` holds the typed `Selection`.
+    of buying their own. Adaptive sequential composition: eps_sel + eps_build = eps_tot always.
+    The returned Release's `epsilon` has a "selection" part next to the chosen method's parts
+    (they add up to "total") and `info["selection"]` holds the typed `Selection`.
     """
     if not (eps_tot > 0 and math.isfinite(eps_tot)):
         raise InputError(f"epsilon must be a positive number, got {eps_tot}.")

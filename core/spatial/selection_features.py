@@ -90,13 +90,13 @@ class Features:
     shape costs less. Below VERY_LOW_SIGNAL no shape is measured and every shape feature is
     None. The coarse grid is 4 x 4 below LOW_SIGNAL, 16 x 16 from it. `top_share` /
     `top_quarter`: share of the noisy coarse mass (negatives clipped to 0) held by the densest
-    1/16 / 1/4 of the coarse cells.
-    `occupied`: fraction of coarse cells whose noisy count exceeds CLEAR_SCALES noise scales
-    plus 1 % of the noisy mean cell count (clearly non-empty). `dispersion`: over those clearly
-    non-empty cells, weighted by their noisy count above that threshold, the RMS distance from
-    their centre of mass as a fraction of the coarse grid's side (16 x 16, on the benchmark
-    grid: 0.03-0.14 for one cluster, 0.15-0.17 for taxi ends around one hub, 0.20-0.43 for
-    several clusters or spread real data; 0 when at most one cell is clearly non-empty).
+    1/16 / 1/4 of the coarse cells. `occupied`: fraction of coarse cells whose noisy count
+    exceeds CLEAR_SCALES noise scales plus 1 % of the noisy mean cell count (clearly
+    non-empty). `dispersion`: over those clearly non-empty cells, weighted by their noisy count
+    above that threshold, the RMS distance from their centre of mass as a fraction of the
+    coarse grid's side (16 x 16, on the benchmark grid: 0.03-0.14 for one cluster, 0.15-0.17
+    for taxi ends around one hub, 0.20-0.43 for several clusters or spread real data; 0 when at
+    most one cell is clearly non-empty).
     `noisy_cells` (from LOW_SIGNAL up; None below): the number of non-empty cells of the
     release's grid + Laplace(K / eps_d). `points_per_cell` (likewise): noisy_n / (noisy_cells +
     3 scales), a conservative points-per-occupied-cell (1-6 for cities, airports, tracks and
