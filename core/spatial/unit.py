@@ -71,13 +71,16 @@ class PersonUnit:
     def max_points(self) -> int:
         return int(self.k)
 
+    def _points(self) -> str:
+        return f"{self.k} point" if self.k == 1 else f"{self.k} points"
+
     def describe(self) -> str:
-        return f"each person (at most {self.k} points; person column '{self.column}')"
+        return f"each person (at most {self._points()}; person column '{self.column}')"
 
     def guarantee(self) -> str:
         return (
             f"person-level epsilon-DP: neighbouring datasets differ by all the points of one "
-            f"person (column '{self.column}'); each person keeps at most {self.k} points, "
+            f"person (column '{self.column}'); each person keeps at most {self._points()}, "
             "chosen at random independently of everyone else"
         )
 

@@ -50,7 +50,7 @@ def test_htf_report_draws_every_leaf(capsys, released, tmp_path):
     assert_self_contained(html)
     svg = re.search(r'<svg class="figure leaves-map".*?</svg>', html, re.S).group(0)
     assert svg.count('<rect class="leaf"') == out["n_leaves"]
-    assert "(1, 0)-differential privacy" in html and "each person (at most 1 points" in html
+    assert "(1, 0)-differential privacy" in html and "each person (at most 1 point;" in html
     for word in ("What it does not mean", "Mechanisms", "95% half-width", "Versions", "secure"):
         assert word in html
 
