@@ -142,14 +142,12 @@ def key_cost(path: Path, repeats: int) -> dict:
     import hashlib
     import re as regex
 
-    from core.dpsql.catalog import Catalog
     from core.dpsql.execute.engine import Engine
-    from core.dpsql.parquet_schema import add_scanned
     from core.dpsql.service import prepare
+    from core.dpsql.tables import catalog_of_files
     from core.privacy import Noise
 
-    catalog = Catalog()
-    add_scanned(catalog, "t", path, "uid", private=True)
+    catalog = catalog_of_files([("t", path)], uid="uid")
     shipped = prepare(QUERY, catalog, Noise.seeded(1), {}).executed_sql
     start = shipped.index("MD5_NUMBER(")
     depth, end = 0, start + 10

@@ -273,20 +273,15 @@ def _register_sql(plans, common) -> None:
 
 
 def run_sql(args) -> dict | str:
-    from core.dpsql.catalog import Catalog
     from core.dpsql.service import prepare
+    from core.dpsql.tables import catalog_of_dataset, catalog_of_files
 
     target = resolve(args, Tool.SQL.value, files=("table", "public"))
     tables, public, uid = _sql_tables(args, target)
-    catalog = Catalog()
-    for name, path in tables:  # the schema only: no row is kept or read beyond the types
-        frame = load_table(path, name=name).iloc[:0]
-        if args.row_is_unit:
-            catalog.add_private_rows(name, frame)
-        else:
-            catalog.add_private(name, frame, uid)
-    for name, path in public:
-        catalog.add_public(name, load_table(path, name=name))
+    if target.dataset is not None:  # the declared schemas: public facts only
+        catalog = catalog_of_dataset(target.dataset, owner=target.role is not Role.ANALYST)
+    else:
+        catalog = catalog_of_files(tables, public, uid=uid, row_is_unit=args.row_is_unit)
     sql = args.query if args.query else Path(args.query_file).read_text(encoding="utf-8")
     defaults = {"epsilon": 1.0, "delta": args.delta, "max_groups_contributed": args.max_groups}
     prepared = prepare(sql, catalog, target.noise, defaults)

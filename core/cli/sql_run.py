@@ -19,11 +19,11 @@ from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.jsonsafe import jsonable
 from core.dpsql.limits import DEFAULT_TIMEOUT_S, analysis_deadline, check_timeout
-from core.dpsql.parquet_schema import add_for_spark, add_scanned
 from core.dpsql.record import sql_artefact
 from core.dpsql.service import check_before_charge, explain, prepare, run
 from core.dpsql.sql.bigquery import to_bigquery
-from core.dpsql.time_limit import EngineKind, TimeLimit, decide, table_bytes
+from core.dpsql.tables import catalog_of_dataset, catalog_of_files
+from core.dpsql.time_limit import EngineKind, TimeLimit, decide, declared_rows
 from core.errors import BudgetExceededError, InputError
 from core.files import write_text
 from core.governance import Request, Role, RoleError, govern
@@ -96,27 +96,20 @@ def _invocation_checks(args, cost: Cost):
     return check
 
 
-def _catalog(args) -> tuple[Catalog, str | None]:
-    if not args.table:
-        raise InputError(
-            "DPX-C004 dpx sql needs at least one private table. Fix: add --table NAME=FILE "
-            "with --uid COL (or --row-is-unit)."
+def _catalog(args, dataset: Dataset | None, role: Role) -> tuple[Catalog, str | None]:
+    """The query's tables with their public schemas: a registered dataset's declared ones, or
+    (files given directly, owner mode) schemas inferred from the files' declared types."""
+    if dataset is not None:
+        catalog = catalog_of_dataset(dataset, owner=role is not Role.ANALYST)
+    else:
+        catalog = catalog_of_files(
+            _pairs(args.table, "--table"),
+            _pairs(args.public, "--public"),
+            uid=args.uid,
+            row_is_unit=args.row_is_unit,
         )
-    catalog = Catalog()
-    by_footer = getattr(args, "engine", "duckdb") == "spark" and not args.row_is_unit
-    for name, path in _pairs(args.table, "--table"):  # Parquet: read where it lies
-        if by_footer:
-            spec = add_for_spark(catalog, name, path, args.uid, private=True)
-        elif args.row_is_unit:
-            spec = catalog.add_file(name, Path(path), args.uid, private=True, row_is_unit=True)
-        else:
-            spec = add_scanned(catalog, name, path, args.uid, private=True)
-    for name, path in _pairs(args.public, "--public"):
-        if by_footer:
-            add_for_spark(catalog, name, path, None, private=False)
-        else:
-            catalog.add_file(name, Path(path), None, private=False)
-    return catalog, spec.uid
+    private = [t for t in catalog.tables() if t.private]
+    return catalog, private[-1].uid
 
 
 def _query_text(args) -> str:
@@ -145,8 +138,8 @@ def execute(args) -> dict | str:
     _check_engine_options(args, target.role)
     if target.dataset is not None:
         _use_dataset(args, target.dataset)
-    limit = _time_limit(args, given)  # public facts only, before anything is read or charged
-    catalog, uid = _catalog(args)
+    catalog, uid = _catalog(args, target.dataset, target.role)
+    limit = _time_limit(args, given, catalog)  # declared sizes only, before the charge
     noise = target.noise
     defaults = {
         "epsilon": args.epsilon,
@@ -219,12 +212,12 @@ def execute(args) -> dict | str:
         ) from None
 
 
-def _time_limit(args, given: float | None) -> TimeLimit:
-    """The run's time limit from the tables' file sizes (public facts), before the charge:
-    the default scaled up for large tables, or a given --timeout too short for them refused."""
-    paths = [path for _, path in _pairs(args.table + args.public, "--table")]
+def _time_limit(args, given: float | None, catalog: Catalog) -> TimeLimit:
+    """The run's time limit from the tables' declared size classes (public facts), before the
+    charge: the default scaled up for large tables, or a given --timeout too short for them
+    refused."""
     engine = EngineKind(getattr(args, "engine", "duckdb"))
-    limit = decide(given, table_bytes(paths), engine)
+    limit = decide(given, declared_rows(catalog), engine)
     args.timeout = limit.seconds  # recorded with the run's parameters
     return limit
 
@@ -252,14 +245,19 @@ def _check_engine_options(args, role: Role) -> None:
             "--spill-dir is for the data owner (it writes private intermediate data to disk). "
             "Fix: drop --spill-dir."
         )
+    if role is Role.ANALYST and (args.memory_limit or args.timeout is not None):
+        raise RoleError(
+            "--memory-limit and --timeout are the data owner's: an analyst's limits follow "
+            "from the dataset's declared size classes, so whether a query finishes never "
+            "depends on a limit the analyst chose. Nothing was charged. Fix: drop them."
+        )
 
 
 def _engine(args, catalog: Catalog, timeout: float):
     if getattr(args, "engine", "duckdb") == "spark":
         from core.dpsql.execute.spark_engine import SparkEngine  # optional extra, on demand
 
-        files = {} if args.row_is_unit else dict(_pairs(args.table + args.public, "--table"))
-        return SparkEngine(catalog, files=files, master=args.spark_master, timeout_s=timeout)
+        return SparkEngine(catalog, master=args.spark_master, timeout_s=timeout)
     return Engine(
         catalog, timeout_s=timeout, memory_limit=args.memory_limit,
         spill_directory=args.spill_dir,

@@ -98,6 +98,23 @@ def relation_sql(path: str | Path, schema: TableSchema) -> str:
     return typed_select(schema, source_sql(path, schema))
 
 
+def load_declared(path: str | Path, schema: TableSchema):
+    """The whole table in its declared types as a pandas frame — for PUBLIC tables only (a
+    private table is read in place by the engine, never loaded into Python)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        return con.execute(relation_sql(path, schema)).df()
+    except duckdb.Error as err:
+        raise InputError(
+            f"cannot read {Path(path).name} with its declared schema ({type(err).__name__}). "
+            "Fix: check that the file matches its schema (`dpx dataset schema`)."
+        ) from None
+    finally:
+        con.close()
+
+
 # -- proposals (owner side, at registration) ---------------------------------------------------
 def _csv_header(path: Path) -> tuple[str, list[str]]:
     """The separator (sniffed from a bounded sample) and the header line's column names."""

@@ -1,4 +1,11 @@
-"""The table catalogue: which registered tables are private (with their uid) and which public.
+"""The table catalogue: which registered tables are private (with their uid) and which public,
+and each table's public schema.
+
+Every check reads a table's schema from `TableSpec.schema` (a `core.data.declared.TableSchema`):
+for a registered dataset the owner's declared schema (`add_declared`: the engine reads the file
+in place, converting every value into its declared type, `core.data.relation`); for a frame
+given directly (an upload or a file in owner mode) a schema inferred from the frame, labelled
+`SchemaSource.INFERRED`. No check reads a private value's type, width or count.
 
 The privacy unit is never guessed: a private table is registered either with an explicit unit
 column (`add_private`) or with the explicit choice "each row is one unit" (`add_private_rows`),
@@ -14,6 +21,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.data.declared import (
+    ColumnFact,
+    ColumnType,
+    SchemaSource,
+    TableSchema,
+    size_class,
+)
 from core.data.loading import load_table
 from core.errors import InputError
 
@@ -34,22 +48,46 @@ class UnitSource(Enum):
     ROW = "row"  # each row is its own unit; the catalogue added ROW_ID_COLUMN
 
 
+# Row ids of "each row is one unit" tables read in place: table k's ids start above
+# k * ROW_ID_STRIDE, so ids are unique across the catalogue without counting any table's rows
+# (the largest size class is 10^12 rows).
+ROW_ID_STRIDE = 10**13
+
+
 @dataclass(frozen=True)
 class TableSpec:
-    """One registered table. `frame` holds its rows, or, for a table the engine scans where it
-    lies (`source`, a Parquet file), a footer-built stand-in with its columns and the types a
-    full load would give, so every check sees the same schema either way."""
+    """One registered table and its public `schema`. `frame` holds its rows when it was given
+    as a frame; a table the engine reads in place has `source` (its file) and `declared` (the
+    file's declared schema) instead, and no frame. With `UnitSource.ROW` the schema has the
+    added row-id column first (ids start at `row_offset` + 1)."""
 
     name: str
-    frame: pd.DataFrame = field(repr=False)
+    frame: pd.DataFrame | None = field(repr=False)
     private: bool
     uid: str | None
     unit_source: UnitSource = UnitSource.NONE
     source: Path | None = None
+    declared: TableSchema | None = None
+    row_offset: int = 0
+
+    @property
+    def schema(self) -> TableSchema:
+        """The table as queries see it: the declared (or inferred) columns, the row id first
+        for a table whose rows are units."""
+        base = self.declared if self.declared is not None else schema_of_frame(self.frame)
+        if self.unit_source is UnitSource.ROW and base.column(ROW_ID_COLUMN) is None:
+            row_id = ColumnFact(ROW_ID_COLUMN, ColumnType.INTEGER, nullable=False)
+            return TableSchema((row_id, *base.columns), base.max_rows, base.source)
+        return base
 
     @property
     def columns(self) -> list[str]:
-        return [str(c) for c in self.frame.columns]
+        return self.schema.names
+
+    @property
+    def in_place(self) -> bool:
+        """Read by the engine where it lies (no frame in Python)."""
+        return self.source is not None and self.frame is None
 
 
 class Catalog:
@@ -58,19 +96,27 @@ class Catalog:
     def __init__(self) -> None:
         self._tables: dict[str, TableSpec] = {}
 
-    def add_private(self, name: str, frame: pd.DataFrame, uid: str | None) -> TableSpec:
-        """Register a private table whose privacy unit is the named column `uid` (explicit)."""
+    def add_private(
+        self, name: str, frame: pd.DataFrame, uid: str | None, declared: TableSchema | None = None
+    ) -> TableSpec:
+        """Register a private table whose privacy unit is the named column `uid` (explicit).
+        `declared`: the registered dataset's schema (the engine converts the frame into it);
+        without it the schema is inferred from the frame (owner mode, labelled)."""
         if not uid:
-            raise InputError(_no_unit_message(name, frame))
+            raise InputError(_no_unit_message(name, [str(c) for c in frame.columns]))
         if uid not in frame.columns:
             raise InputError(
                 f"DPX-C011 table '{name}' has no privacy-unit column '{uid}'. Columns: "
                 f"{', '.join(map(str, frame.columns))}. Fix: pass the right --uid column, "
                 "or --row-is-unit if each row is one person."
             )
-        return self._add(TableSpec(name, _clean(frame), True, uid, UnitSource.COLUMN))
+        clean = _clean(frame)
+        schema = _checked(name, declared, clean) if declared else schema_of_frame(clean)
+        return self._add(TableSpec(name, clean, True, uid, UnitSource.COLUMN, declared=schema))
 
-    def add_private_rows(self, name: str, frame: pd.DataFrame) -> TableSpec:
+    def add_private_rows(
+        self, name: str, frame: pd.DataFrame, declared: TableSchema | None = None
+    ) -> TableSpec:
         """Register a private table where each row is one privacy unit (the owner's explicit
         choice). Adds `ROW_ID_COLUMN` with ids unique across the whole catalogue, so a join
         between two such tables never pairs rows of different units as one unit."""
@@ -79,22 +125,73 @@ class Catalog:
                 f"DPX-C012 table '{name}' already has a column '{ROW_ID_COLUMN}'. Fix: name it "
                 f"as the privacy unit (--uid {ROW_ID_COLUMN}) or rename it."
             )
-        start = sum(len(t.frame) for t in self._tables.values() if t.unit_source is UnitSource.ROW)
+        start = sum(
+            len(t.frame) if t.frame is not None else t.row_offset
+            for t in self._tables.values()
+            if t.unit_source is UnitSource.ROW
+        )
         with_ids = frame.copy()
         with_ids.insert(0, ROW_ID_COLUMN, np.arange(start + 1, start + len(frame) + 1))
-        return self._add(TableSpec(name, _clean(with_ids), True, ROW_ID_COLUMN, UnitSource.ROW))
-
-    def add_public(self, name: str, frame: pd.DataFrame) -> TableSpec:
-        return self._add(TableSpec(name, _clean(frame), False, None))
-
-    def add_private_scan(self, name: str, schema: pd.DataFrame, uid: str, source: Path):
-        """Register a private table that the engine reads where it lies (`source`), given
-        `schema`: a stand-in frame with its columns and the dtypes a full load would give
-        (`core.dpsql.parquet_schema.stand_in`: at most two rows built from the footer, used for
-        their types only, never queried). The unit column must be among them."""
-        self.add_private(name, schema, uid)  # the same checks as a loaded table
-        spec = TableSpec(name, _clean(schema), True, uid, UnitSource.COLUMN, source)
+        clean = _clean(with_ids)
+        schema = (
+            _checked(name, declared, clean.drop(columns=[ROW_ID_COLUMN]))
+            if declared
+            else schema_of_frame(clean)
+        )
+        spec = TableSpec(name, clean, True, ROW_ID_COLUMN, UnitSource.ROW, declared=schema)
         return self._add(spec)
+
+    def add_public(
+        self, name: str, frame: pd.DataFrame, declared: TableSchema | None = None
+    ) -> TableSpec:
+        clean = _clean(frame)
+        schema = _checked(name, declared, clean) if declared else schema_of_frame(clean)
+        return self._add(TableSpec(name, clean, False, None, declared=schema))
+
+    def add_declared(
+        self,
+        name: str,
+        path: str | Path,
+        schema: TableSchema,
+        uid: str | None = None,
+        private: bool = True,
+        row_is_unit: bool = False,
+    ) -> TableSpec:
+        """Register a file read in place with its declared `schema` (public facts only: nothing
+        of the file is read here). A private table names its unit column `uid`, or each row is
+        one unit (`row_is_unit`: the engine numbers the rows); a public table is loaded into
+        its declared types (public data: the join bound reads its key multiplicities)."""
+        path = Path(path).expanduser().resolve()
+        if not private:
+            from core.data.relation import load_declared
+
+            frame = load_declared(path, schema)
+            return self._add(TableSpec(name, frame, False, None, declared=schema))
+        if row_is_unit and uid:
+            raise InputError(
+                "DPX-C013 give either --uid COL or --row-is-unit, not both. Fix: keep --uid COL "
+                "if a column says whose data each row is, else keep --row-is-unit."
+            )
+        if row_is_unit:
+            if schema.column(ROW_ID_COLUMN) is not None:
+                raise InputError(
+                    f"DPX-C012 table '{name}' already has a column '{ROW_ID_COLUMN}'. Fix: name "
+                    f"it as the privacy unit (--uid {ROW_ID_COLUMN}) or rename it."
+                )
+            offset = ROW_ID_STRIDE * (1 + sum(t.unit_source is UnitSource.ROW for t in self.tables()))
+            spec = TableSpec(
+                name, None, True, ROW_ID_COLUMN, UnitSource.ROW, path, schema, offset
+            )
+            return self._add(spec)
+        if not uid:
+            raise InputError(_no_unit_message(name, schema.names))
+        if schema.column(uid) is None:
+            raise InputError(
+                f"DPX-C011 table '{name}' has no privacy-unit column '{uid}'. Columns: "
+                f"{', '.join(schema.names)}. Fix: pass the right --uid column, "
+                "or --row-is-unit if each row is one person."
+            )
+        return self._add(TableSpec(name, None, True, uid, UnitSource.COLUMN, path, schema))
 
     def add_file(
         self, name: str, path, uid: str | None, private: bool = True, row_is_unit: bool = False
@@ -158,8 +255,8 @@ def unit_column_concerns(name: str, frame: pd.DataFrame, uid: str) -> list[str]:
     return concerns
 
 
-def _no_unit_message(name: str, frame: pd.DataFrame) -> str:
-    columns = ", ".join(map(str, frame.columns))
+def _no_unit_message(name: str, names: list[str]) -> str:
+    columns = ", ".join(names)
     return (
         f"DPX-C010 table '{name}' has no privacy unit chosen. {UNIT_EXPLANATION} "
         f"Columns: {columns}. Fix: pass --uid COL naming whose data each row is, or "
@@ -179,3 +276,51 @@ def _clean(frame: pd.DataFrame) -> pd.DataFrame:
             values = out[col].to_numpy(dtype=float, na_value=np.nan)
             out[col] = np.where(np.isfinite(values), values, np.nan)
     return out
+
+
+def _checked(name: str, declared: TableSchema, frame: pd.DataFrame) -> TableSchema:
+    """`declared`, after checking that the frame has exactly its columns (file structure, not
+    values: a registered file whose header no longer matches is refused)."""
+    if [str(c) for c in frame.columns] != declared.names:
+        raise InputError(
+            f"DPX-C015 table '{name}' does not have its declared columns "
+            f"({', '.join(declared.names)}). Nothing was charged. Fix: the owner updates the "
+            "schema (`dpx dataset schema`) or registers the file again."
+        )
+    return declared
+
+
+def _inferred_type(series: pd.Series) -> ColumnType:
+    if pd.api.types.is_bool_dtype(series):
+        return ColumnType.BOOLEAN
+    if pd.api.types.is_integer_dtype(series):
+        return ColumnType.INTEGER
+    if pd.api.types.is_float_dtype(series):
+        return ColumnType.FLOAT
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return ColumnType.TIMESTAMP
+    sample = series.dropna()
+    first = sample.iloc[0] if len(sample) else None
+    if isinstance(first, (bool, np.bool_)):
+        return ColumnType.BOOLEAN
+    if isinstance(first, pd.Timestamp):
+        return ColumnType.TIMESTAMP
+    if type(first).__name__ == "date":
+        return ColumnType.DATE
+    return ColumnType.TEXT
+
+
+def schema_of_frame(frame: pd.DataFrame) -> TableSchema:
+    """A schema inferred from a frame given directly (owner mode or a teaching demo), labelled
+    `SchemaSource.INFERRED`: its types from the frame's dtypes, text widths from its longest
+    value, its size class from its length. NOT PUBLIC FACTS: they are read from the data, so a
+    registered dataset never uses this (`Catalog.add_declared`)."""
+    columns = []
+    for column in frame.columns:
+        kind = _inferred_type(frame[column])
+        width = None
+        if kind is ColumnType.TEXT:
+            lengths = frame[column].dropna().astype(str).str.len()
+            width = max(1, int(lengths.max()) if len(lengths) else 1)
+        columns.append(ColumnFact(str(column), kind, max_length=width))
+    return TableSchema(tuple(columns), size_class(len(frame)), SchemaSource.INFERRED)

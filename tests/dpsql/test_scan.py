@@ -1,6 +1,7 @@
-"""Scanned tables (core.dpsql.execute.scan): a private Parquet table is read by DuckDB where it
-lies, never loaded into Python, releases exactly what the loaded table releases (same seed), and
-the locked sandbox can open that file and no other."""
+"""Tables read in place with their declared schema (core.data.relation, core.dpsql.tables): a
+registered CSV or Parquet table is read by DuckDB where it lies, never loaded into Python, with
+the types its schema declares; it releases exactly what the same data given as a frame with the
+same schema releases (same seed); and the locked sandbox can open those files and no other."""
 
 from __future__ import annotations
 
@@ -10,43 +11,70 @@ import pandas as pd
 import pytest
 
 import core.dpsql.catalog as catalog_module
+from core.data.declared import ColumnFact, ColumnType, TableSchema
+from core.data.relation import propose
 from core.dpsql.catalog import Catalog
 from core.dpsql.check.lineage import catalog_schema
 from core.dpsql.execute.engine import Engine
-from core.dpsql.parquet_schema import add_scanned
 from core.dpsql.service import prepare
+from core.dpsql.tables import catalog_of_files
 from core.privacy import Noise
 from tests.dpsql.helpers import release_of
 from tests.engine_corpus import CORPUS, query, tables
 
 
-@pytest.fixture(scope="module")
-def files(tmp_path_factory) -> dict[str, object]:
-    """The engine corpus written to files, plus an extra column pandas loads as float (an
-    integer column with a NULL) and one with NaN and ±inf, which loading turns into NULL."""
+def _write(frame: pd.DataFrame, path):
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, row_group_size=500)
+    return path
+
+
+@pytest.fixture(scope="module", params=[".parquet", ".csv"])
+def files(request, tmp_path_factory) -> dict[str, object]:
+    """The engine corpus written to files (both formats), plus an integer column with NULLs and
+    a float column with NaN and ±inf (which reading turns into NULL)."""
     root = tmp_path_factory.mktemp("scan")
     private, public = tables()
     orders = private["orders"].copy()
     n = len(orders)
     orders["maybe_qty"] = pd.array([None if i % 9 == 0 else i % 7 for i in range(n)], "Int64")
     orders["odd"] = np.where(np.arange(n) % 11 == 0, np.inf, orders["amount"])
-    out = {}
-    for name, frame in {**private, "orders": orders}.items():
-        path = root / f"{name}.parquet"
-        frame.to_parquet(path, row_group_size=500)
-        out[name] = path
-    out["cats"] = public["cats"]
+    out = {name: _write(f, root / f"{name}{request.param}") for name, f in
+           {**private, "orders": orders, **public}.items()}  # fmt: skip
     return out
 
 
-def _catalog(files, scanned: bool) -> Catalog:
+def _declared(path) -> TableSchema:
+    """The owner's schema: the proposal, with `odd` declared a float (DuckDB's CSV sniffer
+    proposes text for a column holding 'inf'; the owner corrects it)."""
+    schema = propose(path)
+    if schema.column("odd") is not None:
+        schema = schema.with_column(ColumnFact("odd", ColumnType.FLOAT))
+    return schema
+
+
+def _in_place(files) -> Catalog:
+    return catalog_of_files(
+        [("people", files["people"]), ("orders", files["orders"])],
+        [("cats", files["cats"])],
+        uid="uid",
+        schemas={name: _declared(files[name]) for name in ("people", "orders", "cats")},
+    )
+
+
+def _as_frames(files) -> Catalog:
+    """The same tables given as frames with the same declared schemas (the engine converts the
+    frames into them)."""
     catalog = Catalog()
     for name in ("people", "orders"):
-        if scanned:
-            add_scanned(catalog, name, files[name], "uid", private=True)
-        else:
-            catalog.add_file(name, files[name], "uid", private=True)
-    catalog.add_public("cats", files["cats"])
+        path = files[name]
+        frame = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+        catalog.add_private(name, frame, "uid", declared=_declared(path))
+    cats = files["cats"]
+    frame = pd.read_csv(cats) if cats.suffix == ".csv" else pd.read_parquet(cats)
+    catalog.add_public("cats", frame, declared=_declared(cats))
     return catalog
 
 
@@ -63,14 +91,14 @@ def _query(name: str) -> str:
     return query(name) if name in CORPUS else EXTRA[name].format(opt=OPT)
 
 
-def test_private_parquet_is_scanned_not_loaded(files, monkeypatch):
+def test_private_tables_are_read_in_place_not_loaded(files, monkeypatch):
     def no_loading(*args, **kwargs):
-        raise AssertionError("a scanned table was loaded")
+        raise AssertionError("a private table was loaded into Python")
 
     monkeypatch.setattr(catalog_module, "load_table", no_loading)
-    catalog = Catalog()
-    spec = add_scanned(catalog, "orders", files["orders"], "uid", private=True)
-    assert spec.source == files["orders"].resolve() and len(spec.frame) <= 2
+    catalog = _in_place(files)
+    spec = catalog.get("orders")
+    assert spec.in_place and spec.frame is None and spec.source == files["orders"].resolve()
     engine = Engine(catalog)
     try:
         assert engine.fetch("SELECT COUNT(*) FROM orders")[1] == [(len(tables()[0]["orders"]),)]
@@ -78,39 +106,37 @@ def test_private_parquet_is_scanned_not_loaded(files, monkeypatch):
         engine.close()
 
 
-def test_scanned_schema_equals_the_loaded_schema(files):
-    """The checks see the same column types either way, and so does DuckDB."""
-    loaded, scanned = _catalog(files, False), _catalog(files, True)
-    assert catalog_schema(scanned) == catalog_schema(loaded)
-    a, b = Engine(loaded), Engine(scanned)
-    try:
-        for name in ("people", "orders"):
-            sql = f"DESCRIBE SELECT * FROM {name}"
-            assert b.con.execute(sql).fetchall() == a.con.execute(sql).fetchall()
-    finally:
-        a.close()
-        b.close()
+def test_the_engine_presents_the_declared_types(files):
+    """What the checks see (the declared schema) is what DuckDB binds, for both forms."""
+    for catalog in (_in_place(files), _as_frames(files)):
+        engine = Engine(catalog)
+        try:
+            for name, declared in catalog_schema(catalog).items():
+                described = engine.con.execute(f"DESCRIBE SELECT * FROM {name}").fetchall()
+                assert {r[0].lower(): r[1] for r in described} == declared
+        finally:
+            engine.close()
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS) + sorted(EXTRA))
-def test_scanned_release_equals_the_loaded_release(files, name):
-    """Same seed, same query: the released rows are identical to those of the loaded table
-    (NaN/inf as NULL, an integer column with a NULL as DOUBLE, the same sampling)."""
+def test_in_place_release_equals_the_frame_release(files, name):
+    """Same seed, same query, same declared schema: the released rows are identical whether
+    the table is read in place or given as a frame."""
     results = []
-    for scanned in (False, True):
+    for build in (_as_frames, _in_place):
         noise = Noise.seeded(4)
-        catalog = _catalog(files, scanned)
+        catalog = build(files)
         engine = Engine(catalog)
         try:
             results.append(release_of(prepare(_query(name), catalog, noise), engine, noise))
         finally:
             engine.close()
-    loaded, scanned = (r.table for r in results)
-    assert len(loaded) > 0
-    pd.testing.assert_frame_equal(scanned, loaded)
+    framed, in_place = (r.table for r in results)
+    assert len(framed) > 0
+    pd.testing.assert_frame_equal(in_place, framed)
 
 
-def test_the_sandbox_opens_the_scanned_file_and_no_other(files, tmp_path):
+def test_the_sandbox_opens_the_registered_files_and_no_other(files, tmp_path):
     """An attacker's generated SQL (the defence behind the checks): other files, globs, the
     file's directory, new settings and databases are all refused once the sandbox is locked."""
     other = tmp_path / "secret.parquet"
@@ -118,7 +144,7 @@ def test_the_sandbox_opens_the_scanned_file_and_no_other(files, tmp_path):
     (tmp_path / "secret.csv").write_text("s\n42\n")
     next_door = files["orders"].parent / "next_door.csv"
     next_door.write_text("s\n42\n")
-    engine = Engine(_catalog(files, True))
+    engine = Engine(_in_place(files))
     con = engine.con
     try:
         assert con.execute("SELECT COUNT(*) FROM orders").fetchone()[0] > 0
@@ -143,23 +169,17 @@ def test_the_sandbox_opens_the_scanned_file_and_no_other(files, tmp_path):
         engine.close()
 
 
-def test_csv_and_public_tables_are_still_loaded(files, tmp_path):
-    csv = tmp_path / "t.csv"
-    pd.DataFrame({"uid": [1, 2], "x": [3, 4]}).to_csv(csv, index=False)
-    catalog = Catalog()
-    assert add_scanned(catalog, "t", csv, "uid", private=True).source is None
-    public = add_scanned(catalog, "p", files["people"], None, private=False)
-    assert public.source is None and len(public.frame) == 400
+def test_public_tables_are_loaded_in_their_declared_types(files):
+    public = _in_place(files).get("cats")
+    assert not public.private and public.frame is not None and len(public.frame) == 10
 
 
-def test_a_stored_pandas_index_is_left_out_as_loading_does(tmp_path):
+def test_a_stored_pandas_index_is_left_out(tmp_path):
     frame = pd.DataFrame({"uid": [1, 2, 3, 4], "x": [1.0, 2.0, np.nan, 4.0]}).iloc[[0, 2, 3]]
     path = tmp_path / "t.parquet"
     frame.to_parquet(path)  # a non-range index is stored as a column
     assert "__index_level_0__" in duckdb.sql(f"DESCRIBE SELECT * FROM '{path}'").df().values
-    catalog = Catalog()
-    add_scanned(catalog, "t", path, "uid", private=True)
-    engine = Engine(catalog)
+    engine = Engine(catalog_of_files([("t", path)], uid="uid"))
     try:
         names, rows = engine.fetch("SELECT * FROM t ORDER BY uid")
     finally:

@@ -89,7 +89,9 @@ def test_cli_flags(tmp_path, capsys, monkeypatch, registry_dir):
     query = ["sql", "--dataset", "d", "--query", SPREAD]
     assert main([*query, "--spill-dir", str(tmp_path / "s")]) == 2
     assert "for the data owner" in capsys.readouterr().err
-    assert main([*query, "--memory-limit", "512MB"]) == 0  # memory is anyone's to lower
+    assert main([*query, "--memory-limit", "512MB"]) == 2  # the owner's (issue 27)
+    assert "data owner's" in capsys.readouterr().err
+    assert main(query) == 0
 
 
 def test_a_killed_run_s_spill_directory_is_removed_by_the_next_run(tmp_path):

@@ -164,8 +164,8 @@ def test_spark_query_past_the_time_limit_is_stopped(spark):
 def test_dpx_sql_spark_reads_parquet_tables_without_loading_them(
     spark, capsys, tmp_path, monkeypatch
 ):
-    """Parquet tables are registered from their footers (core/dpsql/parquet_schema.py): the
-    driver never loads them (no size limit), and the release equals DuckDB's on the CSVs."""
+    """Parquet tables are read with their schemas (core.dpsql.tables): the driver never loads
+    them into pandas (no size limit), and the release equals DuckDB's on the CSVs."""
     import core.dpsql.catalog as catalog_module
 
     files = {}

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 import streamlit as st
 
+from core.data.declared import ColumnType
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
 from core.planning.releases import governed_bounds
 from core.privacy import Noise
@@ -53,10 +53,9 @@ def numeric_columns(data: SqlData) -> list[str]:
     """`table.column` for each numeric column of the private tables (the schema is public)."""
     out = []
     for name in data.private:
-        frame = data.catalog.get(name).frame
-        for column in frame.columns:
-            dtype = frame[column].dtype
-            numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        for fact in data.catalog.get(name).schema.columns:
+            column = fact.name
+            numeric = fact.type in (ColumnType.INTEGER, ColumnType.FLOAT)
             if numeric and str(column) != data.uid:
                 out.append(f"{name}.{column}")
     return out

@@ -31,7 +31,7 @@ class SqlData:
     @property
     def columns(self) -> list[str]:
         """The private tables' columns other than the unit (for the builder)."""
-        cols = {str(c) for n in self.private for c in self.catalog.get(n).frame.columns}
+        cols = {c for n in self.private for c in self.catalog.get(n).columns}
         return sorted(cols - {self.uid})
 
 
@@ -55,13 +55,14 @@ def choose_tables(choice: DataChoice) -> SqlData:
         st.stop()
     unit_kind, uid = _unit(choice, private)
     catalog = Catalog()
+    declared = declared_schemas(choice)
     for n in names:
         if n in public:
-            catalog.add_public(n, choice.tables[n])
+            catalog.add_public(n, choice.tables[n], declared.get(n))
         elif unit_kind == UNIT_ROW:
-            catalog.add_private_rows(n, choice.tables[n])
+            catalog.add_private_rows(n, choice.tables[n], declared.get(n))
         else:
-            catalog.add_private(n, choice.tables[n], uid)
+            catalog.add_private(n, choice.tables[n], uid, declared.get(n))
             if choice.source is Source.UPLOAD and not is_analyst():
                 for concern in unit_column_concerns(n, choice.tables[n], uid):
                     st.warning(f"Owner check (reads the data, not released): {concern}")
@@ -70,6 +71,14 @@ def choose_tables(choice: DataChoice) -> SqlData:
         catalog, tuple(names), frozenset(public), tuple(private), uid, unit_kind == UNIT_ROW,
         key, f"{key}|{choice.fingerprint}",
     )  # fmt: skip
+
+
+def declared_schemas(choice: DataChoice) -> dict:
+    """A registered dataset's declared schemas by table (the types every check uses); none for
+    uploads and demos (owner mode: inferred from the data, labelled)."""
+    if choice.dataset is None:
+        return {}
+    return dict(getattr(choice.dataset, "schemas", {}) or {})
 
 
 def _unit(choice: DataChoice, private: list[str]) -> tuple[str, str]:

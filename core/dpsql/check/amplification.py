@@ -342,7 +342,7 @@ def check_amplification(lineage: Lineage, catalog: Catalog) -> Amplification:
     names = sorted({t.name.lower() for t in lineage.root.expression.find_all(exp.Table)})
     specs = [catalog.get(n) for n in names]
     caps = tuple(
-        RowCap(spec.name, spec.uid, tuple(str(c) for c in spec.frame.columns))
+        RowCap(spec.name, spec.uid, tuple(spec.columns))
         for spec in specs
         if spec is not None and spec.private
     )

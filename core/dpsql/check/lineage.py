@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
@@ -118,30 +116,11 @@ def refuse_untraceable(tree: exp.Expression) -> None:
 
 
 # -- schema and qualification -----------------------------------------------------------------
-def _sql_type(series: pd.Series) -> str:
-    if pd.api.types.is_bool_dtype(series):
-        return "BOOLEAN"
-    if pd.api.types.is_integer_dtype(series):
-        return "BIGINT"
-    if pd.api.types.is_float_dtype(series):
-        return "DOUBLE"
-    if pd.api.types.is_datetime64_any_dtype(series):
-        return "TIMESTAMP"
-    sample = series.dropna()
-    first = sample.iloc[0] if len(sample) else None
-    if isinstance(first, (bool, np.bool_)):
-        return "BOOLEAN"
-    if isinstance(first, pd.Timestamp):
-        return "TIMESTAMP"
-    if type(first).__name__ == "date":
-        return "DATE"
-    return "VARCHAR"
-
-
 def catalog_schema(catalog: Catalog) -> dict[str, dict[str, str]]:
-    """{table: {column: SQL type}} of every registered table (schema is public)."""
+    """{table: {column: SQL type}} of every registered table: its declared schema (public
+    facts; `TableSpec.schema`), never the types of the values it happens to hold."""
     return {
-        t.name.lower(): {str(c).lower(): _sql_type(t.frame[c]) for c in t.frame.columns}
+        t.name.lower(): {c.name.lower(): c.type.value for c in t.schema.columns}
         for t in catalog.tables()
     }
 

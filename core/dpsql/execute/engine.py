@@ -1,8 +1,9 @@
 """The embedded DuckDB sandbox (spec §4.1).
 
-Tables given as frames are copied into an in-memory database first; tables given as files are
-views that DuckDB reads where they lie (`core.dpsql.execute.scan`), the files' paths being the
-only ones the sandbox may open; then threads and the memory limit are set,
+Tables given as frames are copied into an in-memory database first, converted to their schema;
+tables of a registered dataset are views that DuckDB reads where they lie, converting each value
+into its declared type (`core.data.relation`), the files' paths being the only ones the sandbox
+may open; then threads and the memory limit are set,
 external access is disabled and the configuration locked, before any SQL derived from a user
 query runs. A watchdog thread interrupts a query that runs past the time limit. From then on only the
 catalogue tables are visible: no files, network or extensions. The engine only ever executes
@@ -18,8 +19,9 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from core.dpsql.catalog import Catalog, TableSpec
-from core.dpsql.execute.scan import allow, view_sql
+from core.data.relation import identifier, relation_sql, typed_select
+from core.dpsql.catalog import ROW_ID_COLUMN, Catalog, TableSpec, UnitSource
+from core.dpsql.execute.scan import allow
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
 from core.errors import InputError
 from core.files import work_directory
@@ -33,15 +35,32 @@ LOCKDOWN = (
 )
 
 
+def table_sql(spec: TableSpec, raw: str | None = None) -> str:
+    """The CREATE statement presenting `spec` in its schema: a view over the file read in place
+    (`core.data.relation`), or, for a frame registered as `raw`, a table of it converted to the
+    schema. A table whose rows are units is numbered once, into a table, so every reference to
+    it sees the same ids."""
+    name = identifier(spec.name)
+    if spec.in_place:
+        select = relation_sql(spec.source, spec.declared)
+        if spec.unit_source is UnitSource.ROW:
+            return (
+                f"CREATE TABLE {name} AS SELECT CAST(row_number() OVER () + {spec.row_offset} AS "
+                f"BIGINT) AS {identifier(ROW_ID_COLUMN)}, * FROM ({select})"
+            )
+        return f"CREATE VIEW {name} AS {select}"
+    return f"CREATE TABLE {name} AS {typed_select(spec.schema, identifier(raw))}"
+
+
 def sandbox(
-    tables: dict[str, pd.DataFrame],
+    catalog: Catalog | dict[str, pd.DataFrame],
     limits: ResourceLimits = DEFAULT_LIMITS,
-    scans: tuple[TableSpec, ...] = (),
     spill: Path | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection holding `tables`, and a view per scanned table (`scans`, each
-    with a `source` file), with `limits.threads` and `limits.memory_limit` set, locked down
-    before it is returned: no file but the scanned ones can be opened."""
+    """An in-memory connection presenting every catalogue table in its schema (frames copied
+    in, files read where they lie) — or, given a dict, those frames as they are (released rows
+    for post-processing) — with `limits.threads` and `limits.memory_limit` set, locked down
+    before it is returned: no file but the registered ones can be opened."""
     con = duckdb.connect(":memory:")
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
@@ -54,14 +73,21 @@ def sandbox(
     # by default nothing spills to disk (the memory limit is hard); with a spill directory the
     # owner chose, DuckDB writes what does not fit to `spill`, a private directory of its own
     con.execute("SET temp_directory = ?", [str(spill) if spill is not None else ""])
-    for name, frame in tables.items():
-        view = f"__load_{name}"
-        con.register(view, frame)
-        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "{view}"')
-        con.unregister(view)
-    for spec in scans:
-        con.execute(view_sql(con, spec.name, spec.source, spec.frame))
-    con.execute(allow([spec.source for spec in scans]))
+    if isinstance(catalog, dict):
+        for name, frame in catalog.items():
+            con.register(f"__load_{name}", frame)
+            con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM "__load_{name}"')
+            con.unregister(f"__load_{name}")
+        catalog = Catalog()
+    for spec in catalog.tables():
+        if spec.in_place:
+            con.execute(table_sql(spec))
+            continue
+        raw = f"__load_{spec.name}"
+        con.register(raw, spec.frame)
+        con.execute(table_sql(spec, raw))
+        con.unregister(raw)
+    con.execute(allow([spec.source for spec in catalog.tables() if spec.in_place]))
     for statement in LOCKDOWN:
         con.execute(statement)
     return con
@@ -112,11 +138,9 @@ class Engine:
         self._spill = _private_spill(self.limits.spill_directory)
         self.timeout_s = self.limits.timeout_s
         self.catalog = catalog
-        loaded = {t.name: t.frame for t in catalog.tables() if t.source is None}
-        scans = tuple(t for t in catalog.tables() if t.source is not None)
         spill = None if self._spill is None else Path(self._spill.name)
         try:
-            self.con = sandbox(loaded, self.limits, scans, spill)
+            self.con = sandbox(catalog, self.limits, spill)
         except duckdb.OutOfMemoryException:
             raise ExecutionStopped(
                 f"DPX-E005 the tables do not fit in DuckDB's memory limit "

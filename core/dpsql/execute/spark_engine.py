@@ -8,10 +8,11 @@ stay in Python (`core.dpsql.release.noise`), exactly as with DuckDB; only the cr
 row per partition, plus quantile value lists) is collected to the driver.
 
 Tables: every catalogue table becomes a temporary view of a private Spark session (its own view
-namespace; SQL on files is switched off). A Parquet file given by path is read with the schema
-DuckDB gives the catalogue frame, declared explicitly; anything else (CSV, in-memory frames) is
-written once by DuckDB to Parquet in a private temporary directory, so Spark sees exactly the
-values and types DuckDB sees (NaN already NULL, DATE as DATE, ...).
+namespace; SQL on files is switched off). Each table is first read into its declared schema by
+DuckDB — the very statement the DuckDB engine uses (`core.dpsql.execute.engine.table_sql`: a
+value that does not fit its type, width or domain becomes missing) — and written once to Parquet
+in a private temporary directory; Spark reads that file with the declared types. So both engines
+apply one conversion rule and see exactly the same values and types.
 
 Privacy: the engine changes nothing in the mechanisms; the staged SQL and its sampling key
 (`core.dpsql.sql.sampling_key`) are the same, so for the same salt the cross-user table equals
@@ -33,7 +34,10 @@ import pandas as pd
 import sqlglot
 from sqlglot import exp
 
-from core.dpsql.catalog import Catalog
+from core.data.declared import ColumnType, TableSchema
+from core.data.relation import identifier, literal
+from core.dpsql.catalog import Catalog, TableSpec
+from core.dpsql.execute.engine import table_sql
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped
 from core.dpsql.sql.sampling_key import is_key, spark_key
 from core.errors import InputError
@@ -66,20 +70,21 @@ DUCKDB_TO_SPARK = {
 }
 
 
-def spark_schema(frame: pd.DataFrame) -> str:
-    """A Spark DDL schema equal to the types DuckDB gives `frame` (refuses types Spark lacks)."""
-    relation = duckdb.from_df(frame)
-    fields = []
-    for name, kind in zip(relation.columns, relation.types, strict=True):
-        text = str(kind)
-        spark_type = DUCKDB_TO_SPARK.get(text) or (text if text.startswith("DECIMAL") else None)
-        if spark_type is None:
-            raise InputError(
-                f"DPX-E001 column '{name}' has type {text}, which the Spark engine does not "
-                "support. Fix: cast it in the file, or use --engine duckdb. Nothing was charged."
-            )
-        fields.append(f"`{name}` {spark_type}")
-    return ", ".join(fields)
+SPARK_TYPES = {
+    ColumnType.INTEGER: "BIGINT",
+    ColumnType.FLOAT: "DOUBLE",
+    ColumnType.TEXT: "STRING",
+    ColumnType.BOOLEAN: "BOOLEAN",
+    ColumnType.DATE: "DATE",
+    ColumnType.TIMESTAMP: "TIMESTAMP_NTZ",
+}
+
+
+def spark_schema(schema: TableSchema) -> str:
+    """The Spark DDL schema of a declared table schema."""
+    return ", ".join(
+        f"`{c.name.replace('`', '``')}` {SPARK_TYPES[c.type]}" for c in schema.columns
+    )
 
 
 def to_spark_sql(duckdb_sql: str) -> str:
@@ -124,7 +129,6 @@ class SparkEngine:
     def __init__(
         self,
         catalog: Catalog,
-        files: dict[str, Path] | None = None,
         master: str | None = None,
         session=None,
         timeout_s: float | None = None,
@@ -137,13 +141,10 @@ class SparkEngine:
         self.spark.conf.set("spark.sql.runSQLOnFiles", "false")
         self.catalog = catalog
         self._tmp = Path(tempfile.mkdtemp(prefix="dpx-spark-"))
-        files = {k.lower(): Path(v) for k, v in (files or {}).items()}
         for spec in catalog.tables():
-            schema = spark_schema(spec.frame)
-            path = files.get(spec.name.lower())
-            if path is None or path.suffix.lower() not in (".parquet", ".pq"):
-                path = self._tmp / f"{spec.name}.parquet"
-                _write_parquet(spec.frame, path)
+            schema = spark_schema(spec.schema)
+            path = self._tmp / f"{spec.name}.parquet"
+            _write_declared(spec, path)
             try:
                 frame = self.spark.read.schema(schema).parquet(str(path))
                 frame.createOrReplaceTempView(spec.name)
@@ -228,10 +229,19 @@ def _plain(value):
     return value
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+def _write_declared(spec: TableSpec, path: Path) -> None:
+    """`spec` read into its schema by DuckDB (the DuckDB engine's own statement), as Parquet."""
     con = duckdb.connect(":memory:")
     try:
-        con.register("frame", frame)
-        con.execute(f"COPY (SELECT * FROM frame) TO '{path}' (FORMAT PARQUET)")
+        raw = f"__load_{spec.name}"
+        if not spec.in_place:
+            con.register(raw, spec.frame)
+        con.execute(table_sql(spec, raw).replace("CREATE VIEW", "CREATE TABLE", 1))
+        con.execute(f"COPY {identifier(spec.name)} TO {literal(str(path))} (FORMAT PARQUET)")
+    except duckdb.Error:
+        raise InputError(
+            f"DPX-E001 table '{spec.name}' could not be prepared for Spark. Fix: check that the "
+            "file exists and matches its declared schema. Nothing was charged."
+        ) from None
     finally:
         con.close()
