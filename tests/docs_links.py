@@ -18,15 +18,16 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~)")
 
 
-def prose(text: str) -> str:
-    """The markdown without fenced code blocks and inline code (links there are not links)."""
+def prose(text: str, inline_code: bool = False) -> str:
+    """The markdown without fenced code blocks and (unless `inline_code`) without inline code:
+    links there are not links, but headings keep their code's text in their anchors."""
     out, fenced = [], False
     for line in text.splitlines():
         if FENCE.match(line.lstrip()):
             fenced = not fenced
             continue
         if not fenced:
-            out.append(re.sub(r"`[^`]*`", "", line))
+            out.append(line if inline_code else re.sub(r"`[^`]*`", "", line))
     return "\n".join(out)
 
 
@@ -41,7 +42,7 @@ def is_external(target: str) -> bool:
 def slug(heading: str) -> str:
     """Python-Markdown's `toc` slugify of a heading's visible text."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # links -> their text
-    text = re.sub(r"[`*_]", "", text)
+    text = re.sub(r"[`*]", "", text)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     text = re.sub(r"[^\w\s-]", "", text).strip().lower()
     return re.sub(r"[-\s]+", "-", text)
@@ -50,7 +51,7 @@ def slug(heading: str) -> str:
 def anchors(path: Path) -> set[str]:
     """The ids of a markdown file's headings (duplicates get _1, _2 as in Python-Markdown)."""
     seen: set[str] = set()
-    for line in prose(path.read_text(encoding="utf-8")).splitlines():
+    for line in prose(path.read_text(encoding="utf-8"), inline_code=True).splitlines():
         match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not match:
             continue
