@@ -89,7 +89,7 @@ docs-check: $(VENV)/.installed-dev
 test: $(VENV)/.installed-dev browser spark postgres lint docs-check
 	DPX_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
-# Refresh the README's images (docs/screenshots/*.png) from the browser tests; `make test`
+# Refresh the README's and the docs site's images (docs/screenshots/*.png) from the browser tests; `make test`
 # itself never writes tracked files (its screenshots go to a temporary directory).
 screenshots: $(VENV)/.installed-dev browser
 	DPX_CHROMIUM=$(CHROMIUM) DPX_SCREENSHOT_DIR=docs/screenshots $(BIN)/python -m pytest tests/e2e -q -p no:cacheprovider
