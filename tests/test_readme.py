@@ -67,3 +67,22 @@ def test_the_readme_release_command_with_a_seed_is_a_labelled_demo(registry_dir,
     # department is missing (seeded, so this does not depend on a lucky draw).
     assert re.search(r"^HR \| \d+ ± \d+$", out, re.M) and re.search(r"^Sales \| ", out, re.M)
     assert "IT |" not in out
+
+
+def test_the_readme_has_the_front_door_sections():
+    """Issue 32: the guarantee per tool, the two commands, a release, the threat model (linking
+    its page), the limits and the map of the documentation."""
+    text = README.read_text(encoding="utf-8")
+    for heading in (
+        "## The two commands",
+        "## A first release from the command line",
+        "## Threat model and public facts",
+        "## Limits that matter most",
+        "## Documentation",
+    ):
+        assert f"\n{heading}\n" in text, heading
+    threat = text.split("## Threat model and public facts", 1)[1].split("\n## ", 1)[0]
+    assert "(docs/threat-model.md)" in threat
+    intro = text.split("\n## ", 1)[0]
+    for tool in ("**Location histograms**", "**PP balancing**", "**DP SQL**"):
+        assert tool in intro, tool
