@@ -1,13 +1,14 @@
-# DP Explorer — the README's two commands: `make run` and `make test`.
+# DP Explorer — the README's two commands: `make run` and `make test` (and `make docs`).
 # Needs only python3 (>= 3.11) with venv, pip and make; everything else is installed here.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8501
+DOCS_PORT ?= 8000
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint browser spark postgres clean screenshots
+.PHONY: run test lint docs docs-check browser spark postgres clean screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,10 +72,24 @@ postgres:
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 
-test: $(VENV)/.installed-dev browser spark postgres lint
+# The documentation site (docs/, mkdocs.yml): `make docs` serves it while you edit;
+# `docs-check` builds it with --strict (a broken link, a missing page or anchor fails) into a
+# temporary directory that is removed afterwards, so `make test` never writes into the work tree.
+# No --quiet: it hides the warnings that --strict counts, and the build then always passes.
+docs: $(VENV)/.installed-dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr localhost:$(DOCS_PORT)
+
+docs-check: $(VENV)/.installed-dev
+	@site="$$(mktemp -d)"; \
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir "$$site"; \
+	status=$$?; rm -rf "$$site"; \
+	if [ $$status -ne 0 ]; then echo "!!! docs: mkdocs build --strict failed (see above) !!!"; fi; \
+	exit $$status
+
+test: $(VENV)/.installed-dev browser spark postgres lint docs-check
 	DPX_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest
 
-# Refresh the README's images (docs/screenshots/*.png) from the browser tests; `make test`
+# Refresh the README's and the docs site's images (docs/screenshots/*.png) from the browser tests; `make test`
 # itself never writes tracked files (its screenshots go to a temporary directory).
 screenshots: $(VENV)/.installed-dev browser
 	DPX_CHROMIUM=$(CHROMIUM) DPX_SCREENSHOT_DIR=docs/screenshots $(BIN)/python -m pytest tests/e2e -q -p no:cacheprovider

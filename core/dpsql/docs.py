@@ -1,6 +1,10 @@
-"""The README's DP SQL reference tables, generated from the modules that enforce them.
+"""The DP SQL reference tables of the documentation page docs/dpsql-rules.md, generated from the
+modules that enforce them.
 
     .venv/bin/python -m core.dpsql.docs > /tmp/dpsql_reference.md
+
+and paste the tables into docs/dpsql-rules.md (`tests/dpsql/test_docs_readme.py` fails while the
+page's machine-independent tables differ from this output).
 
 Prints markdown: the rule codes (RULE_CODES below; a test checks that every code raised in
 `core/dpsql` is listed and every listed code is raised), the expression allowlist

@@ -183,7 +183,7 @@ def test_rule_codes_are_not_reused_for_different_rules():
 
 
 def test_the_rule_code_table_lists_exactly_the_codes_raised():
-    """`python -m core.dpsql.docs` prints the README's rule table from RULE_CODES."""
+    """`python -m core.dpsql.docs` prints the rule table of docs/dpsql-rules.md from RULE_CODES."""
     from core.dpsql.docs import RULE_CODES, main
 
     raised = set()
