@@ -19,7 +19,8 @@ Documented ranges (the `--help` of each tool refers to these):
 | compare queries [1, 1e6], reps [1, 1000], smoothing finite in (0, 1e12] | | |
 | SQL max groups [1, 1e6]; timeout (0, 86400] s | | `core.dpsql` limits |
 | input files | ≤ 4095 bytes, names ≤ 255; if present: a regular file (never a FIFO, device or directory) | a FIFO would hang the reader |
-| output files | as above; the parent directory exists; the target is not a directory, device or FIFO | `core.files.check_output_path` |
+| output files | as above; the parent directory exists; the target is not a directory, device or FIFO; the extension is one the command writes (`formats`) | `core.files.check_output_path` |
+| outputs vs inputs | no output may be an input, a registered dataset's file or the live registry (symlinks, hard links) | `core.files.Outputs`, called by `core.cli.main` |
 | text (names, queries, lists) | ≤ 1 MB (queries), ≤ 10,000 characters otherwise, no control characters in names | |
 
 This module is imported by `core.cli` at start-up: it stays light (no numpy, pandas, duckdb).
@@ -252,6 +253,7 @@ class OutputFile(Validator):
 
     missing_parents: bool = False
     code: str = ""
+    formats: tuple[str, ...] = ()  # the extensions the command writes (its format follows)
 
     def __call__(self, text: str) -> str:
         raw = str(text)
@@ -265,6 +267,14 @@ class OutputFile(Validator):
             check_output_path(raw, missing_parents=self.missing_parents)
         except InputError as err:
             raise self.refuse(str(err)) from None
+        if self.formats and not raw.lower().endswith(self.formats):
+            suffix = os.path.splitext(raw)[1]
+            said = f"the extension {_show(suffix)}" if suffix else "no extension"
+            raise self.refuse(
+                f"{_show(raw)} has {said}: the file's format follows its extension, and this "
+                f"command writes only {', '.join(self.formats)}. Fix: end the name in "
+                f"{' or '.join(self.formats)}."
+            )
         return raw
 
 
@@ -425,7 +435,13 @@ QUERY_FILE = InputFile("UTF-8 text file holding the query", code="DPX-C005")
 BACKUP_FILE = InputFile("registry backup file")
 TABLE = TableSpec()
 OUTPUT_FILE = OutputFile()
-OUTPUT_FILE_IN_NEW_DIR = OutputFile(missing_parents=True)  # dpx balance creates the directory
+OUTPUT_FILE_IN_NEW_DIR = OutputFile(missing_parents=True)  # the writer creates the directory
+# Each output's format follows its extension; any other extension is refused with the list.
+PUBLISHED_TABLE = OutputFile(missing_parents=True, formats=(".csv",))  # dpx balance: CSV only
+LOCATION_RELEASE = OutputFile(formats=(".geojson", ".json", ".csv"))  # GeoJSON, or CSV + sidecar
+HTML_REPORT = OutputFile(formats=(".html", ".htm"))
+SQL_TEXT = OutputFile(formats=(".sql",))
+REGISTRY_BACKUP = OutputFile(formats=(".sqlite", ".sqlite3", ".db"))  # an SQLite file
 DIRECTORY = Directory()
 MEMORY = MemorySize()
 NAME = Text(limit=1000, name=True)  # column, dataset and table names

@@ -88,7 +88,7 @@ def register(sub, common) -> None:
     p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
     p.add_argument(
         "--out",
-        type=cliargs.OUTPUT_FILE_IN_NEW_DIR,
+        type=cliargs.PUBLISHED_TABLE,
         help="published CSV path; metadata is written next to it. With --seed the name gets "
         "a '.SEEDED-demo-not-private' marker before the suffix",
     )
