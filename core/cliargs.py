@@ -268,12 +268,13 @@ class OutputFile(Validator):
         except InputError as err:
             raise self.refuse(str(err)) from None
         if self.formats and not raw.lower().endswith(self.formats):
-            suffix = os.path.splitext(raw)[1]
-            said = f"the extension {_show(suffix)}" if suffix else "no extension"
+            stem, suffix = os.path.splitext(raw)
+            said = f"'{suffix}' files" if suffix else "files without an extension"
+            listed = ", ".join(self.formats[:-1]) + " or " if len(self.formats) > 1 else ""
             raise self.refuse(
-                f"{_show(raw)} has {said}: the file's format follows its extension, and this "
-                f"command writes only {', '.join(self.formats)}. Fix: end the name in "
-                f"{' or '.join(self.formats)}."
+                f"{_show(raw)} must end in {listed}{self.formats[-1]} (the file's format "
+                f"follows its extension; this command does not write {said}). Fix: e.g. "
+                f"{_show(os.path.basename(stem) + self.formats[0])}."
             )
         return raw
 
