@@ -325,6 +325,38 @@ class Text(Validator):
         return raw
 
 
+@dataclass(frozen=True)
+class NameList(Validator):
+    """A comma-separated list of names (columns, category values): at least one, no empty item
+    (`,,` and `a,,b` are typing slips, never "no columns"), none twice; returns the text. An
+    option that may be left out stays None: leaving it out, not an empty list, means "none"."""
+
+    what: str = "column names"
+    example: str = "A,B"
+    limit: int = TEXT_MAX
+
+    def __call__(self, text: str) -> str:
+        raw = str(text)
+        Text(limit=self.limit)(raw)
+        items = [p.strip() for p in raw.split(",")]
+        if not any(items):
+            raise self.refuse(
+                f"{_show(raw)} lists no {self.what}. Fix: name them (e.g. {self.example}) or "
+                "leave the option out."
+            )
+        if not all(items):
+            raise self.refuse(
+                f"{_show(raw)} has an empty item (two commas in a row, or a comma at an end). "
+                f"Fix: e.g. {self.example}."
+            )
+        if any(ord(c) < 32 or ord(c) == 127 for c in raw):
+            raise self.refuse(f"{_show(raw)} contains control characters. Fix: type the names.")
+        twice = next((i for n, i in enumerate(items) if i in items[:n]), None)
+        if twice is not None:
+            raise self.refuse(f"{_show(twice)} is listed twice in {_show(raw)}. Fix: list it once.")
+        return raw
+
+
 _MEMORY = re.compile(r"^(\d{1,7}(?:\.\d{1,3})?)\s*([KMGT]I?B)$", re.IGNORECASE)
 _UNIT_BYTES = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
@@ -446,6 +478,8 @@ REGISTRY_BACKUP = OutputFile(formats=(".sqlite", ".sqlite3", ".db"))  # an SQLit
 DIRECTORY = Directory()
 MEMORY = MemorySize()
 NAME = Text(limit=1000, name=True)  # column, dataset and table names
+COLUMNS = NameList("column names", "--columns race,precinct")
+CATEGORIES = NameList("values", "--categories a,b,c")
 TEXT = Text()
 QUERY = Text(limit=QUERY_MAX)
 BBOX = BBox()
