@@ -70,3 +70,10 @@ def test_plan_budget_with_an_unknown_method_exits_2(tmp_path, reg, capsys):
     err = refused(capsys, ["plan", "budget", "draft", "--dataset", "pts", "--item",
                            "location:0.5:method=bogus"])  # fmt: skip
     assert "unknown location method 'bogus'" in err and "privtree" in err
+
+
+def test_plan_balance_categories_with_an_empty_item_are_refused(capsys, reg):
+    """`--categories ',,'` with --shares used to fall back to the shares' names."""
+    err = refused(capsys, ["plan", "balance", "--categories", ",,", "--shares", "a=0.5,b=0.5",
+                           "--rows", "1000", "--rho1", "0.3", "--rho2", "0.6"])  # fmt: skip
+    assert "--categories" in err
