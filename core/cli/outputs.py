@@ -80,18 +80,24 @@ def _protect_registry(guard: Outputs, args) -> None:
     guard.protect_registry(database)
     if not database.is_file():
         return
+    from core.governance.roles import Role, current_role
     from core.registry import Registry
 
     try:
         registry = Registry(directory)
-        datasets = registry.datasets()
+        try:
+            datasets = registry.datasets()
+        finally:
+            registry.close()
     except (InputError, OSError, ValueError):
         return
     except Exception:  # noqa: BLE001 - sqlite3.Error: the command itself reports it
         return
+    analyst = current_role() is Role.ANALYST  # never told which dataset a path belongs to
     for dataset in datasets:
+        what = f"a file of the registered dataset '{dataset.name}'"
         for table in dataset.tables:
-            guard.protect(table.path, f"a file of the registered dataset '{dataset.name}'")
+            guard.protect(table.path, "a registered dataset's file" if analyst else what)
 
 
 def guard_outputs(parser: argparse.ArgumentParser, args) -> None:

@@ -151,3 +151,18 @@ def test_outputs_guard_compares_resolved_paths_and_identities(tmp_path):
     assert guard.clash(tmp_path / "c.csv") is None
     (tmp_path / "c.csv").write_text("x")  # same bytes, another file
     assert guard.clash(tmp_path / "c.csv") is None
+
+
+def test_an_analyst_cannot_write_over_a_registered_file_and_is_not_told_whose(
+    tmp_path, reg, capsys, monkeypatch
+):
+    points = tmp_path / "x.csv"
+    points.write_text(POINTS)
+    assert main(["dataset", "add", "pts", "--table", f"p={points}", "--row-is-unit",
+                 "--epsilon", "5"]) == 0  # fmt: skip
+    capsys.readouterr()
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    err = refused(capsys, ["release", "--dataset", "pts", "--method", "ug", BBOX,
+                           "--epsilon", "1", "--out", str(points)])  # fmt: skip
+    assert "a registered dataset's file" in err and "pts" not in err
+    assert points.read_text() == POINTS and charges(reg) == 0
