@@ -23,6 +23,12 @@ the next write to the same target removes those whose process is gone (`clean_st
 
 A target that exists and is not a regular file (a directory, a device such as `/dev/full`, a
 FIFO) is refused: renaming over it would replace the device node or could never work.
+
+No output may replace what a command reads (issue 29): `Outputs` holds the files a command must
+not write — its inputs, every registered dataset's files, the live registry — and refuses an
+output that is one of them by resolved path or, when both exist, by (st_dev, st_ino) (symlinks
+and hard links). `core.cli.outputs.guard_outputs` fills it from the parsed command line and
+checks every output option before anything is read or charged.
 """
 
 from __future__ import annotations
