@@ -19,7 +19,8 @@ Documented ranges (the `--help` of each tool refers to these):
 | compare queries [1, 1e6], reps [1, 1000], smoothing finite in (0, 1e12] | | |
 | SQL max groups [1, 1e6]; timeout (0, 86400] s | | `core.dpsql` limits |
 | input files | ≤ 4095 bytes, names ≤ 255; if present: a regular file (never a FIFO, device or directory) | a FIFO would hang the reader |
-| output files | as above; the parent directory exists; the target is not a directory, device or FIFO | `core.files.check_output_path` |
+| output files | as above; the parent directory exists; the target is not a directory, device or FIFO; the extension is one the command writes (`formats`) | `core.files.check_output_path` |
+| outputs vs inputs | no output may be an input, a registered dataset's file or the live registry (symlinks, hard links) | `core.files.Outputs`, called by `core.cli.main` |
 | text (names, queries, lists) | ≤ 1 MB (queries), ≤ 10,000 characters otherwise, no control characters in names | |
 
 This module is imported by `core.cli` at start-up: it stays light (no numpy, pandas, duckdb).
@@ -252,6 +253,7 @@ class OutputFile(Validator):
 
     missing_parents: bool = False
     code: str = ""
+    formats: tuple[str, ...] = ()  # the extensions the command writes (its format follows)
 
     def __call__(self, text: str) -> str:
         raw = str(text)
@@ -265,6 +267,15 @@ class OutputFile(Validator):
             check_output_path(raw, missing_parents=self.missing_parents)
         except InputError as err:
             raise self.refuse(str(err)) from None
+        if self.formats and not raw.lower().endswith(self.formats):
+            stem, suffix = os.path.splitext(raw)
+            said = f"'{suffix}' files" if suffix else "files without an extension"
+            listed = ", ".join(self.formats[:-1]) + " or " if len(self.formats) > 1 else ""
+            raise self.refuse(
+                f"{_show(raw)} must end in {listed}{self.formats[-1]} (the file's format "
+                f"follows its extension; this command does not write {said}). Fix: e.g. "
+                f"{_show(os.path.basename(stem) + self.formats[0])}."
+            )
         return raw
 
 
@@ -311,6 +322,38 @@ class Text(Validator):
             )
         if self.name and any(ord(c) < 32 or ord(c) == 127 for c in raw):
             raise self.refuse(f"{_show(raw)} contains control characters. Fix: type the name.")
+        return raw
+
+
+@dataclass(frozen=True)
+class NameList(Validator):
+    """A comma-separated list of names (columns, category values): at least one, no empty item
+    (`,,` and `a,,b` are typing slips, never "no columns"), none twice; returns the text. An
+    option that may be left out stays None: leaving it out, not an empty list, means "none"."""
+
+    what: str = "column names"
+    example: str = "A,B"
+    limit: int = TEXT_MAX
+
+    def __call__(self, text: str) -> str:
+        raw = str(text)
+        Text(limit=self.limit)(raw)
+        items = [p.strip() for p in raw.split(",")]
+        if not any(items):
+            raise self.refuse(
+                f"{_show(raw)} lists no {self.what}. Fix: name them (e.g. {self.example}) or "
+                "leave the option out."
+            )
+        if not all(items):
+            raise self.refuse(
+                f"{_show(raw)} has an empty item (two commas in a row, or a comma at an end). "
+                f"Fix: e.g. {self.example}."
+            )
+        if any(ord(c) < 32 or ord(c) == 127 for c in raw):
+            raise self.refuse(f"{_show(raw)} contains control characters. Fix: type the names.")
+        twice = next((i for n, i in enumerate(items) if i in items[:n]), None)
+        if twice is not None:
+            raise self.refuse(f"{_show(twice)} is listed twice in {_show(raw)}. Fix: list it once.")
         return raw
 
 
@@ -425,10 +468,18 @@ QUERY_FILE = InputFile("UTF-8 text file holding the query", code="DPX-C005")
 BACKUP_FILE = InputFile("registry backup file")
 TABLE = TableSpec()
 OUTPUT_FILE = OutputFile()
-OUTPUT_FILE_IN_NEW_DIR = OutputFile(missing_parents=True)  # dpx balance creates the directory
+OUTPUT_FILE_IN_NEW_DIR = OutputFile(missing_parents=True)  # the writer creates the directory
+# Each output's format follows its extension; any other extension is refused with the list.
+PUBLISHED_TABLE = OutputFile(missing_parents=True, formats=(".csv",))  # dpx balance: CSV only
+LOCATION_RELEASE = OutputFile(formats=(".geojson", ".json", ".csv"))  # GeoJSON, or CSV + sidecar
+HTML_REPORT = OutputFile(formats=(".html", ".htm"))
+SQL_TEXT = OutputFile(formats=(".sql",))
+REGISTRY_BACKUP = OutputFile(formats=(".sqlite", ".sqlite3", ".db"))  # an SQLite file
 DIRECTORY = Directory()
 MEMORY = MemorySize()
 NAME = Text(limit=1000, name=True)  # column, dataset and table names
+COLUMNS = NameList("column names", "--columns race,precinct")
+CATEGORIES = NameList("values", "--categories a,b,c")
 TEXT = Text()
 QUERY = Text(limit=QUERY_MAX)
 BBOX = BBox()

@@ -23,6 +23,12 @@ the next write to the same target removes those whose process is gone (`clean_st
 
 A target that exists and is not a regular file (a directory, a device such as `/dev/full`, a
 FIFO) is refused: renaming over it would replace the device node or could never work.
+
+No output may replace what a command reads (issue 29): `Outputs` holds the files a command must
+not write — its inputs, every registered dataset's files, the live registry — and refuses an
+output that is one of them by resolved path or, when both exist, by (st_dev, st_ino) (symlinks
+and hard links). `core.cli.outputs.guard_outputs` fills it from the parsed command line and
+checks every output option before anything is read or charged.
 """
 
 from __future__ import annotations
@@ -349,3 +355,81 @@ def work_directory(prefix: str, parent: str | Path | None = None) -> tempfile.Te
         if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
             shutil.rmtree(path, ignore_errors=True)
     return tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=where)
+
+
+# --- outputs never overwrite what a command reads (issue 29) ---------------------------------
+
+
+def file_identity(path: str | Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file `path` names (symlinks followed), None when it is absent:
+    two names of one file (a hard link, a symlink) share it."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A file no output may replace: its resolved path, its identity when it exists, and what
+    it is (said in the refusal)."""
+
+    path: Path
+    identity: tuple[int, int] | None
+    what: str
+
+    def same_file(self, target: Path, identity: tuple[int, int] | None) -> bool:
+        if identity is not None and self.identity is not None:
+            return identity == self.identity
+        return target == self.path
+
+
+@dataclass
+class Outputs:
+    """The one check that an output path is none of a command's inputs (issue 29): the files it
+    reads, a registered dataset's files, the live registry (and its -wal/-shm/-journal).
+
+        guard = Outputs()
+        guard.protect(args.input, "INPUT, the table this command reads")
+        guard.check("--out", args.out)   # before anything is read or charged
+
+    Paths are compared resolved (symlinks followed) and, when both exist, by (st_dev, st_ino),
+    so a hard link or a symlink to an input is refused too."""
+
+    protected: list[Protected] = field(default_factory=list)
+
+    def protect(self, path: str | Path | None, what: str) -> None:
+        if path is None or not os.fspath(path):
+            return
+        resolved = _resolved(path)
+        self.protected.append(Protected(resolved, file_identity(resolved), what))
+
+    def protect_registry(self, database: str | Path) -> None:
+        """The live registry file and SQLite's companions of it."""
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            self.protect(f"{os.fspath(database)}{suffix}", "the live registry")
+
+    def clash(self, path: str | Path) -> Protected | None:
+        target = _resolved(path)
+        identity = file_identity(target)
+        return next((p for p in self.protected if p.same_file(target, identity)), None)
+
+    def check(self, flag: str, path: str | Path, written: str | Path | None = None) -> None:
+        """Refuse (InputError, one line) writing `written` (default: `path`, the name given
+        with `flag`) over a protected file."""
+        hit = self.clash(path if written is None else written)
+        if hit is None:
+            return
+        also = "" if written is None or Path(written) == Path(path) else f" (it writes {written})"
+        raise InputError(
+            f"{flag} {path}{also} is {hit.what}: writing the output there would destroy it. "
+            "Nothing was read or charged. Fix: write the output to another file."
+        )
+
+
+def _resolved(path: str | Path) -> Path:
+    try:
+        return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(os.fspath(path)))

@@ -30,6 +30,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from core import __version__, cliargs
+from core.cli.outputs import guard_outputs
 from core.errors import InputError
 
 # subcommand name -> module with `register(subparsers, common)`. One line per subcommand.
@@ -199,6 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help()
             return 2
+        guard_outputs(parser, args)  # no output over an input or the registry: before any work
         emit(handler(args), getattr(args, "json", False))
         return 0
     except InputError as exc:

@@ -88,7 +88,7 @@ def register(sub, common) -> None:
     p.add_argument("--perturb", action="store_true", help="perturb and publish (needs --out)")
     p.add_argument(
         "--out",
-        type=cliargs.OUTPUT_FILE_IN_NEW_DIR,
+        type=cliargs.PUBLISHED_TABLE,
         help="published CSV path; metadata is written next to it. With --seed the name gets "
         "a '.SEEDED-demo-not-private' marker before the suffix",
     )
@@ -105,8 +105,8 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--columns",
-        type=cliargs.TEXT,
-        default="",
+        type=cliargs.COLUMNS,
+        default=None,
         help="comma-separated columns published (unchanged) next to the perturbed SA; default: "
         "the SA only. The privacy-unit column is never published",
     )
@@ -119,7 +119,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--categories",
-        type=cliargs.TEXT,
+        type=cliargs.CATEGORIES,
         help="comma-separated list of the SA's possible values, declared public (delta 0); "
         "default: read from the data and listed only above a noisy threshold (delta <= 1e-6)",
     )

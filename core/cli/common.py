@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from core import cliargs
 from core.errors import InputError
+from core.numbers import shown  # every budget number a person reads is rounded by it, once
 
 if TYPE_CHECKING:  # imported where used: `dpx ... --help` stays light (no numpy, pandas)
     from core.governance import Role
@@ -146,15 +147,15 @@ def registry_info(registry: Registry, release: Release) -> dict:
         "release_id": release.id,
         "kind": release.kind.value,
         "dataset": release.dataset,
-        "epsilon_charged": release.epsilon if release.kind is RunKind.RELEASE else 0.0,
-        "delta_charged": release.delta if release.kind is RunKind.RELEASE else 0.0,
+        "epsilon_charged": shown(release.epsilon) if release.kind is RunKind.RELEASE else 0.0,
+        "delta_charged": shown(release.delta) if release.kind is RunKind.RELEASE else 0.0,
     }
     if release.dataset is not None:
         from core.planning.standing import standing
 
         eps_left, delta_left = registry.remaining(release.dataset)
-        info["epsilon_remaining"] = eps_left
-        info["delta_remaining"] = delta_left
+        info["epsilon_remaining"] = shown(eps_left)
+        info["delta_remaining"] = shown(delta_left)
         if release.kind is RunKind.RELEASE:
             place = standing(registry, release)
             info["plan"] = {**place.to_json(), "sentence": place.sentence}

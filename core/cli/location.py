@@ -139,7 +139,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--out",
-        type=cliargs.OUTPUT_FILE,
+        type=cliargs.LOCATION_RELEASE,
         default=None,
         help="write the release to FILE.geojson (metadata inline) or FILE.csv (plain CSV; "
         f"metadata in the JSON sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",
@@ -166,7 +166,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--out",
-        type=cliargs.OUTPUT_FILE,
+        type=cliargs.LOCATION_RELEASE,
         default=None,
         help="write the release to FILE.geojson or FILE.csv (plain CSV; metadata in the JSON "
         f"sidecar FILE.csv{CSV_SIDECAR_SUFFIX})",

@@ -334,7 +334,7 @@ def _register_balance(plans, common) -> None:
     )
     p.add_argument("input", nargs="?", type=cliargs.INPUT_FILE, help="CSV/Parquet table")
     p.add_argument("--sa", type=cliargs.NAME, help="the sensitive attribute column")
-    p.add_argument("--categories", type=cliargs.TEXT, help="the SA's public values A,B,C")
+    p.add_argument("--categories", type=cliargs.CATEGORIES, help="the SA's public values A,B,C")
     p.add_argument(
         "--shares", type=cliargs.TEXT, default=None,
         help="declared public expected shares A=0.5,B=0.3,... (default: an even spread)",

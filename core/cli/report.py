@@ -22,7 +22,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--out",
-        type=cliargs.OUTPUT_FILE,
+        type=cliargs.HTML_REPORT,
         required=True,
         metavar="FILE.html",
         help="the HTML file to write",

@@ -98,7 +98,7 @@ def add_arguments(p) -> None:
     )
     p.add_argument(
         "--export-bigquery",
-        type=cliargs.OUTPUT_FILE,
+        type=cliargs.SQL_TEXT,
         metavar="FILE.sql",
         help="write the query in BigQuery's SELECT WITH DIFFERENTIAL_PRIVACY syntax "
         "and exit; reads no data, charges nothing",

@@ -10,7 +10,9 @@ import pandas as pd
 
 from core.errors import InputError
 
-MAX_UPLOAD_BYTES = 200 * 1024 * 1024  # matches Streamlit's default upload limit
+MAX_UPLOAD_BYTES = 200 * 1024 * 1024  # Streamlit's default upload limit: "200 MB" = 200 MiB
+MIB = 1024 * 1024  # the one unit of sizes shown to people (Streamlit's "MB" is a MiB)
+SNIFF_BYTES = 64 * 1024  # the prefix read to tell binary or UTF-16 files before reading all
 
 _PARQUET_MAGIC = b"PAR1"
 
@@ -36,6 +38,9 @@ def load_table(
         label = name or path.name
         if max_bytes is not None and size > max_bytes:
             raise InputError(_too_large(label, size, max_bytes))
+        with path.open("rb") as fh:  # a bounded prefix decides before the whole file is read
+            head = fh.read(SNIFF_BYTES)
+        _refuse_by_prefix(head, label)
         data = path.read_bytes()
     else:
         data = bytes(source)
@@ -43,13 +48,14 @@ def load_table(
         limit = MAX_UPLOAD_BYTES if max_bytes is None else max_bytes
         if len(data) > limit:
             raise InputError(_too_large(label, len(data), limit))
+        _refuse_by_prefix(data[:SNIFF_BYTES], label)
 
     if not data.strip():
         raise InputError(
             f"{label} is empty: upload a CSV or Parquet file with a header row and data."
         )
 
-    is_parquet = data[:4] == _PARQUET_MAGIC or label.lower().endswith((".parquet", ".pq"))
+    is_parquet = _is_parquet(data[:4], label)
     try:
         df = pd.read_parquet(io.BytesIO(data)) if is_parquet else _read_csv(data)
     except InputError:
@@ -67,12 +73,48 @@ def load_table(
     return df
 
 
-def _read_csv(data: bytes) -> pd.DataFrame:
-    if b"\x00" in data[:4096]:
+def _is_parquet(head: bytes, label: str) -> bool:
+    return head[:4] == _PARQUET_MAGIC or label.lower().endswith((".parquet", ".pq"))
+
+
+def _refuse_by_prefix(head: bytes, label: str) -> None:
+    """Refuse a file that cannot be CSV text from its first `SNIFF_BYTES` bytes: UTF-16/32 text
+    (said so: a re-save fixes it) or binary (NUL bytes). Parquet is left to its reader."""
+    if _is_parquet(head, label):
+        return
+    encoding = _utf16_or_32(head)
+    if encoding is not None:
+        raise InputError(
+            f"{label}: the file is {encoding} text; save it as UTF-8. Fix: re-save it with the "
+            "UTF-8 encoding (e.g. 'CSV UTF-8' in Excel) and try again."
+        )
+    if b"\x00" in head[:4096]:
         raise InputError(
             "the file looks binary, not like CSV text (it contains NUL bytes). "
             "Upload a comma-separated text file with a header row, or a Parquet file."
         )
+
+
+def _utf16_or_32(head: bytes) -> str | None:
+    """The encoding's name, "UTF-16" or "UTF-32", when `head` starts with that byte-order mark, or (no mark) when it is
+    mostly ASCII characters each followed or preceded by NUL bytes; else None."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    sample = head[:4096]
+    if len(sample) < 4 or b"\x00" not in sample:
+        return None
+    pairs = len(sample) // 2
+    even, odd = sample[0 : 2 * pairs : 2], sample[1 : 2 * pairs : 2]
+    for text, nuls in ((even, odd), (odd, even)):
+        printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in text)
+        if nuls.count(0) >= 0.9 * pairs and printable >= 0.9 * pairs:
+            return "UTF-16"
+    return None
+
+
+def _read_csv(data: bytes) -> pd.DataFrame:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -92,6 +134,7 @@ def _sniff_separator(text: str) -> str:
 
 def _too_large(label: str, size: int, limit: int) -> str:
     return (
-        f"{label} is {size / 1e6:.1f} MB, over the {limit / 1e6:.0f} MB limit. "
+        f"{label} is {size / MIB:.1f} MB, over the {limit / MIB:.0f} MB limit (1 MB = 1024 x "
+        "1024 bytes, as the uploader counts). "
         "Upload a smaller file (e.g. a sample, or Parquet instead of CSV)."
     )

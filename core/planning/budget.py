@@ -129,7 +129,24 @@ def parse_item(text: str) -> BudgetItem:
         if not sep or not key.strip():
             raise InputError(f"'{pair}' in '{text}' is not key=value. {fix}")
         match[key.strip()] = value.strip()
+    if m["tool"] == Tool.LOCATION.value and "method" in match:
+        match["method"] = _location_method(match["method"], text)
     return BudgetItem(m["tool"], epsilon, delta, int(m["repeat"] or 1), match, weight=weight)
+
+
+def _location_method(name: str, text: str) -> str:
+    """A planned location release's `method=`: one of the method registry's names (a release
+    records the name it was asked for, lower case), or refused with the list."""
+    from core.spatial.methods import METHODS, VARIANTS  # the one table of location methods
+
+    method = name.strip().lower()
+    known = [*METHODS, *VARIANTS]
+    if method not in known:
+        raise InputError(
+            f"unknown location method '{name}' in the planned release '{text}'. Fix: method= "
+            f"one of {', '.join(known)}."
+        )
+    return method
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_semicolon_separated_csv_is_sniffed():
         (b"   \n\n", "is empty"),
         (b"lat,lon\n", "no data rows"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "looks binary"),
-        ("lat,lon\n1,2\n".encode("utf-16"), "looks binary|not UTF-8"),
+        ("lat,lon\n1,2\n".encode("utf-16"), "the file is UTF-16 text; save it as UTF-8"),
         (b"lat,lon\n\xff\xfe1,2\n", "not UTF-8"),
         (b"PAR1garbage-not-parquet", "could not be read as Parquet"),
     ],
@@ -74,6 +74,44 @@ def test_a_path_has_no_upload_limit_but_uploaded_bytes_do(tmp_path, monkeypatch)
     assert len(GOOD_CSV) > 10 and len(load_table(path)) > 0
     with pytest.raises(InputError, match="over the"):
         load_table(GOOD_CSV, name="big.csv")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_text_is_called_utf16_not_binary(tmp_path, encoding):
+    """With or without a byte-order mark, from bytes or a path (issue 29)."""
+    data = "lat,lon,name\n1,2,a\n3,4,b\n".encode(encoding)
+    with pytest.raises(InputError, match="the file is UTF-16 text; save it as UTF-8. Fix:"):
+        load_table(data, name="upload.csv")
+    path = tmp_path / "p.csv"
+    path.write_bytes(data)
+    with pytest.raises(InputError, match="UTF-16 text") as err:
+        load_table(path)
+    assert "binary" not in str(err.value)
+
+
+def test_a_file_of_nul_bytes_is_refused_from_a_bounded_prefix(tmp_path, monkeypatch):
+    """The sniff reads a prefix, never the whole file first (a 2 GB file of NUL bytes took
+    over 30 s): a sparse file, and reading it whole would fail the test."""
+    from pathlib import Path
+
+    path = tmp_path / "nul.csv"
+    with path.open("wb") as fh:
+        fh.truncate(2 * 1024**3)  # sparse: no disk used
+
+    def whole(self):
+        raise AssertionError("read the whole file before sniffing it")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+    with pytest.raises(InputError, match="looks binary"):
+        load_table(path)
+
+
+def test_sizes_are_shown_in_the_uploaders_unit():
+    """Streamlit's uploader says "200 MB" for 200 MiB: a refusal counts the same way."""
+    from core.data.loading import MAX_UPLOAD_BYTES, _too_large
+
+    text = _too_large("big.csv", 221_000_000, MAX_UPLOAD_BYTES)
+    assert "210.8 MB, over the 200 MB limit" in text
 
 
 def test_missing_file_is_named(tmp_path):

@@ -111,3 +111,41 @@ def test_a_killed_run_s_spill_directory_is_removed_by_the_next_run(tmp_path):
     engine = Engine(catalog, spill_directory=str(tmp_path))
     assert not dead.exists() and mine.exists()  # a live process's directory is left alone
     engine.close()
+
+
+def test_a_full_spill_disk_is_not_called_out_of_memory(spread, tmp_path):
+    """Issue 29: the spill directory on a disk that fills up (a 2 MB tmpfs) is said to be a full
+    disk (free space or spill elsewhere), not 'ran out of memory ... give --spill-dir' when it
+    was given."""
+    from tests.faults.conftest import tmpfs
+
+    with tmpfs(tmp_path / "small", "2M") as small, pytest.raises(ExecutionStopped) as err:
+        _release(spread, memory_limit="64MB", spill_directory=str(small))
+    text = str(err.value)
+    assert "disk holding the spill directory" in text and "is full" in text
+    assert "ran out of memory" not in text and "Fix: free space" in text
+
+
+def test_an_io_error_for_a_full_spill_disk_is_said_so(tmp_path):
+    """DuckDB may also say ENOSPC as an IOException (a write of its temporary file)."""
+    import duckdb
+
+    catalog = Catalog()
+    catalog.add_private("t", pd.DataFrame({"uid": [1], "dept": [1]}), "uid")
+    engine = Engine(catalog, spill_directory=str(tmp_path))
+
+    class Full:
+        def execute(self, sql):
+            raise duckdb.IOException('IO Error: Could not write file "x.block": No space left on '
+                                     "device")  # fmt: skip
+
+        def interrupt(self):
+            pass
+
+    real, engine.con = engine.con, type("Con", (), {"cursor": lambda self: Full()})()
+    try:
+        with pytest.raises(ExecutionStopped, match="spill directory .* is full"):
+            engine.fetch("SELECT 1")
+    finally:
+        engine.con = real
+        engine.close()

@@ -102,6 +102,8 @@ def hostile_values(validator, where: Path) -> list[tuple[str, str]]:
     if kind is cliargs.Text:
         bad = [("too long", "x" * (validator.limit + 1))]
         return [*bad, ("newline", "a\nb")] if validator.name else bad
+    if kind is cliargs.NameList:
+        return [("empty", ""), ("only commas", ",,"), ("empty item", "a,,b"), ("twice", "a,a")]
     if kind is cliargs.BBox:
         return [("non-finite", "nan,1,2,3"), ("huge", "1e400,1,2,3"), ("three", "1,2,3")]
     if kind is cliargs.MemorySize:

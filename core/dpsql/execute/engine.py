@@ -29,6 +29,22 @@ from core.files import work_directory
 # Errors that depend only on the schema and the query text (names, types), never on values.
 SCHEMA_ERRORS = (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException)
 
+_DATA_FAILURE = (
+    "DPX-E004 the query failed while reading the data (the database message is withheld: it "
+    "may quote private values). Fix: use TRY_CAST or guard the expression so that every row "
+    "can be computed."
+)
+# DuckDB's words for a spill disk that is full: an OutOfMemoryException naming its temp-size
+# limit (by default the free space of the spill directory's disk), or an IOException (ENOSPC)
+_DISK_FULL_WORDS = ("max_temp_directory_size", "no space left on device", "disk is full")
+
+
+def _spill_disk_full(err: Exception, spill) -> bool:
+    """The engine spills (`spill` is its directory) and DuckDB says the disk is full."""
+    text = str(err).lower()
+    return spill is not None and any(word in text for word in _DISK_FULL_WORDS)
+
+
 LOCKDOWN = (
     "SET enable_external_access = false",
     "SET lock_configuration = true",
@@ -183,7 +199,11 @@ class Engine:
                 f"DPX-E003 the query was stopped after the time limit of {self.timeout_s:g} s. "
                 "Fix: filter the data, group more coarsely, or raise the time limit (--timeout)."
             ) from None
-        except duckdb.OutOfMemoryException:
+        except (duckdb.OutOfMemoryException, duckdb.IOException) as err:
+            if _spill_disk_full(err, self._spill):
+                raise self._spill_full() from None
+            if not isinstance(err, duckdb.OutOfMemoryException):
+                raise InputError(_DATA_FAILURE) from None
             raise ExecutionStopped(
                 f"DPX-E005 the query ran out of memory (limit {self.limits.memory_limit}"
                 + (", spilling included" if self._spill is not None else "")
@@ -197,15 +217,20 @@ class Engine:
                 "column names and types in the query."
             ) from None
         except duckdb.Error:  # data-dependent: DuckDB's message may quote a private value
-            raise InputError(
-                "DPX-E004 the query failed while reading the data (the database message is "
-                "withheld: it may quote private values). Fix: use TRY_CAST or guard the "
-                "expression so that every row can be computed."
-            ) from None
+            raise InputError(_DATA_FAILURE) from None
         finally:
             if watchdog is not None:
                 watchdog.cancel()
         return [d[0] for d in cur.description], rows
+
+    def _spill_full(self) -> ExecutionStopped:
+        where = self.limits.spill_directory
+        return ExecutionStopped(
+            f"DPX-E005 the query stopped: the disk holding the spill directory ({where}) is "
+            f"full, memory (limit {self.limits.memory_limit}) was not the limit. Fix: free space "
+            "on that disk, or give --spill-dir on a disk with more room, or filter the data or "
+            "group more coarsely."
+        )
 
     def frame(self, sql: str, exact: bool = True) -> pd.DataFrame:
         """Rows as a DataFrame; `exact` keeps object dtype so Python ints (HUGEINT sums beyond

@@ -1,0 +1,79 @@
+"""Issue 29, item 5: bad input accepted or misleading, refused before anything is charged."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.cli import main
+from core.errors import InputError
+from core.planning.budget import parse_item
+from core.registry import Registry
+
+TABLE = "SA,x,y\n" + "".join(f"{'abc'[i % 3]},{i},{i % 2}\n" for i in range(60))
+PP = ["--sa", "SA", "--rho1", "1/3", "--rho2", "2/3", "--perturb"]
+
+
+@pytest.fixture
+def reg(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPX_MODE", "owner")
+    where = tmp_path / "reg"
+    monkeypatch.setenv("DPX_REGISTRY", str(where))
+    return where
+
+
+def refused(capsys, argv) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Fix:" in err
+    return err
+
+
+def nothing_charged(reg) -> bool:
+    return not (reg / "registry.sqlite").exists() or not Registry(reg).releases()
+
+
+@pytest.mark.parametrize("columns", [",,", "", "x,,y", ",x", "x,x"])
+def test_balance_columns_that_name_nothing_or_slip_are_refused(tmp_path, reg, capsys, columns):
+    table = tmp_path / "t.csv"
+    table.write_text(TABLE)
+    out = tmp_path / "o.csv"
+    refused(capsys, ["balance", str(table), *PP, "--columns", columns, "--out", str(out)])
+    assert not out.exists() and nothing_charged(reg)
+
+
+@pytest.mark.parametrize("categories", ["", " , ", "a,,b"])
+def test_balance_empty_declared_categories_are_refused(tmp_path, reg, capsys, categories):
+    """An empty declared list used to fall back to categories read from the data (delta > 0)."""
+    table = tmp_path / "t.csv"
+    table.write_text(TABLE)
+    out = tmp_path / "o.csv"
+    err = refused(capsys, ["balance", str(table), *PP, "--categories", categories,
+                           "--out", str(out)])  # fmt: skip
+    assert "--categories" in err
+    assert not out.exists() and nothing_charged(reg)
+
+
+def test_a_planned_location_release_with_an_unknown_method_is_refused():
+    with pytest.raises(InputError) as err:
+        parse_item("location:0.5:method=bogus")
+    assert "bogus" in str(err.value) and "htf" in str(err.value) and "auto" in str(err.value)
+    assert parse_item("location:0.5:method=AUTO").match == {"method": "auto"}
+
+
+def test_plan_budget_with_an_unknown_method_exits_2(tmp_path, reg, capsys):
+    table = tmp_path / "p.csv"
+    table.write_text("lat,lon\n34,-118\n")
+    assert main(["dataset", "add", "pts", "--table", f"p={table}", "--row-is-unit",
+                 "--epsilon", "5"]) == 0  # fmt: skip
+    capsys.readouterr()
+    err = refused(capsys, ["plan", "budget", "draft", "--dataset", "pts", "--item",
+                           "location:0.5:method=bogus"])  # fmt: skip
+    assert "unknown location method 'bogus'" in err and "privtree" in err
+
+
+def test_plan_balance_categories_with_an_empty_item_are_refused(capsys, reg):
+    """`--categories ',,'` with --shares used to fall back to the shares' names."""
+    err = refused(capsys, ["plan", "balance", "--categories", ",,", "--shares", "a=0.5,b=0.5",
+                           "--rows", "1000", "--rho1", "0.3", "--rho2", "0.6"])  # fmt: skip
+    assert "--categories" in err
