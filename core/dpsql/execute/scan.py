@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.data.relation import literal
+from core.data.relation import identifier, literal
+
+__all__ = ["FLOAT_TYPES", "allow", "identifier", "literal"]
+
+FLOAT_TYPES = {"FLOAT", "DOUBLE"}  # DuckDB's floating types (PP's file scan reads them)
 
 
 def allow(paths: list[Path]) -> str:
