@@ -110,6 +110,23 @@ def _baseline(
     return Method(name, label or BASELINE_LABELS[name], description, BASELINES[name], family, **kw)
 
 
+def _variant(name: str, label: str, description: str, build: Builder, **kw) -> Method:
+    """A row for a labelled variant: its release carries the variant's own name and label (the
+    builder it modifies would name it after itself, e.g. "quadtree" or "htf+")."""
+    return Method(
+        name, label, description, partial(_named, build, name, label), Family.VARIANT, **kw
+    )
+
+
+def _named(build: Builder, name: str, label: str, *args, **kwargs) -> Release:
+    """`build(*args, **kwargs)`, the release named `name` and labelled `label` (its own label,
+    when it states one, is kept: it may say more). Naming draws nothing."""
+    rel = build(*args, **kwargs)
+    rel.method = name
+    rel.info = {**rel.info, "label": rel.info.get("label") or label}
+    return rel
+
+
 _HTF_VARIANT_PARAMS = tuple(p for p in HTF_PARAMS if p != "eps_height")
 # the variants size the height from a noisy N bought with a share of epsilon (eps_height=None),
 # not the paper's fixed 1e-4 (see core/spatial/common.py, N_SHARE)
@@ -161,41 +178,39 @@ CATALOG: tuple[Method, ...] = (
     _baseline("privelet", Family.PAPER, "noisy Haar wavelet coefficients (unweighted)"),
     _baseline("dawa", Family.PEER, "DAWA: data-aware buckets along a Hilbert order"),
     _baseline("hb", Family.PEER, "HB: a hierarchy whose branching suits the domain size"),
-    Method(
+    _variant(
         "htf+", "HTF (modified: combine_pruned, consistency)",
         "HTF with inverse-variance at pruned nodes and GLS consistency over the tree",
-        partial(_HTF, combine_pruned=True, consistency=True), Family.VARIANT,
-        params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
-    ),
-    Method(
-        "htf-combine", "HTF (modified: combine_pruned)",
-        "HTF with inverse-variance combination at pruned nodes",
-        partial(_HTF, combine_pruned=True), Family.VARIANT, params=_HTF_VARIANT_PARAMS,
+        partial(_HTF, combine_pruned=True, consistency=True), params=_HTF_VARIANT_PARAMS,
         leaf_noise=LeafNoise.STATED,
     ),
-    Method(
-        "htf-consistency", "HTF (modified: consistency)",
-        "HTF with GLS consistency over the tree", partial(_HTF, consistency=True),
-        Family.VARIANT, params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
+    _variant(
+        "htf-combine", "HTF (modified: combine_pruned)",
+        "HTF with inverse-variance combination at pruned nodes",
+        partial(_HTF, combine_pruned=True), params=_HTF_VARIANT_PARAMS,
+        leaf_noise=LeafNoise.STATED,
     ),
-    Method(
+    _variant(
+        "htf-consistency", "HTF (modified: consistency)", "HTF with GLS consistency over the tree",
+        partial(_HTF, consistency=True), params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
+    ),
+    _variant(
         "htf-cap", "HTF (modified: cap_height)",
         "HTF whose partition budget is at most half of epsilon", partial(_HTF, cap_height=True),
-        Family.VARIANT, params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
+        params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
     ),
-    Method(
+    _variant(
         "quadtree-leaves", "QuadTree (improved height: leaves ~ N eps / 400)",
         "quadtree whose height follows the noisy N (the baseline's own rule stays faithful)",
-        partial(build_quadtree, height_rule="leaf-count"), Family.VARIANT,
+        partial(build_quadtree, height_rule="leaf-count"),
     ),
-    Method(
+    _variant(
         # Cormode et al.'s kd-hybrid with their pruning rule (docs/benchmarks/htf.md, "kd-tree"):
         # the faithful kd-trees above split empty space at random and never stop early
         "kdtree-hybrid",
         "KdTree (hybrid + pruning: medians in the top 3 levels, stop at noisy count <= 32)",
         "kd-tree with noisy medians in the top 3 levels, middles below, pruned at count <= 32",
         partial(build_kdtree, switch_level=3, early_stop=32.0, method="kdtree-hybrid"),
-        Family.VARIANT,
     ),
 )  # fmt: skip
 
