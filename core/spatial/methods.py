@@ -106,8 +106,12 @@ def _baseline(
     name: str, family: Family, description: str, label: str | None = None, **kw
 ) -> Method:
     """A row for an in-house baseline builder: its builder and, unless `label`, the label it
-    states for itself (`core.spatial.baselines`, which `auto` shows when it chooses it)."""
-    return Method(name, label or BASELINE_LABELS[name], description, BASELINES[name], family, **kw)
+    states for itself (`core.spatial.baselines`, which `auto` shows when it chooses it); its
+    releases carry that label."""
+    label = label or BASELINE_LABELS[name]
+    return Method(
+        name, label, description, partial(_named, BASELINES[name], name, label), family, **kw
+    )
 
 
 def _variant(name: str, label: str, description: str, build: Builder, **kw) -> Method:
@@ -119,11 +123,15 @@ def _variant(name: str, label: str, description: str, build: Builder, **kw) -> M
 
 
 def _named(build: Builder, name: str, label: str, *args, **kwargs) -> Release:
-    """`build(*args, **kwargs)`, the release named `name` and labelled `label` (its own label,
-    when it states one, is kept: it may say more). Naming draws nothing."""
+    """`build(*args, **kwargs)`, the release named `name` and labelled `label`: one name and one
+    label per method on the page, in the CLI's output, the export and the registry record (a
+    builder that labels itself, e.g. DAWA with its citation, keeps that label in
+    `info["builder_label"]`). Naming draws nothing."""
     rel = build(*args, **kwargs)
     rel.method = name
-    rel.info = {**rel.info, "label": rel.info.get("label") or label}
+    own = rel.info.get("label")
+    kept = {"builder_label": own} if own not in (None, label) else {}
+    rel.info = {**rel.info, "label": label, **kept}
     return rel
 
 
