@@ -135,6 +135,13 @@ def _named(build: Builder, name: str, label: str, *args, **kwargs) -> Release:
     return rel
 
 
+def _paper(name: str, description: str, leaf_noise=LeafNoise.COMBINED, **kw) -> Method:
+    """A baseline of HTF's evaluation: `dpx compare` runs it by default."""
+    return _baseline(
+        name, Family.PAPER, description, compare_default=True, leaf_noise=leaf_noise, **kw
+    )
+
+
 _HTF_VARIANT_PARAMS = tuple(p for p in HTF_PARAMS if p != "eps_height")
 # the variants size the height from a noisy N bought with a share of epsilon (eps_height=None),
 # not the paper's fixed 1e-4 (see core/spatial/common.py, N_SHARE)
@@ -151,38 +158,15 @@ CATALOG: tuple[Method, ...] = (
         build_htf, Family.PAPER, compare_default=True, params=HTF_PARAMS,
         leaf_noise=LeafNoise.STATED,
     ),
-    _baseline(
-        "kdtree-geo", Family.PAPER, "kd-tree at noisy medians, geometric count budget per level",
-        compare_default=True,
-    ),
-    _baseline(
-        "kdtree-uniform", Family.PAPER, "kd-tree at noisy medians, equal count budget per level",
-        compare_default=True,
-    ),
-    _baseline(
-        "ug", Family.PAPER, "uniform grid sized from a noisy N", compare_default=True,
-        leaf_noise=LeafNoise.ONE_SCALE,
-    ),
-    _baseline(
-        "ag", Family.PAPER, "adaptive grid: a coarse grid, dense cells split again",
-        compare_default=True,
-    ),
-    _baseline(
-        "quadtree", Family.PAPER, "data-independent quadtree, all levels measured, consistency",
-        compare_default=True,
-    ),
-    _baseline(
-        "privtree", Family.PAPER, "quadtree split where a biased noisy count is large",
-        compare_default=True, leaf_noise=LeafNoise.ONE_SCALE,
-    ),
-    _baseline(
-        "identity", Family.PAPER, "every grid cell with its own noisy count",
-        label="Identity (singular)", compare_default=True, leaf_noise=LeafNoise.ONE_SCALE,
-    ),
-    _baseline(
-        "uniform", Family.PAPER, "one noisy total spread evenly over the box",
-        compare_default=True, leaf_noise=LeafNoise.ONE_SCALE,
-    ),
+    _paper("kdtree-geo", "kd-tree at noisy medians, geometric count budget per level"),
+    _paper("kdtree-uniform", "kd-tree at noisy medians, equal count budget per level"),
+    _paper("ug", "uniform grid sized from a noisy N", LeafNoise.ONE_SCALE),
+    _paper("ag", "adaptive grid: a coarse grid, dense cells split again"),
+    _paper("quadtree", "data-independent quadtree, all levels measured, consistency"),
+    _paper("privtree", "quadtree split where a biased noisy count is large", LeafNoise.ONE_SCALE),
+    _paper("identity", "every grid cell with its own noisy count", LeafNoise.ONE_SCALE,
+           label="Identity (singular)"),
+    _paper("uniform", "one noisy total spread evenly over the box", LeafNoise.ONE_SCALE),
     _baseline("privelet", Family.PAPER, "noisy Haar wavelet coefficients (unweighted)"),
     _baseline("dawa", Family.PEER, "DAWA: data-aware buckets along a Hilbert order"),
     _baseline("hb", Family.PEER, "HB: a hierarchy whose branching suits the domain size"),
@@ -235,7 +219,6 @@ METHODS: Mapping[str, Builder] = MappingProxyType(
 VARIANTS: Mapping[str, Builder] = MappingProxyType(
     {m.name: m.build for m in CATALOG if m.family in (Family.VARIANT, Family.SELECTOR)}
 )
-HTF_VARIANTS = tuple(m.name for m in CATALOG if m.family is Family.VARIANT and "htf" in m.name)
 
 
 def location_method_names(door: Door = Door.RELEASE) -> tuple[str, ...]:
