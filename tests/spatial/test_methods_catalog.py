@@ -50,3 +50,11 @@ def test_a_row_missing_from_a_door_must_say_why():
     for door in Door:  # every door's names are rows, the recommended one first
         names = location_method_names(door)
         assert names[0] == "auto" and set(names) <= set(LABELS)
+
+
+def test_every_in_house_builder_is_a_row_of_the_table():
+    from core.spatial.baselines import BASELINES
+    from core.spatial.methods import CATALOG, Family
+
+    rows = {m.name for m in CATALOG if m.family in (Family.PAPER, Family.PEER)}
+    assert rows - {"htf"} == set(BASELINES)
