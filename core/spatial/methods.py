@@ -5,14 +5,16 @@ A row (`Method`) says what the method is called where people type it (`name`: `d
 --method NAME`, `dpx compare --methods`, `plan budget --item location:...:method=NAME`), what
 the page shows (`label`), what it does in a line, which doors offer it (`doors`; a door that
 does not must say why in `why_not`), whether `dpx compare` runs it by default, what it takes
-(the numeric parameters the doors may set; every method accepts the person unit), how its
-export states each leaf's noise, and the builder with the common interface
+(the numeric parameters the doors may set), how its export states each leaf's noise (every
+method exports as GeoJSON and CSV alike), and the builder with the common interface
 
     build(F, eps_tot, accountant, *, unit=POINT, **params) -> Release
 
 `accountant` (`core.privacy.Accountant`) holds the noise source and the charge; every noisy
 statistic is drawn by a mechanism object on it, so `Release.mechanisms` is exactly what drew.
-`unit` is `PointUnit()` or `PersonUnit(column, k)` (core/spatial/unit.py).
+`unit` is `PointUnit()` or `PersonUnit(column, k)` (core/spatial/unit.py): every method takes
+both, so `--uid COL --max-points-per-person K` (the page's person column) needs no column here
+(tests/spatial/test_persons.py holds every row to its sensitivity under the person unit).
 
 Privacy claim shared by every row: a release built by `build(F, eps, accountant, unit=u)` is
 eps-DP for the unit `u` (one point, or a person with at most K points, the counts in `F`
@@ -92,7 +94,6 @@ class Method:
     compare_default: bool = False  # in `dpx compare`'s default --methods
     params: tuple[str, ...] = ()  # keyword parameters the doors may set (HTF's sidebar/options)
     leaf_noise: LeafNoise = LeafNoise.COMBINED
-    person_unit: bool = True  # accepts --uid COL --max-points-per-person K (the person unit)
 
     def __post_init__(self) -> None:
         if self.doors != ALL_DOORS and not self.why_not:
