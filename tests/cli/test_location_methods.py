@@ -50,9 +50,31 @@ def points_csv(tmp_path_factory) -> Path:
     return path
 
 
-def _page(points_csv: Path, methods: list[str] | None = None, seed: int | None = SEED):
+@pytest.fixture(scope="module")
+def people_csv(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(3)
+    n = 3000
+    df = pd.DataFrame(
+        {
+            "user": [f"p{u}" for u in rng.integers(0, 40, n)],  # ~75 points a person
+            "Latitude": rng.normal(48.85, 0.02, n),
+            "Longitude": rng.normal(2.35, 0.02, n),
+        }
+    )
+    path = tmp_path_factory.mktemp("people") / "people.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def _page(
+    points_csv: Path,
+    methods: list[str] | None = None,
+    seed: int | None = SEED,
+    person: tuple[str, int] | None = None,
+):
     """The location page on an upload of `points_csv`, the custom bbox BBOX, a GRID grid,
-    seeded (demo) noise and, with `methods`, those methods chosen (not yet built)."""
+    seeded (demo) noise, with `person` (column, K) a person column, and with `methods` those
+    methods chosen (not yet built)."""
     at = AppTest.from_file(PAGE, default_timeout=120)
     if seed is not None:
         at.session_state[MODE_KEY] = True
@@ -62,6 +84,10 @@ def _page(points_csv: Path, methods: list[str] | None = None, seed: int | None =
     at.file_uploader(key="lh_upload").set_value(
         (points_csv.name, points_csv.read_bytes(), "text/csv")
     ).run()
+    if person is not None:
+        key = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_person_"))
+        at.selectbox(key=key).set_value(person[0]).run()
+        at.number_input(key="lh_person_k").set_value(person[1])
     region = next(w.key for w in at.selectbox if w.key and w.key.startswith("lh_region_"))
     at.selectbox(key=region).set_value("custom").run()
     for i, v in enumerate(BBOX):
@@ -95,11 +121,11 @@ def test_release_help_lists_each_release_method_with_its_label():
         assert f"  {name:<17}{LABELS[name]}" in text
 
 
-def _cli_release(points_csv: Path, method: str, capsys) -> dict:
+def _cli_release(points_csv: Path, method: str, capsys, *extra: str) -> dict:
     bbox = ",".join(map(str, BBOX))
     argv = ["release", str(points_csv), "--lat", "Latitude", "--lon", "Longitude", "--bbox",
             bbox, "--grid", str(GRID), "--epsilon", str(EPS), "--method", method, "--seed",
-            str(SEED), "--json"]  # fmt: skip
+            str(SEED), "--json", *extra]  # fmt: skip
     code = main(argv)
     out = capsys.readouterr()
     assert code == 0, out.err
@@ -116,11 +142,29 @@ def test_seeded_cli_release_is_the_pages_release(points_csv, capsys):
     assert not at.exception, at.exception
     page = at.session_state[BUILD_KEY].releases
     for method in NEW_DOOR:
-        cli = _cli_release(points_csv, method, capsys)
-        rel = page[method]
-        assert cli["method"] == cli["requested_method"] == rel.method == method
-        assert cli["mode"] == "seeded" and cli["n_leaves"] == rel.n_leaves
-        leaves = [[r["row0"], r["row1"], r["col0"], r["col1"]] for r in cli["leaves"]]
-        assert leaves == rel.leaves.tolist()
-        assert [r["noisy_count"] for r in cli["leaves"]] == pytest.approx(rel.values.tolist())
-        assert cli["mechanisms"] == json.loads(json.dumps(charge_rows(rel)))
+        assert_same_release(_cli_release(points_csv, method, capsys), page[method], method)
+
+
+def test_seeded_cli_release_with_a_person_column_is_the_pages_release(people_csv, capsys):
+    """With --uid/--max-points-per-person (the page's person column and K) too: the same
+    people keep the same points, and the same noise draws."""
+    from ui.location.release import BUILD_KEY
+
+    at = _page(people_csv, ["kdtree-hybrid"], person=("user", 5))
+    at.button(key="lh_run").click().run()
+    assert not at.exception, at.exception
+    (rel,) = at.session_state[BUILD_KEY].releases.values()
+    assert rel.unit.k == 5
+    cli = _cli_release(people_csv, "kdtree-hybrid", capsys, "--uid", "user",
+                       "--max-points-per-person", "5")  # fmt: skip
+    assert cli["unit"] == rel.unit.to_json()
+    assert_same_release(cli, rel, "kdtree-hybrid")
+
+
+def assert_same_release(cli: dict, rel, method: str) -> None:
+    assert cli["method"] == cli["requested_method"] == rel.method == method
+    assert cli["mode"] == "seeded" and cli["n_leaves"] == rel.n_leaves
+    leaves = [[r["row0"], r["row1"], r["col0"], r["col1"]] for r in cli["leaves"]]
+    assert leaves == rel.leaves.tolist()
+    assert [r["noisy_count"] for r in cli["leaves"]] == pytest.approx(rel.values.tolist())
+    assert cli["mechanisms"] == json.loads(json.dumps(charge_rows(rel)))
