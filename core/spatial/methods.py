@@ -60,9 +60,11 @@ ALL_DOORS = frozenset(Door)
 class LeafNoise(Enum):
     """How an export states the noise in each leaf's value (`core.spatial.export`)."""
 
-    STATED = "stated"  # the builder states each leaf's std itself (release.info["leaf_noise_std"])
+    STATED = "stated"  # the builder states each leaf's std (release.info["leaf_noise_std"]);
+    # HTF does so unless consistency is on (then its leaves are combinations)
     ONE_SCALE = "one scale"  # one Laplace count scale b for every leaf: std = sqrt(2) b
     COMBINED = "combined"  # leaves are post-processed combinations: no per-leaf std is stated
+    OF_CHOICE = "of the choice"  # a selector's release is the chosen method's (and named so)
 
 
 class Family(Enum):
@@ -152,7 +154,7 @@ CATALOG: tuple[Method, ...] = (
     Method(
         "auto", "Recommended (private choice)",
         "a small share of epsilon buys noisy features; fixed rules pick the method that builds",
-        build_auto, Family.SELECTOR,
+        build_auto, Family.SELECTOR, leaf_noise=LeafNoise.OF_CHOICE,
     ),
     Method(
         "htf", "HTF", "hierarchical tree: noisy split search per level, counts at every level",
@@ -175,7 +177,6 @@ CATALOG: tuple[Method, ...] = (
         "htf+", "HTF (modified: combine_pruned, consistency)",
         "HTF with inverse-variance at pruned nodes and GLS consistency over the tree",
         partial(_HTF, combine_pruned=True, consistency=True), params=_HTF_VARIANT_PARAMS,
-        leaf_noise=LeafNoise.STATED,
     ),
     _variant(
         "htf-combine", "HTF (modified: combine_pruned)",
@@ -185,7 +186,7 @@ CATALOG: tuple[Method, ...] = (
     ),
     _variant(
         "htf-consistency", "HTF (modified: consistency)", "HTF with GLS consistency over the tree",
-        partial(_HTF, consistency=True), params=_HTF_VARIANT_PARAMS, leaf_noise=LeafNoise.STATED,
+        partial(_HTF, consistency=True), params=_HTF_VARIANT_PARAMS,
     ),
     _variant(
         "htf-cap", "HTF (modified: cap_height)",

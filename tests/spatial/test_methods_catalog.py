@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core.privacy import Accountant, Cost, Noise
-from core.spatial.export import metadata
+from core.spatial.export import leaf_noise_std, metadata
 from core.spatial.grid import Grid
-from core.spatial.methods import LABELS, get_method
+from core.spatial.methods import LABELS, LeafNoise, get_method, method
 from core.spatial.record import location_artefact
 
 NAMED = sorted(set(LABELS) - {"auto"})  # auto releases under the name of what it chose
@@ -35,6 +35,8 @@ def test_a_release_is_named_and_labelled_after_the_method_asked_for(name):
     assert (meta["method"], meta["label"]) == (name, LABELS[name])
     art = location_artefact(rel, grid)
     assert (art.method, art.label) == (name, LABELS[name])
+    # the export states each leaf's noise exactly where the table says the method does
+    assert (leaf_noise_std(rel) is not None) == (method(name).leaf_noise is not LeafNoise.COMBINED)
 
 
 def test_a_row_missing_from_a_door_must_say_why():
