@@ -68,7 +68,7 @@ class LeafNoise(Enum):
 
 
 class Family(Enum):
-    """What kind of method a row is (the page and `dpx compare --help` group by it)."""
+    """What kind of method a row is (the `METHODS` and `VARIANTS` views below split by it)."""
 
     PAPER = "paper"  # HTF and the baselines of its evaluation, faithful to their papers
     PEER = "peer"  # the strongest published peers, in-house, labelled baselines (issue 20)
@@ -76,9 +76,9 @@ class Family(Enum):
     SELECTOR = "selector"  # picks another method privately (core/spatial/selection.py)
 
 
-# HTF's numeric parameters (the page's sidebar; `dpx htf`'s options); the §2.10 flags are the
-# HTF variants' own and never passed to them.
-HTF_PARAMS = ("eps_height", "eps_prt_level", "T", "stop_count", "stop_cells", "height")
+# HTF's numeric parameters and §2.10 flags (the page's sidebar; `dpx htf`'s options). A variant
+# takes the numbers but neither the flags nor eps_height: it fixes its own (see CATALOG).
+HTF_NUMBERS = ("eps_height", "eps_prt_level", "T", "stop_count", "stop_cells", "height")
 HTF_FLAGS = ("combine_pruned", "consistency", "cap_height")
 
 
@@ -145,7 +145,7 @@ def _paper(name: str, description: str, leaf_noise=LeafNoise.COMBINED, **kw) -> 
     )
 
 
-_HTF_VARIANT_PARAMS = tuple(p for p in HTF_PARAMS if p != "eps_height")
+_HTF_VARIANT_PARAMS = tuple(p for p in HTF_NUMBERS if p != "eps_height")
 # the variants size the height from a noisy N bought with a share of epsilon (eps_height=None),
 # not the paper's fixed 1e-4 (see core/spatial/common.py, N_SHARE)
 _HTF = partial(build_htf, eps_height=None)
@@ -158,7 +158,7 @@ CATALOG: tuple[Method, ...] = (
     ),
     Method(
         "htf", "HTF", "hierarchical tree: noisy split search per level, counts at every level",
-        build_htf, Family.PAPER, compare_default=True, params=HTF_PARAMS,
+        build_htf, Family.PAPER, compare_default=True, params=(*HTF_NUMBERS, *HTF_FLAGS),
         leaf_noise=LeafNoise.STATED,
     ),
     _paper("kdtree-geo", "kd-tree at noisy medians, geometric count budget per level"),
@@ -266,6 +266,5 @@ def htf_method_params(methods: Sequence[str], htf: Mapping) -> dict[str, dict]:
     for name in methods:
         row = method(name)
         if row.params:
-            keep = (*row.params, *(HTF_FLAGS if row.name == "htf" else ()))
-            out[row.name] = {k: v for k, v in htf.items() if k in keep}
+            out[row.name] = {k: v for k, v in htf.items() if k in row.params}
     return out
