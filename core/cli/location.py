@@ -24,17 +24,15 @@ import textwrap
 
 from core import cliargs
 from core.cli.common import add_dataset_argument
-from core.errors import InputError
 from core.spatial.export import CSV_SIDECAR_SUFFIX
-from core.spatial.methods import DEFAULT_COMPARE, LABELS, METHODS, VARIANTS
+from core.spatial.methods import CATALOG, DEFAULT_COMPARE, Door, location_method_names, method
 from core.spatial.pipeline import DEFAULT_GRID
 from core.spatial.regions import REGION_BY_NAME
 from core.spatial.unit import MAX_POINTS_LIMIT
 
-RELEASE_METHODS = (
-    "auto", "htf", "htf+", "ug", "ag", "kdtree-geo", "kdtree-uniform", "quadtree", "privtree",
-    "identity", "uniform", "dawa", "hb",
-)  # fmt: skip
+# `dpx release --method`'s choices: the methods the table offers for release (the page offers
+# the same ones, core/spatial/methods.py)
+RELEASE_METHODS = location_method_names(Door.RELEASE)
 
 
 GRID_HELP = (
@@ -151,9 +149,8 @@ def register(sub, common) -> None:
         "release",
         parents=[common],
         help="release a DP location histogram with a chosen method, or let 'auto' choose privately",
-        description="Release an epsilon-DP location histogram. --method auto spends a small, "
-        "share of epsilon on noisy features of the data and picks the method by fixed "
-        "rules (the choice and its reasons are part of the output); the rest builds it.",
+        description=RELEASE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_data_args(p)
     p.add_argument(
@@ -162,7 +159,7 @@ def register(sub, common) -> None:
         type=_method_name,
         choices=RELEASE_METHODS,  # checked while parsing: a bad name is refused before any charge
         metavar="METHOD",
-        help="auto (recommended: private choice) or one of: " + ", ".join(RELEASE_METHODS[1:]),
+        help="auto (recommended: private choice) or another method listed above",
     )
     p.add_argument(
         "--out",
@@ -200,8 +197,21 @@ def register(sub, common) -> None:
     c.set_defaults(handler=run_compare)
 
 
-def _methods_list() -> str:
-    return "\n".join(f"  {name:<17}{LABELS.get(name, name)}" for name in [*METHODS, *VARIANTS])
+def _methods_list(door: Door) -> str:
+    """The methods `door` offers, one a line: name and label (core/spatial/methods.py)."""
+    return "\n".join(f"  {m.name:<17}{m.label}" for m in CATALOG if m.offered(door))
+
+
+RELEASE_DESCRIPTION = (
+    textwrap.fill(
+        "Release an epsilon-DP location histogram. --method auto spends a small share of "
+        "epsilon on noisy features of the data and picks the method by fixed rules (the choice "
+        "and its reasons are part of the output); the rest builds it.",
+        78,
+    )
+    + "\n\nmethods (--method):\n"
+    + _methods_list(Door.RELEASE)
+)
 
 
 COMPARE_DESCRIPTION = (
@@ -217,7 +227,7 @@ COMPARE_DESCRIPTION = (
         78,
     )
     + "\n\nmethods (--methods):\n"
-    + _methods_list()
+    + _methods_list(Door.COMPARE)
 )
 
 
@@ -244,7 +254,6 @@ def _method_name(text: str) -> str:
 
 
 def _check_method(name: str) -> str:
-    method = str(name).strip().lower()
-    if method not in RELEASE_METHODS:
-        raise InputError(f"unknown --method '{name}'. Choose from: {', '.join(RELEASE_METHODS)}.")
-    return method
+    """The release method called `name` (refused, naming the choices, if the table does not
+    offer it for release)."""
+    return method(name, Door.RELEASE).name

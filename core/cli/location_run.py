@@ -27,7 +27,7 @@ from core.governance import Request, Role, current_role, govern, require_owner
 from core.governance.artefacts import artefact_of, to_json
 from core.privacy import Cost, Noise
 from core.registry import Claim, Tool
-from core.spatial.evaluate import EVALUATION_LABEL, compare
+from core.spatial.evaluate import EVALUATION_LABEL, compare, stream
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
     DEMO_BBOX_LABEL,
@@ -223,12 +223,12 @@ def run_location(args, method: str) -> dict | str:
         params={**params_of(args), "method": method},
         cost=Cost(args.epsilon),
         claim=Claim(unit.describe(), unit.column),
-        noise=target.noise,
+        noise=release_noise(target.noise, method),
         extra_checks=(lambda: require_columns(args.input, columns),),
     )
 
     def compute(accountant):
-        data = _load(args, accountant.noise)
+        data = _load(args, target.noise)  # seeded: the person sample the page draws
         build = get_method(method)
         rel = build(data.F, args.epsilon, accountant, unit=data.unit, **_htf_params(args, method))
         return rel, data
@@ -251,6 +251,13 @@ def run_location(args, method: str) -> dict | str:
         return result
     text = _text(result, data)
     return text + ("\n" + registry_line(result["registry"]) if "registry" in result else "")
+
+
+def release_noise(noise: Noise, method: str) -> Noise:
+    """The noise `method`'s release draws: the secure sampler, or in a seeded demo run the
+    method's own stream, the one the location page draws from (`ui.location.release`), so
+    `dpx release --seed S --method M` releases what the page's build with seed S does."""
+    return noise if noise.is_secure else stream(noise.seed, 0, f"release:{method}")
 
 
 def _analyst_output(registry, record, args) -> dict | str:

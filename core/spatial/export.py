@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from core.spatial.grid import Grid
+from core.spatial.methods import BY_NAME, LeafNoise
 from core.spatial.release import Release, charge_rows
 from core.spatial.unit import POINT
 
@@ -64,18 +65,16 @@ def leaf_noise_std(release: Release) -> np.ndarray | None:
     HTF states it per leaf (by the height where the leaf stopped); single-measurement methods
     (Identity, Uniform, UG, PrivTree) give one Laplace scale b for all leaves: std = sqrt(2) b.
     Methods whose leaves are post-processed combinations (AG, kd-trees, QuadTree, HTF with
-    consistency) return None.
+    consistency) return None. Which is which is each method's `leaf_noise` in
+    `core.spatial.methods.CATALOG`.
     """
     std = release.info.get("leaf_noise_std")
     if std is not None:
         return np.asarray(std, dtype=float)
     scale = release.info.get("count_noise_scale")
-    if isinstance(scale, int | float) and release.method in (
-        "identity",
-        "uniform",
-        "ug",
-        "privtree",
-    ):
+    row = BY_NAME.get(release.method)  # `auto` releases under the name of the method it chose
+    one_scale = row is not None and row.leaf_noise is LeafNoise.ONE_SCALE
+    if isinstance(scale, int | float) and one_scale:
         return np.full(release.n_leaves, math.sqrt(2) * float(scale))
     return None
 

@@ -13,7 +13,7 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.demos import DEMO_BBOX
 from core.spatial.export import PRIVACY_UNIT
-from core.spatial.methods import METHODS, VARIANTS
+from core.spatial.methods import Door, location_method_names
 from core.spatial.pipeline import DEFAULT_GRID, Prepared, prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.spatial.total_prepare import prepare_total
@@ -185,7 +185,9 @@ def choose_bbox(choice: DataChoice, secure: bool) -> tuple[tuple, bool]:
 
 
 def all_methods() -> list[str]:
-    return ["auto"] + [m for m in [*METHODS, *VARIANTS] if m != "auto"]  # recommended first
+    """The methods the page offers for release: the table's (core/spatial/methods.py), the
+    same names `dpx release --method` takes; Recommended (auto) first."""
+    return list(location_method_names(Door.RELEASE))
 
 
 def choose_methods() -> list[str]:

@@ -92,7 +92,9 @@ def _build(params, params_json, prep, noise: Noise, registry: Registry | None, d
             prep.grid,
             methods,
             eps,
-            lambda m: stream(noise.seed, 0, f"release:{m}"),  # secure unless demo mode
+            # secure unless demo mode; seeded: the method's own stream, the one a seeded
+            # `dpx release --method M` draws (core.cli.location_run.release_noise)
+            lambda m: stream(noise.seed, 0, f"release:{m}"),
             app,
             method_params=htf_method_params(methods, params["htf"]),
             unit=unit_of(params),

@@ -26,7 +26,7 @@ from core.planning.releases import governed_pilot, recorded_pilot
 from core.planning.shape import DeclaredShape, PilotShape, ShapeKind
 from core.privacy import Noise
 from core.registry import RunKind, Status
-from core.spatial.methods import LABELS
+from core.spatial.methods import LABELS, Door, location_method_names
 from core.spatial.pipeline import Prepared
 from ui import state
 from ui.data import DataChoice
@@ -106,7 +106,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
             persist_state="session", key=persist("lh_plan_target", 0.1),
             help="Mean relative error of random range queries (2, 6 and 10 % of the box).",
         )  # fmt: skip
-        options = [RECOMMENDED, *[m for m in LABELS if m != RECOMMENDED]]
+        options = list(location_method_names(Door.PLAN))  # Recommended (auto) first
         chosen = c2.multiselect(
             "Methods to plan", options, format_func=lambda m: LABELS.get(m, m),
             persist_state="session", key=kept("lh_plan_methods", options, _defaults(methods)),

@@ -1,9 +1,15 @@
 """Baselines for DP location histograms (spec htf.md §3), one module per method.
 
 Every builder has the signature
-``build_<name>(F, eps_tot, accountant, *, unit=POINT, **params) -> Release`` with the spec's parameters as
-keyword arguments and spec defaults. `BASELINES` maps the method name (as stored in
-`Release.method`) to its builder and `LABELS` to the name shown to users.
+``build_<name>(F, eps_tot, accountant, *, unit=POINT, **params) -> Release`` with the spec's
+parameters as keyword arguments and spec defaults.
+
+`BASELINES` maps a builder's `Release.method` to the builder and `LABELS` to the label it
+states for itself: the in-house builders, which `core.spatial.selection` (Recommended) builds
+by name. They are not a list of what is offered: which methods the CLI, the page, `dpx compare`
+and the planners offer, under which label and with which capabilities, is one table,
+`core.spatial.methods.CATALOG`, whose baseline rows take their builder and label from here.
+(The table cannot live here: its `auto` row is built by `selection`, which imports this.)
 """
 
 from collections.abc import Callable
