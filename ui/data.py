@@ -23,6 +23,7 @@ from core.errors import InputError
 from core.registry import Dataset, Registry
 from ui import state
 from ui.budget import budget_line
+from ui.public_facts import show_public_facts
 from ui.shell import is_analyst
 
 UPLOAD_TYPES = ["csv", "parquet", "pq"]
@@ -228,6 +229,7 @@ def _registered(tool: str) -> DataChoice:
     dataset = registry.dataset(name)
     registry.verify_files(dataset)  # a changed file raises InputError (shown by user_errors)
     budget_line(registry, dataset)
+    show_public_facts(dataset)
     tables = {t.name: _load_registered(t.sha256, t.path) for t in dataset.tables}
     fingerprint = ",".join(sorted(f"{t.name}:{t.sha256}" for t in dataset.tables))
     return DataChoice(
