@@ -10,6 +10,7 @@ processes can never overspend. Composition is basic: a dataset's spend is the pl
 
 from core.registry.models import (
     BudgetChange,
+    ChangeKind,
     Claim,
     Dataset,
     Mechanism,
@@ -18,6 +19,7 @@ from core.registry.models import (
     Release,
     RunKind,
     SavedPlan,
+    SchemaChange,
     Status,
     TableFile,
     Tool,
@@ -26,6 +28,7 @@ from core.registry.registry import Registry, default_directory
 
 __all__ = [
     "BudgetChange",
+    "ChangeKind",
     "Claim",
     "Dataset",
     "Mechanism",
@@ -35,6 +38,7 @@ __all__ = [
     "Release",
     "RunKind",
     "SavedPlan",
+    "SchemaChange",
     "Status",
     "TableFile",
     "Tool",
