@@ -29,7 +29,6 @@ from urllib.parse import quote
 
 from core.errors import InputError
 from core.files import atomic_outputs, clean_stale, temp_prefix, write_failure
-from core.registry import restores
 from core.registry.dberrors import (
     RegistryError,
     is_disk_full,
@@ -37,7 +36,15 @@ from core.registry.dberrors import (
     registry_errors,
 )
 from core.registry.migrations import APPLICATION_ID, MIGRATIONS, migrate, schema_version
-from core.registry.restores import Restored
+from core.registry.restores import (
+    Restored,
+    accounts,
+    carry_over,
+    entries,
+    giving_back,
+    record,
+    refusal,
+)
 
 __all__ = [
     "APPLICATION_ID",
@@ -238,7 +245,7 @@ def restore(
         src = sqlite3.connect(f"file:{quote(str(src_path.resolve()))}?mode=ro", uri=True)
         try:
             check_registry(src, src_path)
-            after = restores.accounts(src)
+            after = accounts(src)
             aside = None
             try:
                 target = connect(directory)
@@ -259,14 +266,14 @@ def restore(
                         f"releases; restoring {src_path} would replace them. Fix: stop every "
                         "running dpx, then add --force."
                     )
-                before = None if aside is not None else restores.accounts(target)
+                before = None if aside is not None else accounts(target)
                 note = (
                     "" if aside is None else f"the registry replaced was unreadable ({aside.name})"
                 )
-                changes = restores.entries(before, after, src_path.name, sha256, now(), note)
-                back = restores.giving_back(changes)
+                changes = entries(before, after, src_path.name, sha256, now(), note)
+                back = giving_back(changes)
                 if back and not allow_spend_decrease:
-                    raise InputError(restores.refusal(back, src_path.name, ALLOW_SPEND_DECREASE))
+                    raise InputError(refusal(back, src_path.name, ALLOW_SPEND_DECREASE))
                 _staged_copy(src, target, path, changes)
             finally:
                 target.close()
@@ -286,8 +293,8 @@ def _staged_copy(src, target, path: Path, changes) -> None:
             stage.execute("PRAGMA journal_mode = MEMORY")
             src.backup(stage)
             migrate(stage)
-            restores.carry_over(target, stage)
-            restores.record(stage, list(changes))
+            carry_over(target, stage)
+            record(stage, list(changes))
             stage.backup(target)
         finally:
             stage.close()
