@@ -294,6 +294,19 @@ class SchemaChange:
             "note": self.note,
         }
 
+    @classmethod
+    def from_json(cls, data: dict, dataset: str = "", id: int = 0) -> SchemaChange:  # noqa: A002
+        before = data.get("before")
+        return cls(
+            id,
+            str(data["time"]),
+            dataset,
+            str(data["table"]),
+            None if before is None else TableSchema.from_json(before),
+            TableSchema.from_json(data["after"]),
+            str(data.get("note", "")),
+        )
+
 
 @dataclass(frozen=True)
 class SavedPlan:

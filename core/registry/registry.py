@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from core.data.declared import TableSchema
+from core.data.declared import SchemaSource, TableSchema
 from core.errors import BudgetExceededError, InputError
 from core.privacy.cost import Cost
 from core.privacy.mechanisms import Mechanism
@@ -100,7 +100,8 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
     ) -> Dataset:
         """Register `name` with its files fingerprinted now (SHA-256 of their bytes) and each
         table's declared public facts: `schemas[table]` if given (its columns must be the
-        file's, exactly), else proposed from what the file declares (`relation.propose`)."""
+        file's, exactly; labelled a proposal in the history when its source is INFERRED), else
+        proposed from what the file declares (`relation.propose`). Stored as DECLARED."""
         if not _NAME.match(name or ""):
             raise InputError(
                 f"dataset name '{name}' is not allowed. Fix: letters, digits, '_', '-', '.' "
@@ -127,7 +128,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 raise InputError(f"file not found: {path} (table '{tname}').")
             table_files.append(TableFile(tname, str(p), file_sha256(p), is_public))
         declared = schemas_for([(t.name, t.path) for t in table_files], schemas)
-        given = set(schemas or {})
+        given = {t for t, v in (schemas or {}).items() if v.source is SchemaSource.DECLARED}
         created = now()
         with self._write() as con:
             if con.execute("SELECT 1 FROM datasets WHERE name=?", (name,)).fetchone():
