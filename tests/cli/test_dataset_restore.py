@@ -44,6 +44,8 @@ def setup(capsys, tmp_path):
 
 def test_force_alone_refuses_to_give_budget_back(capsys, setup):
     reg, backup = setup
+    code, _, err = run(capsys, ["dataset", "restore", str(backup), "--registry", reg])
+    assert code == 2 and "add --force" in err  # the old guard still speaks first
     code, out, err = run(capsys, ["dataset", "restore", str(backup), "--force", "--registry", reg])
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "'stops' gets epsilon 2, delta 0 back" in err and "--allow-spend-decrease" in err
@@ -51,12 +53,6 @@ def test_force_alone_refuses_to_give_budget_back(capsys, setup):
     assert Registry(reg).spent("stops") == (2.0, 0.0)
     code, out, _ = run(capsys, ["dataset", "show", "stops", "--json", "--registry", reg])
     assert json.loads(out)["epsilon_spent"] == 2 and json.loads(out)["budget_history"] == []
-
-
-def test_without_force_the_old_guard_still_speaks_first(capsys, setup):
-    reg, backup = setup
-    code, _, err = run(capsys, ["dataset", "restore", str(backup), "--registry", reg])
-    assert code == 2 and "add --force" in err and Registry(reg).spent("stops") == (2.0, 0.0)
 
 
 def test_an_allowed_restore_is_listed_by_show(capsys, setup, monkeypatch):
