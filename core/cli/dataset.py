@@ -28,10 +28,10 @@ from __future__ import annotations
 from core import cliargs
 from core.cli.dataset_backup import history_json, history_words, register_backup
 from core.cli.dataset_schema import (
-    EDIT_HINT,
-    PROPOSED,
     change_words,
+    proposed_tables,
     register_schema,
+    schema_note,
     schema_table,
     schemas_for_add,
     schemas_json,
@@ -194,6 +194,8 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
     eps_spent, delta_spent = registry.spent(d.name)
     runs = registry.releases(d.name)
     stranded = registry.stranded(d.name)
+    history = registry.schema_history(d.name)
+    proposed = proposed_tables(d, history)
     tables = [{"name": t.name, "public": t.public} for t in d.tables]
     if role is Role.OWNER:
         tables = [
@@ -232,7 +234,9 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
         "refusals": len(registry.refusals(d.name)),
         "budget_history": [history_json(c, role) for c in registry.budget_history(d.name)],
         "schemas": schemas_json(d),
-        "schema_history": [c.to_json() for c in registry.schema_history(d.name)],
+        "schema_history": [c.to_json() for c in history],
+        "schema_proposed": proposed,
+        "schema_note": schema_note(d, proposed),
     }
 
 
@@ -272,7 +276,6 @@ def run_add(args) -> dict | str:
     _check_columns(tables, args.uid, publishable)
     public = pairs(args.public, "--public")
     schemas = schemas_for_add(args, tables + public)
-    given = {v.partition("=")[0].strip() for v in args.schema}
     registry = Registry(args.registry)
     policy = Policy(args.epsilon, args.delta, args.max_epsilon_per_query, args.max_delta_per_query)
     d = registry.add_dataset(
@@ -287,20 +290,14 @@ def run_add(args) -> dict | str:
         schemas=schemas,
     )
     info = dataset_json(registry, d)
-    proposed = [t.name for t in d.tables if t.name not in given]
-    how = (
-        f"schemas of {', '.join(proposed)} {PROPOSED}; edit: {EDIT_HINT.format(name=d.name)}"
-        if proposed
-        else "every schema was declared with --schema"
-    )
     if args.json:
-        return info | {"schema_proposed": proposed, "schema_note": how}
+        return info
     note = (
         "\nunit: one row per person — a row id is added when the table is read"
         if d.row_is_unit
         else ""
     )
-    return f"registered {d.name}\n" + _text(info) + note + "\n" + how
+    return f"registered {d.name}\n" + _text(info) + note + "\n" + info["schema_note"]
 
 
 def run_show(args) -> dict | str:

@@ -32,6 +32,7 @@ from core.data.declared import (
 from core.errors import InputError
 from core.governance import current_role, require_owner
 from core.registry import Dataset, Registry, SchemaChange
+from core.registry.schemas import REGISTERED_PROPOSED
 
 MAX_ROWS = cliargs.Integer(1, SIZE_CLASSES[-1], example="--max-rows 1000000")
 MAX_LENGTH = cliargs.Integer(1, MAX_TEXT_LENGTH, example="max=64")
@@ -265,6 +266,25 @@ def _fact(c: ColumnFact | None) -> str:
     if c.bounds is not None:
         out.append(f"bounds={c.bounds[0]:g}:{c.bounds[1]:g}")
     return ",".join(out)
+
+
+def proposed_tables(d: Dataset, history: list[SchemaChange]) -> list[str]:
+    """The tables whose schema is still the proposal accepted at registration."""
+    last = {c.table: c for c in history}
+    return [t.name for t in d.tables if t.name in last and last[t.name].note == REGISTERED_PROPOSED]
+
+
+def schema_note(d: Dataset, proposed: list[str]) -> str:
+    """What `dataset add` and `show` say about where the schemas come from and how to edit."""
+    missing = [t.name for t in d.tables if d.schema(t.name) is None]
+    parts = []
+    if proposed:
+        parts.append(f"schemas of {', '.join(proposed)} {PROPOSED}")
+    if missing:
+        parts.append(f"no schema stored for {', '.join(missing)} (registered before schemas were)")
+    if not parts:
+        return "every schema was declared or confirmed by the owner"
+    return "; ".join(parts) + f"; edit: {EDIT_HINT.format(name=d.name)}"
 
 
 def schemas_json(d: Dataset) -> dict:

@@ -32,7 +32,12 @@ from core.registry.models import (
 )
 from core.registry.plans import PlanStore
 from core.registry.reading import ReleaseReader
-from core.registry.schemas import SchemaStore, schemas_for
+from core.registry.schemas import (
+    REGISTERED_DECLARED,
+    REGISTERED_PROPOSED,
+    SchemaStore,
+    schemas_for,
+)
 from core.registry.store import FILE_NAME, connect, default_directory, now, registry_errors
 from core.registry.stranded import WORKER, StrandedRuns
 
@@ -158,9 +163,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 [(name, t.name, t.path, t.sha256, int(t.public)) for t in table_files],
             )
             for table, schema in declared.items():
-                note = "registered: " + (
-                    "declared by the owner" if table in given else "proposed from the file"
-                )
+                note = REGISTERED_DECLARED if table in given else REGISTERED_PROPOSED
                 self._insert_schemas(con, name, {table: schema}, created, note)
         return Dataset(
             name,

@@ -21,6 +21,9 @@ from core.errors import InputError
 from core.registry.models import SchemaChange
 from core.registry.store import now
 
+REGISTERED_PROPOSED = "registered: proposed from the file"  # schema history notes
+REGISTERED_DECLARED = "registered: declared by the owner"
+
 
 def file_columns(path: str | Path, delimiter: str = ",") -> list[str]:
     """The column names a file declares: a Parquet footer (pandas' index columns left out, as

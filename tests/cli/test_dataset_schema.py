@@ -56,7 +56,8 @@ def test_add_proposes_and_prints_every_schema_and_how_to_edit(capsys, tmp_path, 
     assert "proposed from what each file declares" in out and "dpx dataset schema stops" in out
     code, out, _ = add(capsys, tmp_path / "r2", table, "--json", "--max-rows", "s=5000000")
     info = json.loads(out)
-    assert code == 0 and info["schema_proposed"] == ["s"]
+    assert code == 0 and info["schema_proposed"] == ["s"] and "how" not in info
+    assert "proposed from what each file declares" in info["schema_note"]
     assert info["schemas"]["s"]["max_rows"] == 5000000
     assert [c["type"] for c in info["schemas"]["s"]["columns"]] == ["integer", "text", "integer"]
     assert Registry(tmp_path / "r2").dataset("stops").schema("s").max_rows == 5000000
@@ -143,6 +144,7 @@ def test_schema_set_show_and_history(capsys, tmp_path, table):
     code, out, _ = run(capsys, ["dataset", "show", "stops", "--json", "--registry", str(reg)])
     assert json.loads(out)["schemas"]["s"] == schema.to_json()
     assert len(json.loads(out)["schema_history"]) == 2
+    assert json.loads(out)["schema_proposed"] == []  # edited: no longer the bare proposal
     code, out, _ = run(capsys, ["dataset", "show", "stops", "--registry", str(reg)])
     assert "categories" in out and "a|b|c" in out and "schema history:" in out
 
