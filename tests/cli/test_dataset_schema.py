@@ -56,7 +56,7 @@ def test_add_proposes_and_prints_every_schema_and_how_to_edit(capsys, tmp_path, 
     assert "proposed from what each file declares" in out and "dpx dataset schema stops" in out
     code, out, _ = add(capsys, tmp_path / "r2", table, "--json", "--max-rows", "s=5000000")
     info = json.loads(out)
-    assert code == 0 and info["schema_proposed"] == ["s"] and "how" not in info
+    assert code == 0 and info["schema_proposed"] == ["s"]
     assert "proposed from what each file declares" in info["schema_note"]
     assert info["schemas"]["s"]["max_rows"] == 5000000
     assert [c["type"] for c in info["schemas"]["s"]["columns"]] == ["integer", "text", "integer"]
