@@ -198,3 +198,32 @@ def test_an_analyst_sees_the_schema_but_cannot_edit_it(capsys, tmp_path, table, 
     assert code == 0 and json.loads(out)["schemas"]["s"] == before.to_json()
     code, out, _ = run(capsys, ["dataset", "show", "stops", "--json", "--registry", str(reg)])
     assert json.loads(out)["schemas"]["s"] == before.to_json() and str(table) not in out
+
+
+def test_a_dataset_without_a_stored_schema_says_so_and_the_owner_declares_one(
+    capsys, tmp_path, table
+):
+    import sqlite3
+
+    reg = tmp_path / "r"
+    assert add(capsys, reg, table)[0] == 0
+    con = sqlite3.connect(reg / "registry.sqlite")  # as if registered before v4
+    con.execute("DELETE FROM table_schemas")
+    con.execute("DELETE FROM schema_changes")
+    con.commit()
+    con.close()
+    code, out, _ = run(capsys, ["dataset", "show", "stops", "--registry", str(reg)])
+    assert code == 0 and "table s: no declared schema" in out
+    code, out, _ = run(capsys, ["dataset", "show", "stops", "--json", "--registry", str(reg)])
+    assert json.loads(out)["schemas"] == {"s": None}
+    assert "no schema stored for s" in json.loads(out)["schema_note"]
+    code, _, err = run(
+        capsys,
+        ["dataset", "schema", "stops", "--set", "race=text,max=4", "--registry", str(reg)],
+    )
+    assert code == 0, err
+    declared = Registry(reg).dataset("stops").schema("s")
+    assert declared.names == ["stop_id", "race", "precinct"]
+    assert declared.column("race").max_length == 4
+    (change,) = Registry(reg).schema_history("stops")
+    assert change.before is None and change.after == declared

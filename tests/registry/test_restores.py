@@ -124,3 +124,23 @@ def test_total_changes_and_restores_share_one_history(tmp_path, table):
     history = Registry(tmp_path / "reg").budget_history("d")
     assert [c.kind for c in history] == [ChangeKind.TOTAL, ChangeKind.RESTORE]
     assert history[1].to_json()["spent_before"] == [1.0, 0.0]
+
+
+def test_a_backup_from_before_v4_is_migrated_and_the_restore_recorded(tmp_path, table):
+    import sqlite3
+
+    reg = _registry(tmp_path, table)
+    copy = backup(tmp_path / "reg", tmp_path / "b.sqlite")
+    con = sqlite3.connect(copy)  # the backup as a v3 registry wrote it
+    for name in ("table_schemas", "schema_changes", "restores"):
+        con.execute(f"DROP TABLE {name}")
+    con.execute("DELETE FROM schema_version WHERE version = 4")
+    con.commit()
+    con.close()
+    _release(reg)
+    reg.close()
+    restore(copy, tmp_path / "reg", force=True, allow_spend_decrease=True)
+    again = Registry(tmp_path / "reg")
+    (entry,) = _restores(again)
+    assert entry.spent_before == (1.0, 0.0) and entry.spent_after == (0.0, 0.0)
+    assert again.dataset("d").schemas == {}  # nothing invented for the old dataset
