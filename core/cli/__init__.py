@@ -53,7 +53,7 @@ SUBCOMMANDS: dict[str, str] = {
 SUMMARIES: dict[str, str] = {
     "demos": "list the demo datasets",
     "datasets": "deprecated alias of `dpx demos`",
-    "dataset": "registered datasets: add, show, list, budget, policy, reconcile",
+    "dataset": "registered datasets: add, show, list, schema, budget, policy, reconcile",
     "report": "write a self-contained HTML report of a recorded release",
     "htf": "release a DP location histogram with HTF",
     "compare": "compare HTF and baselines by mean relative error (evaluation only, not DP)",

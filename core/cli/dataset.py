@@ -1,16 +1,21 @@
-"""`dpx dataset add|show|list|budget|policy|reconcile`: registered datasets and their budgets.
+"""`dpx dataset add|show|list|schema|budget|policy|reconcile|backup|restore`: registered
+datasets, their declared public facts and their budgets.
 
 dpx dataset add NAME --table T=FILE [--table T2=FILE2 ...] [--public P=FILE ...]
                 (--uid COL | --row-is-unit) --epsilon E [--delta D]
                 [--max-epsilon-per-query E1] [--max-delta-per-query D1]
-                [--pp-columns C1,C2] [--teaching]
-dpx dataset show NAME [--json]        budget, releases, charges never delivered
+                [--pp-columns C1,C2] [--teaching] [--schema T=FILE.json] [--max-rows T=N]
+dpx dataset show NAME [--json]        budget, schemas, releases, charges never delivered, history
+dpx dataset schema NAME [--table T] [--set ...] [--max-rows N] [--from-file F]   (see
+                                      core.cli.dataset_schema; editing is the owner's)
 dpx dataset list [--json]
 dpx dataset budget NAME --epsilon E [--delta D]      (owner) raise a total; recorded
 dpx dataset policy NAME --pp-columns C1,C2           (owner) what PP may publish unchanged
 dpx dataset reconcile [NAME]                         (owner) close charges never delivered
 dpx dataset backup --out FILE     (SQLite online backup: consistent while others run)
-dpx dataset restore FILE [--force]                   (owner; stop every dpx first)
+dpx dataset restore FILE [--force] [--allow-spend-decrease]   (owner; stop every dpx first)
+    recorded in each dataset's budget history (backup name and SHA-256, spend before/after);
+    a restore that lowers a dataset's spend needs --allow-spend-decrease
 
 Every dataset states its privacy unit at registration: `--uid COL` (the column saying whose
 rows or points they are) or `--row-is-unit` (each row is one person; a row id is added when it
@@ -20,20 +25,35 @@ or hashes of the raw bytes.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core import cliargs
+from core.cli.dataset_backup import history_json, history_words, register_backup
+from core.cli.dataset_schema import (
+    change_words,
+    proposed_tables,
+    register_schema,
+    schema_note,
+    schema_table,
+    schemas_for_add,
+    schemas_json,
+)
+from core.data.declared import TableSchema
 from core.data.schema import columns_of
 from core.errors import InputError
 from core.governance import Role, current_role, require_owner
-from core.registry import Dataset, Policy, Registry, RunKind
+from core.registry import (
+    Dataset,
+    Policy,
+    Registry,
+    RunKind,
+    SchemaChange,
+)
 
 
 def register(sub, common) -> None:
     p = sub.add_parser(
         "dataset",
         parents=[common],
-        help="registered datasets: add, show, list, budget, policy, reconcile",
+        help="registered datasets: add, show, list, schema, budget, policy, reconcile",
         description="Register datasets with a persistent privacy budget (basic composition).",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
@@ -75,11 +95,29 @@ def register(sub, common) -> None:
         action="store_true",
         help="synthetic/demo data: seeded (reproducible) noise is allowed",
     )
+    add.add_argument(
+        "--schema",
+        type=cliargs.TABLE,
+        action="append",
+        default=[],
+        metavar="T=FILE.json",
+        help="table T's declared schema (TableSchema JSON; default: proposed from the file)",
+    )
+    add.add_argument(
+        "--max-rows",
+        type=cliargs.TEXT,
+        action="append",
+        default=[],
+        metavar="T=N",
+        help="table T's size class, an upper bound on its rows (default: from the file)",
+    )
     add.set_defaults(handler=run_add)
 
     show = actions.add_parser("show", parents=[common], help="a dataset's budget and releases")
     show.add_argument("name", type=cliargs.NAME, metavar="NAME")
     show.set_defaults(handler=run_show)
+
+    register_schema(actions, common)
 
     lst = actions.add_parser("list", parents=[common], help="every registered dataset")
     lst.set_defaults(handler=run_list)
@@ -113,26 +151,7 @@ def register(sub, common) -> None:
     rec.add_argument("name", type=cliargs.NAME, metavar="NAME", nargs="?", default=None)
     rec.set_defaults(handler=run_reconcile)
 
-    saved = actions.add_parser(
-        "backup", parents=[common], help="copy the registry to a file (consistent while in use)"
-    )
-    saved.add_argument(
-        "--out", type=cliargs.OUTPUT_FILE, required=True, metavar="FILE", help="the backup file"
-    )
-    saved.set_defaults(handler=run_backup)
-
-    back = actions.add_parser(
-        "restore", parents=[common], help="replace the registry by a backup (owner; stop dpx first)"
-    )
-    back.add_argument(
-        "backup", type=cliargs.BACKUP_FILE, metavar="FILE", help="a file from `dpx dataset backup`"
-    )
-    back.add_argument(
-        "--force",
-        action="store_true",
-        help="replace a registry that holds datasets or releases, or is damaged (moved aside)",
-    )
-    back.set_defaults(handler=run_restore)
+    register_backup(actions, common)
 
 
 def pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -175,6 +194,8 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
     eps_spent, delta_spent = registry.spent(d.name)
     runs = registry.releases(d.name)
     stranded = registry.stranded(d.name)
+    history = registry.schema_history(d.name)
+    proposed = proposed_tables(d, history)
     tables = [{"name": t.name, "public": t.public} for t in d.tables]
     if role is Role.OWNER:
         tables = [
@@ -211,16 +232,11 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
         ],
         "demo_runs": [r.summary() for r in runs if r.kind is RunKind.DEMO],
         "refusals": len(registry.refusals(d.name)),
-        "budget_history": [
-            {
-                "time": c.time,
-                "epsilon_before": c.epsilon_before,
-                "epsilon_after": c.epsilon_after,
-                "delta_before": c.delta_before,
-                "delta_after": c.delta_after,
-            }
-            for c in registry.budget_history(d.name)
-        ],
+        "budget_history": [history_json(c, role) for c in registry.budget_history(d.name)],
+        "schemas": schemas_json(d),
+        "schema_history": [c.to_json() for c in history],
+        "schema_proposed": proposed,
+        "schema_note": schema_note(d, proposed),
     }
 
 
@@ -242,6 +258,14 @@ def _text(info: dict) -> str:
             f"  ! #{r['id']} {r['time']} {r['tool']}: charged epsilon {r['epsilon']:g}, never "
             "delivered (`dpx dataset reconcile` closes it; the charge stays)"
         )
+    lines += ["budget history:"] * bool(info["budget_history"])
+    lines += ["  " + history_words(c) for c in info["budget_history"]]
+    lines.append("declared public facts:")
+    for table, schema in info["schemas"].items():
+        declared = None if schema is None else TableSchema.from_json(schema)
+        lines += ["  " + line for line in schema_table(table, declared)]
+    lines.append("schema history:")
+    lines += ["  " + change_words(SchemaChange.from_json(c)) for c in info["schema_history"]]
     return "\n".join(lines)
 
 
@@ -250,25 +274,30 @@ def run_add(args) -> dict | str:
     tables = pairs(args.table, "--table")
     publishable = column_list(args.pp_columns)
     _check_columns(tables, args.uid, publishable)
+    public = pairs(args.public, "--public")
+    schemas = schemas_for_add(args, tables + public)
     registry = Registry(args.registry)
     policy = Policy(args.epsilon, args.delta, args.max_epsilon_per_query, args.max_delta_per_query)
     d = registry.add_dataset(
         args.name,
         tables,
         policy,
-        public=pairs(args.public, "--public"),
+        public=public,
         uid=args.uid,
         teaching=args.teaching,
         row_is_unit=args.row_is_unit,
         publishable=publishable,
+        schemas=schemas,
     )
     info = dataset_json(registry, d)
+    if args.json:
+        return info
     note = (
         "\nunit: one row per person — a row id is added when the table is read"
         if d.row_is_unit
         else ""
     )
-    return info if args.json else f"registered {d.name}\n" + _text(info) + note
+    return f"registered {d.name}\n" + _text(info) + note + "\n" + info["schema_note"]
 
 
 def run_show(args) -> dict | str:
@@ -337,25 +366,3 @@ def run_reconcile(args) -> dict | str:
         f"charge of epsilon {r['epsilon']:g} kept"
         for r in out
     )
-
-
-def run_backup(args) -> dict | str:
-    from core.registry.store import backup, default_directory
-
-    require_owner(current_role(), "backing up the registry")
-    directory = Path(args.registry).expanduser() if args.registry else default_directory()
-    path = backup(directory, args.out)
-    if args.json:
-        return {"registry": str(directory), "backup": str(path)}
-    return f"registry {directory} backed up to {path}"
-
-
-def run_restore(args) -> dict | str:
-    from core.registry.store import default_directory, restore
-
-    require_owner(current_role(), "restoring the registry")
-    directory = Path(args.registry).expanduser() if args.registry else default_directory()
-    path = restore(args.backup, directory, force=args.force)
-    if args.json:
-        return {"registry": str(path), "restored_from": str(args.backup)}
-    return f"registry {path} restored from {args.backup}"

@@ -6,10 +6,17 @@ browser sessions: every charge is one `BEGIN IMMEDIATE` transaction that re-read
 spent, checks the dataset's total and per-query caps and writes the charge, so concurrent
 processes can never overspend. Composition is basic: a dataset's spend is the plain sum of the
 ε (and of the δ) of its releases.
+
+Each table file carries its declared public facts (`Dataset.schemas`, a `TableSchema` per table
+name; `Dataset.schema(table)`; edits through `Registry.set_schema`, history in
+`Registry.schema_history`). A dataset's budget history (`Registry.budget_history`) lists total
+changes and restores (`ChangeKind.RESTORE`, with the backup's SHA-256 and the spend before and
+after).
 """
 
 from core.registry.models import (
     BudgetChange,
+    ChangeKind,
     Claim,
     Dataset,
     Mechanism,
@@ -18,6 +25,7 @@ from core.registry.models import (
     Release,
     RunKind,
     SavedPlan,
+    SchemaChange,
     Status,
     TableFile,
     Tool,
@@ -26,6 +34,7 @@ from core.registry.registry import Registry, default_directory
 
 __all__ = [
     "BudgetChange",
+    "ChangeKind",
     "Claim",
     "Dataset",
     "Mechanism",
@@ -35,6 +44,7 @@ __all__ = [
     "Release",
     "RunKind",
     "SavedPlan",
+    "SchemaChange",
     "Status",
     "TableFile",
     "Tool",

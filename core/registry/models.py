@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from core.data.declared import TableSchema
 from core.errors import InputError
 from core.privacy.mechanisms import Mechanism as PrivacyMechanism
 from core.privacy.recorded import Recorded
@@ -89,6 +90,14 @@ class Dataset:
     created: str = ""
     row_is_unit: bool = False
     publishable: tuple[str, ...] = ()
+    # {table name: its declared public facts}, stored in the registry (issue 27). Empty for a
+    # table registered before schemas were stored (registry v3 or older): `schema(t)` is None
+    # and the consumer proposes one from the file, labelled inferred.
+    schemas: dict[str, TableSchema] = field(default_factory=dict, hash=False)
+
+    def schema(self, table: str) -> TableSchema | None:
+        """The declared schema of `table` (its registered name), or None when none is stored."""
+        return self.schemas.get(table)
 
     @property
     def unit_words(self) -> str:
@@ -207,9 +216,20 @@ class Refusal:
     params: dict
 
 
+class ChangeKind(StrEnum):
+    """What changed a dataset's budget account."""
+
+    TOTAL = "total"  # `dpx dataset budget`: the total (ε, δ) was set
+    RESTORE = "restore"  # `dpx dataset restore`: the registry was replaced by a backup
+
+
 @dataclass(frozen=True)
 class BudgetChange:
-    """One `dpx dataset budget` command: the totals before and after."""
+    """One entry of a dataset's budget history: a `dpx dataset budget` command (the totals
+    before and after) or a restore (`kind` RESTORE). A restore entry also names the backup
+    file and its SHA-256 and gives the spent (ε, δ) of the registry it replaced
+    (`spent_before`) and of the backup (`spent_after`); a side where the dataset did not exist
+    (or the replaced registry could not be read) is None, and its totals are 0."""
 
     id: int
     time: str
@@ -218,6 +238,74 @@ class BudgetChange:
     epsilon_after: float
     delta_before: float
     delta_after: float
+    kind: ChangeKind = ChangeKind.TOTAL
+    backup: str = ""
+    backup_sha256: str = ""
+    spent_before: tuple[float, float] | None = None
+    spent_after: tuple[float, float] | None = None
+    note: str = ""
+
+    @property
+    def spend_returned(self) -> tuple[float, float]:
+        """The (ε, δ) a restore gave back (spent before minus after; 0 when it rose)."""
+        before = self.spent_before or (0.0, 0.0)
+        after = self.spent_after or (0.0, 0.0)
+        return max(0.0, before[0] - after[0]), max(0.0, before[1] - after[1])
+
+    def to_json(self) -> dict:
+        out = {
+            "kind": self.kind.value,
+            "time": self.time,
+            "epsilon_before": self.epsilon_before,
+            "epsilon_after": self.epsilon_after,
+            "delta_before": self.delta_before,
+            "delta_after": self.delta_after,
+        }
+        if self.kind is ChangeKind.RESTORE:
+            out |= {
+                "backup": self.backup,
+                "backup_sha256": self.backup_sha256,
+                "spent_before": None if self.spent_before is None else list(self.spent_before),
+                "spent_after": None if self.spent_after is None else list(self.spent_after),
+                "note": self.note,
+            }
+        return out
+
+
+@dataclass(frozen=True)
+class SchemaChange:
+    """One entry of a table's schema history: its registration (`before` None) or an owner's
+    edit, with the declared schema before and after."""
+
+    id: int
+    time: str
+    dataset: str
+    table: str
+    before: TableSchema | None
+    after: TableSchema
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "time": self.time,
+            "table": self.table,
+            "before": None if self.before is None else self.before.to_json(),
+            "after": self.after.to_json(),
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, dataset: str = "", id: int = 0) -> SchemaChange:  # noqa: A002
+        before = data.get("before")
+        return cls(
+            id,
+            str(data["time"]),
+            dataset,
+            str(data["table"]),
+            None if before is None else TableSchema.from_json(before),
+            TableSchema.from_json(data["after"]),
+            str(data.get("note", "")),
+        )
 
 
 @dataclass(frozen=True)

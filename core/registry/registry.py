@@ -11,15 +11,16 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from core.data.declared import SchemaSource, TableSchema
 from core.errors import BudgetExceededError, InputError
 from core.privacy.cost import Cost
 from core.privacy.mechanisms import Mechanism
+from core.registry.budgets import BudgetHistory
 from core.registry.models import (
-    BudgetChange,
     Claim,
     Dataset,
     Policy,
@@ -31,6 +32,12 @@ from core.registry.models import (
 )
 from core.registry.plans import PlanStore
 from core.registry.reading import ReleaseReader
+from core.registry.schemas import (
+    REGISTERED_DECLARED,
+    REGISTERED_PROPOSED,
+    SchemaStore,
+    schemas_for,
+)
 from core.registry.store import FILE_NAME, connect, default_directory, now, registry_errors
 from core.registry.stranded import WORKER, StrandedRuns
 
@@ -52,7 +59,7 @@ def artefact_sha256(artefact: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class Registry(ReleaseReader, PlanStore, StrandedRuns):
+class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistory):
     """One registry database. Every public method is one short transaction; any SQLite error
     becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do."""
 
@@ -94,8 +101,12 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns):
         teaching: bool = False,
         row_is_unit: bool = False,
         publishable: Iterable[str] = (),
+        schemas: Mapping[str, TableSchema] | None = None,
     ) -> Dataset:
-        """Register `name` with its files fingerprinted now (SHA-256 of their bytes)."""
+        """Register `name` with its files fingerprinted now (SHA-256 of their bytes) and each
+        table's declared public facts: `schemas[table]` if given (its columns must be the
+        file's, exactly; labelled a proposal in the history when its source is INFERRED), else
+        proposed from what the file declares (`relation.propose`). Stored as DECLARED."""
         if not _NAME.match(name or ""):
             raise InputError(
                 f"dataset name '{name}' is not allowed. Fix: letters, digits, '_', '-', '.' "
@@ -121,6 +132,8 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns):
             if not p.is_file():
                 raise InputError(f"file not found: {path} (table '{tname}').")
             table_files.append(TableFile(tname, str(p), file_sha256(p), is_public))
+        declared = schemas_for([(t.name, t.path) for t in table_files], schemas)
+        given = {t for t, v in (schemas or {}).items() if v.source is SchemaSource.DECLARED}
         created = now()
         with self._write() as con:
             if con.execute("SELECT 1 FROM datasets WHERE name=?", (name,)).fetchone():
@@ -149,8 +162,19 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns):
                 "INSERT INTO table_files VALUES (?,?,?,?,?)",
                 [(name, t.name, t.path, t.sha256, int(t.public)) for t in table_files],
             )
+            for table, schema in declared.items():
+                note = REGISTERED_DECLARED if table in given else REGISTERED_PROPOSED
+                self._insert_schemas(con, name, {table: schema}, created, note)
         return Dataset(
-            name, tuple(table_files), policy, uid, teaching, created, row_is_unit, publishable
+            name,
+            tuple(table_files),
+            policy,
+            uid,
+            teaching,
+            created,
+            row_is_unit,
+            publishable,
+            declared,
         )
 
     def set_publishable(self, name: str, columns: Iterable[str]) -> Dataset:
@@ -192,6 +216,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns):
             created=row[7],
             row_is_unit=bool(row[8]),
             publishable=tuple(json.loads(row[9] or "[]")),
+            schemas=self._stored_schemas(name),
         )
 
     def dataset(self, name: str) -> Dataset:
@@ -241,56 +266,6 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns):
         d = self.dataset(name)
         eps, delta = self.spent(name)
         return max(0.0, d.policy.epsilon_total - eps), max(0.0, d.policy.delta_total - delta)
-
-    def set_budget(
-        self, name: str, epsilon: float | None = None, delta: float | None = None
-    ) -> BudgetChange:
-        """Set a dataset's total (ε, δ), recorded in its history. A total below what is
-        already spent is refused: there is no reset."""
-        d = self.dataset(name)
-        with self._write() as con:
-            new = Policy(
-                d.policy.epsilon_total if epsilon is None else epsilon,
-                d.policy.delta_total if delta is None else delta,
-                d.policy.max_epsilon_per_query,
-                d.policy.max_delta_per_query,
-            )
-            eps_spent, delta_spent = self._spent(con, name)
-            if new.epsilon_total < eps_spent - _TOLERANCE or new.delta_total < delta_spent - 1e-15:
-                raise InputError(
-                    f"dataset '{name}' has already spent epsilon {eps_spent:g}, delta "
-                    f"{delta_spent:g}; a total below that is refused (there is no reset)."
-                )
-            time = now()
-            cur = con.execute(
-                "INSERT INTO budget_changes(time, dataset, epsilon_before, epsilon_after, "
-                "delta_before, delta_after) VALUES (?,?,?,?,?,?)",
-                (
-                    time,
-                    name,
-                    d.policy.epsilon_total,
-                    new.epsilon_total,
-                    d.policy.delta_total,
-                    new.delta_total,
-                ),
-            )
-            con.execute(
-                "UPDATE datasets SET epsilon_total=?, delta_total=? WHERE name=?",
-                (new.epsilon_total, new.delta_total, name),
-            )
-        return BudgetChange(
-            cur.lastrowid,
-            time,
-            name,
-            d.policy.epsilon_total,
-            new.epsilon_total,
-            d.policy.delta_total,
-            new.delta_total,
-        )
-
-    def budget_history(self, name: str) -> list[BudgetChange]:
-        rows = self._read("SELECT * FROM budget_changes WHERE dataset=? ORDER BY id", (name,))
-        return [BudgetChange(*r) for r in rows]
 
     # -- charging -----------------------------------------------------------------------
     def refuse(self, tool: str, dataset: str | None, reason: str, params: dict) -> Refusal:

@@ -19,10 +19,10 @@ and what to do (`registry_errors`). `backup` copies the registry with SQLite's o
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import sqlite3
 import stat
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -35,10 +35,23 @@ from core.registry.dberrors import (
     registry_error,
     registry_errors,
 )
+from core.registry.migrations import APPLICATION_ID, MIGRATIONS, migrate, schema_version
+from core.registry.restores import (
+    Restored,
+    accounts,
+    carry_over,
+    entries,
+    giving_back,
+    record,
+    refusal,
+)
 
 __all__ = [
     "APPLICATION_ID",
     "FILE_NAME",
+    "MIGRATIONS",
+    "schema_version",
+    "migrate",
     "RegistryError",
     "backup",
     "check_registry",
@@ -50,160 +63,15 @@ __all__ = [
 FILE_NAME = "registry.sqlite"
 ENV_VAR = "DPX_REGISTRY"
 BUSY_TIMEOUT_MS = 30_000  # a writer waits at most this long for another one's transaction
-APPLICATION_ID = 0x44505845  # "DPXE" in the SQLite header: this file is a DP Explorer registry
 _SCHEMA_TABLES = {"schema_version", "datasets", "releases"}
 RESTORE_HINT = "dpx dataset restore BACKUP --force"
+ALLOW_SPEND_DECREASE = "--allow-spend-decrease"  # the flag that lets a restore lower a spend
 
 
 def default_directory() -> Path:
     """`$DPX_REGISTRY` if set, else `~/.dpx`."""
     env = os.environ.get(ENV_VAR)
     return Path(env).expanduser() if env else Path.home() / ".dpx"
-
-
-def _run_script(con: sqlite3.Connection, script: str) -> None:
-    """Run `;`-separated DDL inside the caller's transaction (`executescript` would commit)."""
-    for statement in script.split(";"):
-        if statement.strip():
-            con.execute(statement)
-
-
-def _v1(con: sqlite3.Connection) -> None:
-    _run_script(
-        con,
-        """
-        CREATE TABLE datasets (
-            name TEXT PRIMARY KEY,
-            epsilon_total REAL NOT NULL,
-            delta_total REAL NOT NULL,
-            max_epsilon_per_query REAL,
-            max_delta_per_query REAL,
-            uid TEXT,
-            teaching INTEGER NOT NULL DEFAULT 0,
-            created TEXT NOT NULL
-        );
-        CREATE TABLE table_files (
-            dataset TEXT NOT NULL REFERENCES datasets(name),
-            name TEXT NOT NULL,
-            path TEXT NOT NULL,
-            sha256 TEXT NOT NULL,
-            public INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (dataset, name)
-        );
-        CREATE TABLE releases (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            time TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            dataset TEXT REFERENCES datasets(name),
-            kind TEXT NOT NULL,
-            status TEXT NOT NULL,
-            params TEXT NOT NULL,
-            mechanisms TEXT NOT NULL,
-            epsilon REAL NOT NULL,
-            delta REAL NOT NULL,
-            mode TEXT NOT NULL,
-            privacy TEXT NOT NULL DEFAULT '{}',
-            artefact_sha256 TEXT,
-            artefact TEXT,
-            note TEXT NOT NULL DEFAULT ''
-        );
-        CREATE INDEX releases_by_dataset ON releases(dataset, kind);
-        CREATE TABLE refusals (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            time TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            dataset TEXT,
-            reason TEXT NOT NULL,
-            params TEXT NOT NULL
-        );
-        CREATE TABLE budget_changes (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            time TEXT NOT NULL,
-            dataset TEXT NOT NULL REFERENCES datasets(name),
-            epsilon_before REAL NOT NULL,
-            epsilon_after REAL NOT NULL,
-            delta_before REAL NOT NULL,
-            delta_after REAL NOT NULL
-        );
-        """,
-    )
-
-
-def _v2(con: sqlite3.Connection) -> None:
-    """Datasets state their unit (`row_is_unit`) and PP's publishable columns; a release
-    records the process that charged it (to list charges never delivered); location
-    histograms are one tool, "location", with the method as a parameter."""
-    _run_script(
-        con,
-        """
-        ALTER TABLE datasets ADD COLUMN row_is_unit INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE datasets ADD COLUMN publishable TEXT NOT NULL DEFAULT '[]';
-        ALTER TABLE releases ADD COLUMN worker TEXT NOT NULL DEFAULT '';
-        UPDATE releases SET params = json_set(params, '$.method', tool), tool = 'location'
-            WHERE tool NOT IN ('sql', 'pp', 'location');
-        UPDATE refusals SET params = json_set(params, '$.method', tool), tool = 'location'
-            WHERE tool NOT IN ('sql', 'pp', 'location')
-        """,
-    )
-
-
-def _v3(con: sqlite3.Connection) -> None:
-    """Budget plans (issue 21): the releases a data owner intends for a dataset, saved as one
-    row per plan. Saving a plan charges nothing; releases are compared with it later.
-    `after_release` is the last release id when the plan was saved: the releases it governs
-    are those recorded after it (timestamps have one-second resolution)."""
-    _run_script(
-        con,
-        """
-        CREATE TABLE plans (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            time TEXT NOT NULL,
-            dataset TEXT NOT NULL REFERENCES datasets(name),
-            name TEXT NOT NULL,
-            items TEXT NOT NULL,
-            epsilon REAL NOT NULL,
-            delta REAL NOT NULL,
-            note TEXT NOT NULL DEFAULT '',
-            after_release INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX plans_by_dataset ON plans(dataset)
-        """,
-    )
-
-
-# Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3)
-
-
-def schema_version(con: sqlite3.Connection) -> int:
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0] or 0)
-
-
-def migrate(con: sqlite3.Connection) -> None:
-    """Apply the missing migrations, each in its own immediate transaction."""
-    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY)")
-    while True:
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            version = schema_version(con)
-            if version > len(MIGRATIONS):
-                raise InputError(
-                    f"the registry's schema version {version} is newer than this dpx "
-                    f"understands ({len(MIGRATIONS)}). Fix: upgrade DP Explorer."
-                )
-            if version == len(MIGRATIONS):
-                if con.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
-                    con.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # older registries
-                con.execute("COMMIT")
-                return
-            MIGRATIONS[version](con)
-            con.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
-            con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
 
 def _configure(con: sqlite3.Connection) -> sqlite3.Connection:
@@ -351,23 +219,34 @@ def _counts(con: sqlite3.Connection) -> tuple[int, int]:
     )
 
 
-def restore(backup_file: str | Path, directory: Path, force: bool = False) -> Path:
-    """Replace the registry in `directory` by the backup `backup_file` (checked first).
+def restore(
+    backup_file: str | Path,
+    directory: Path,
+    force: bool = False,
+    allow_spend_decrease: bool = False,
+) -> Restored:
+    """Replace the registry in `directory` by the backup `backup_file` (checked first), and
+    record the restore in the restored registry's budget history (`core.registry.restores`).
 
     Refuses to overwrite a registry holding datasets or releases, or a damaged one, without
-    `force` (an empty, zero-byte file is replaced without it). A healthy
-    registry is overwritten through SQLite's backup API (other connections see the old or the
-    new content, never a mix); a damaged one is first moved aside to
-    `registry.sqlite.damaged-TIME` (with its -wal/-shm files) and never deleted. Stop every
+    `force` (an empty, zero-byte file is replaced without it); refuses, without
+    `allow_spend_decrease`, a restore that would lower a dataset's spent (ε, δ) (budget given
+    back), naming each such dataset and how much. A healthy registry is overwritten through
+    SQLite's backup API (other connections see the old or the new content, never a mix); a
+    damaged one is first moved aside to `registry.sqlite.damaged-TIME` (with its -wal/-shm
+    files) and never deleted (its spend cannot be read: the entries say so). Stop every
     running `dpx` and app first: a process that was charging during a restore loses its row."""
     src_path = Path(backup_file)
     if not src_path.is_file():
         raise InputError(f"the backup {src_path} is not a file. Fix: name a backup file.")
     path = directory / FILE_NAME
+    sha256 = _sha256(src_path)
     with registry_errors(src_path):
         src = sqlite3.connect(f"file:{quote(str(src_path.resolve()))}?mode=ro", uri=True)
         try:
             check_registry(src, src_path)
+            after = accounts(src)
+            aside = None
             try:
                 target = connect(directory)
             except RegistryError:
@@ -377,7 +256,7 @@ def restore(backup_file: str | Path, directory: Path, force: bool = False) -> Pa
                         f"the registry {path} is damaged or unreadable; restoring will move it "
                         f"aside (never delete it). Fix: add --force to restore {src_path}."
                     ) from None
-                _move_aside(path)
+                aside = _move_aside(path)
                 target = connect(directory)
             try:
                 datasets, releases = _counts(target)
@@ -387,12 +266,53 @@ def restore(backup_file: str | Path, directory: Path, force: bool = False) -> Pa
                         f"releases; restoring {src_path} would replace them. Fix: stop every "
                         "running dpx, then add --force."
                     )
-                src.backup(target)
+                before = None if aside is not None else accounts(target)
+                note = (
+                    "" if aside is None else f"the registry replaced was unreadable ({aside.name})"
+                )
+                changes = entries(before, after, src_path.name, sha256, now(), note)
+                back = giving_back(changes)
+                if back and not allow_spend_decrease:
+                    raise InputError(refusal(back, src_path.name, ALLOW_SPEND_DECREASE))
+                _staged_copy(src, target, path, changes)
             finally:
                 target.close()
         finally:
             src.close()
-    return path
+    return Restored(path, sha256, tuple(changes), aside)
+
+
+def _staged_copy(src, target, path: Path, changes) -> None:
+    """Copy the backup `src` into a temporary file beside the registry, migrate it, add the
+    restore entries (and the replaced registry's earlier ones), then copy it over `target`
+    in one SQLite backup: the restored content and its record arrive together."""
+    temp = path.with_name(f"{temp_prefix(path)}{os.getpid()}-{os.urandom(8).hex()}.part")
+    try:
+        stage = sqlite3.connect(temp, isolation_level=None)
+        try:
+            stage.execute("PRAGMA journal_mode = MEMORY")
+            src.backup(stage)
+            migrate(stage)
+            carry_over(target, stage)
+            record(stage, list(changes))
+            stage.backup(target)
+        finally:
+            stage.close()
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as err:
+        raise InputError(
+            f"cannot read the backup {path}: {err.strerror or err}. Fix: name a readable file."
+        ) from None
+    return digest.hexdigest()
 
 
 def _move_aside(path: Path) -> Path:
