@@ -48,12 +48,12 @@ from core.dpsql.catalog import Catalog, TableSpec
 from core.dpsql.check.lineage import Lineage, _sql_type
 from core.errors import InputError
 
-# The most characters one computed value may have: four times the widest a column can be
-# declared (MAX_TEXT_LENGTH), i.e. 16 MB as UTF-8. Reading, cutting, case-mapping (x3) or joining
-# a few declared columns stays under it; only growth beyond what any column can hold (REPLACE
-# with a longer replacement, nested) reaches it. 16 MB is 1/16 of the smallest memory limit the
-# engine is given (256 MB, core.dpsql.limits), so one such value per row cannot exhaust it alone.
-MAX_VALUE_CHARACTERS = 4 * MAX_TEXT_LENGTH
+# The most characters one computed value may have: the widest a column can be declared to hold
+# (MAX_TEXT_LENGTH), i.e. 4 MB as UTF-8. Reading, cutting, case-mapping or joining declared
+# columns of ordinary widths stays under it; only growth beyond what any column can hold (REPLACE
+# with a longer replacement, nested) reaches it. 4 MB is 1/16 of the smallest memory one
+# execution is given (64 MB per slot, core.dpsql.execute.pool), so one value cannot exhaust it.
+MAX_VALUE_CHARACTERS = MAX_TEXT_LENGTH
 # The most characters a non-text DuckDB value prints as: BIGINT 20, HUGEINT/DECIMAL(38) 40,
 # DOUBLE 24, a date such as '5877642-06-25 (BC)' 18, timestamps ~32, an interval at most ~70.
 NON_TEXT_WIDTH = 96
