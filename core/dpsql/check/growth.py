@@ -94,16 +94,16 @@ class WorkBound:
 
 
 class _Refused(Exception):
-    def __init__(self, node: exp.Expression, bound: int | None):
-        self.node, self.bound = node, bound
+    def __init__(self, node: exp.Expression, bound: int | None, scope: Scope | None = None):
+        self.node, self.bound, self.scope = node, bound, scope
 
 
 def column_widths(spec: TableSpec) -> dict[str, int]:
     """{column (lower case): most characters its value prints as}, from the declared schema
     (`spec.schema`, a `TableSchema`). A table without one: a public table's text is measured
     (it is public); a private table's text gets the public default width."""
-    declared = getattr(spec, "schema", None)
-    if isinstance(declared, TableSchema):
+    declared = _declared(spec)
+    if declared is not None:
         return {c.name.lower(): _declared_width(c) for c in declared.columns}
     out = {}
     for name in spec.frame.columns:
@@ -116,6 +116,24 @@ def column_widths(spec: TableSpec) -> dict[str, int]:
             lengths = column.dropna().astype(str).str.len()
             out[str(name).lower()] = int(lengths.max()) if len(lengths) else 0
     return out
+
+
+def _declared(spec: TableSpec) -> TableSchema | None:
+    """The table's declared schema (`spec.schema`; `spec.declared` where it is named so)."""
+    candidates = (getattr(spec, "schema", None), getattr(spec, "declared", None))
+    return next((s for s in candidates if isinstance(s, TableSchema)), None)
+
+
+def _is_text(spec: TableSpec | None, column: str) -> bool:
+    if spec is None:
+        return False
+    declared = _declared(spec)
+    if declared is not None:
+        fact = declared.column(column)
+        return fact is not None and fact.type is ColumnType.TEXT
+    names = {str(c).lower(): c for c in spec.frame.columns}
+    key = names.get(column.lower())
+    return key is not None and _sql_type(spec.frame[key]) == "VARCHAR"
 
 
 def _declared_width(fact) -> int:
@@ -156,7 +174,7 @@ class Bounder:
         if key not in self._memo:
             bound = self._width(node, scope)
             if bound > MAX_VALUE_CHARACTERS:
-                raise _Refused(node, bound)
+                raise _Refused(node, bound, scope)
             self._memo[key] = bound
             if bound > self.largest.max_value_chars:
                 self.largest = WorkBound(bound, _shown(node))
@@ -168,11 +186,11 @@ class Bounder:
             return self.column(node, scope)
         if isinstance(node, exp.Literal):
             return len(node.this) if node.is_string else len(node.this) + NON_TEXT_WIDTH
-        if isinstance(node, (exp.DPipe, exp.Concat)):
-            return sum(w(e) for e in node.iter_expressions())
-        if isinstance(node, exp.ConcatWs):
+        if isinstance(node, exp.ConcatWs):  # a subclass of Concat: first
             separator, *parts = node.expressions
             return sum(w(e) for e in parts) + w(separator) * max(0, len(parts) - 1)
+        if isinstance(node, (exp.DPipe, exp.Concat)):
+            return sum(w(e) for e in node.iter_expressions())
         if isinstance(node, exp.Replace):
             return _replaced(w(node.this), node.expression, w(node.expression),
                              w(node.args.get("replacement")))  # fmt: skip
@@ -283,6 +301,21 @@ class Bounder:
             raise _Refused(where, None)
         return self.width(items[index], scope)
 
+    def base_columns(self, node: exp.Expression, scope: Scope, depth: int = 0) -> set[str]:
+        """The declared text columns (table.column) `node` reads, through derived tables."""
+        out: set[str] = set()
+        for column in node.find_all(exp.Column) if depth < 32 else ():
+            source = scope.sources.get(column.table)
+            if isinstance(source, exp.Table):
+                spec = self.catalog.get(source.name)
+                if _is_text(spec, column.name):
+                    out.add(f"{spec.name}.{column.name}")
+            elif isinstance(source, Scope) and isinstance(source.expression, exp.Select):
+                for item in source.expression.expressions:
+                    if item.alias_or_name.lower() == column.name.lower():
+                        out |= self.base_columns(item, source, depth + 1)
+        return out
+
     def subquery(self, node: exp.Expression) -> int:
         inner = node.this if isinstance(node, exp.Subquery) else node
         scope = self.scopes.get(id(inner))
@@ -319,7 +352,10 @@ def check_growth(lineage: Lineage, catalog: Catalog) -> WorkBound:
     try:
         bounder.all_scopes()
     except _Refused as refused:
-        raise _refusal(refused) from None
+        columns = (
+            bounder.base_columns(refused.node, refused.scope) if refused.scope else set()
+        )
+        raise _refusal(refused, sorted(columns)) from None
     except RecursionError:
         raise InputError(
             "DPX-V041 the query is nested too deeply to bound the size of its values. Rule: "
@@ -329,9 +365,8 @@ def check_growth(lineage: Lineage, catalog: Catalog) -> WorkBound:
     return bounder.largest
 
 
-def _refusal(refused: _Refused) -> InputError:
+def _refusal(refused: _Refused, columns: list[str]) -> InputError:
     shown = _shown(refused.node)
-    columns = sorted({c.name for c in refused.node.find_all(exp.Column)})
     owner = (
         f", or the data owner declares a smaller max length for {', '.join(columns[:3])} "
         "(`dpx dataset schema`)"
