@@ -257,3 +257,28 @@ def test_the_bound_is_tight_for_the_squaring_step():
     assert bound_of("REPLACE(s, 'a', s)", 8, 1) == 64
     con = duckdb.connect()
     assert con.execute("SELECT LENGTH(REPLACE('aaaaaaaa', 'a', 'aaaaaaaa'))").fetchone()[0] == 64
+
+
+def test_a_function_the_bounder_does_not_know_is_refused_fail_closed():
+    # e.g. REPEAT, if it were ever added to the allowlist without a bound here
+    sql = f"{DP} ANON_COUNT(*, 1) AS c FROM People WHERE LENGTH(name) > 1"
+    c = _checked(sql, _catalog(), upto=unit_lineage)
+    length = next(c.lineage.root.expression.find_all(exp.Length))
+    length.set("this", exp.Repeat(this=length.this.copy(), times=exp.Literal.number(3)))
+    with pytest.raises(InputError, match=r"^DPX-V041 the size of `REPEAT\(name, 3\)` cannot be"):
+        check_growth(c.lineage, c.catalog)
+
+
+def test_every_allowlisted_node_has_a_bound():
+    from core.dpsql.check import growth
+    from core.dpsql.check.allowlist import ALLOWLIST
+
+    known = (
+        exp.Column, exp.Literal, exp.DPipe, exp.Concat, exp.Replace, exp.Left, exp.Right,
+        exp.Cast, exp.TryCast, exp.Case, exp.If, exp.Nullif, exp.Min, exp.Max, exp.Subquery,
+        exp.Select, *growth._SAME, *growth._CASE_MAPPED, *growth._LARGEST,
+        *growth._NOT_VALUES, *growth._NON_TEXT,
+    )  # fmt: skip
+    structure = {t for t, e in ALLOWLIST.items() if e.totality.name == "STRUCTURE"}
+    missing = [t.__name__ for t in ALLOWLIST if t not in structure and not issubclass(t, known)]
+    assert missing == []
