@@ -22,6 +22,7 @@ from core.dpsql.check import ranges as options
 from core.dpsql.check import size
 from core.dpsql.check.allowlist import ALLOWLIST, Totality
 from core.dpsql.check.amplification import JOIN_ROWS_PER_UNIT, MAX_AMPLIFICATION
+from core.dpsql.check.growth import MAX_VALUE_CHARACTERS
 from core.dpsql.check.lineage import RULES as LINEAGE_RULES
 from core.dpsql.check.passes import CHECKS
 from core.dpsql.execute.pool import POOL
@@ -74,6 +75,8 @@ RULE_CODES: dict[str, str] = {
     "DPX-V040": "one private row could produce more rows through the joins than the public bound "
     "allows (ON TRUE / non-equi / OR joins, duplicated keys, private joins; CTEs and subqueries "
     "included)",
+    "DPX-V041": "a value the query computes could be longer than the public per-value bound "
+    "(REPLACE / concatenation growth), bounded from the declared text widths",
     "DPX-B001": "the dataset's budget would be exceeded (nothing charged)",
     "DPX-B002": "the query's epsilon or delta is above a per-query cap (nothing charged)",
     "DPX-E001": "the engine (DuckDB or Spark) refused the generated query or a table before reading data (nothing charged)",
@@ -144,6 +147,10 @@ def limits_table() -> str:
             f"{POOL.memory_per_slot} on this machine (the page's engines)",
         ),
         ("Rows one private row may produce through joins", f"{MAX_AMPLIFICATION:,} (DPX-V040)"),
+        (
+            "Characters of one computed value (bounded from declared widths)",
+            f"{MAX_VALUE_CHARACTERS:,} (DPX-V041)",
+        ),
         ("Rows per unit of private tables joined to each other", f"{JOIN_ROWS_PER_UNIT}"),
     ]
     return "\n".join(

@@ -144,7 +144,7 @@ ALLOWLIST: dict[type[exp.Expression], Entry] = {
             exp.IsInf,
         )
     },  # fmt: skip
-    # strings (lengths bounded by the input: no repeat/lpad)
+    # strings (no repeat/lpad; every result length bounded from declared widths: check/growth.py)
     **{
         t: Entry(TRY, "text, integer positions", "positions out of range")
         for t in (

@@ -20,6 +20,7 @@ from core.dpsql.check.aggregate_types import check_aggregate_types
 from core.dpsql.check.allowlist import check_allowlist
 from core.dpsql.check.amplification import Amplification, check_amplification
 from core.dpsql.check.gate import gate
+from core.dpsql.check.growth import WorkBound, check_growth
 from core.dpsql.check.lineage import Lineage, catalog_schema, check_lineage
 from core.dpsql.check.ranges import check_ranges
 from core.dpsql.check.relations import (
@@ -50,6 +51,7 @@ class Checking:
     sources: list[Source] = field(default_factory=list)  # top-level FROM sources (relations)
     lineage: Lineage | None = None  # the qualified query's scopes (unit_lineage)
     amplification: Amplification | None = None  # the public work bound (amplification)
+    work: WorkBound | None = None  # the largest value per row, characters/bytes (value_sizes)
     query: DPQuery | None = None  # the IR (query_form)
     public_source: Source | None = None  # PUBLIC_GROUPS' key table (public_groups)
 
@@ -113,6 +115,12 @@ def amplification(c: Checking) -> None:
     c.amplification = check_amplification(c.lineage, c.catalog)
 
 
+def value_sizes(c: Checking) -> None:
+    """V041: from the declared schema only (text widths, printed widths), every value the query
+    computes is at most MAX_VALUE_CHARACTERS long; the largest bound is kept in `c.work`."""
+    c.work = check_growth(c.lineage, c.catalog)
+
+
 def query_form(c: Checking) -> None:
     """V020-V029, V033: the DP clause, its options and its aggregate calls, read into the IR."""
     # the unit under every name it carries here (a subquery may rename it, e.g. uid AS person)
@@ -152,6 +160,7 @@ CHECKS: tuple[Check, ...] = (
     unit_lineage,
     operand_types,
     amplification,
+    value_sizes,
     query_form,
     option_ranges,
     aggregate_types,
