@@ -1,0 +1,71 @@
+"""Issue 28 item 3 on the pages: the analyst's confirmation states the share that triggered it
+(ε, δ or both, with both numbers), and once δ is spent the refusal names δ, not ε."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.dpsql.demos import DEMOS as SQL_DEMOS
+from core.registry import Policy, Registry
+
+SQL = "pages/dp_sql.py"
+
+
+def _staff(registry_dir, tmp_path, delta: float) -> Registry:
+    reg = Registry(registry_dir)
+    files = []
+    for name, frame in next(d for d in SQL_DEMOS if d.name == "sql-employee-orders").load().items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+        files.append((name, tmp_path / f"{name}.csv"))
+    reg.add_dataset("staff", files, Policy(2.5, delta), uid="uid")
+    return reg
+
+
+def _analyst_sql(app_test, monkeypatch, epsilon: str):
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    at = app_test(SQL).run()
+    at.selectbox(key="dpsql_dataset").set_value("staff").run()
+    query = at.text_area(key="dpsql_query").value.replace("epsilon = 1", f"epsilon = {epsilon}")
+    at.text_area(key="dpsql_query").set_value(query).run()
+    return at
+
+
+def _confirm(at):
+    return next(c for c in at.checkbox if c.key.startswith("dpsql_run::confirm"))
+
+
+def test_a_confirmation_triggered_by_delta_says_delta(
+    app_test, registry_dir, tmp_path, monkeypatch
+):
+    _staff(registry_dir, tmp_path, 2e-5)
+    at = _analyst_sql(app_test, monkeypatch, "0.5")  # ε 0.5 of 2.5 (20 %), δ 1e-5 of 2e-5
+    assert at.button(key="dpsql_run").disabled
+    label = _confirm(at).label
+    assert "spend δ 1e-05 of the 2e-05 remaining (50%)" in label, label
+    assert "ε" not in label  # ε's share did not trigger it
+    assert any("remaining δ" in w.value for w in at.warning)
+
+
+def test_a_confirmation_triggered_by_both_states_both(
+    app_test, registry_dir, tmp_path, monkeypatch
+):
+    _staff(registry_dir, tmp_path, 2e-5)
+    at = _analyst_sql(app_test, monkeypatch, "1")
+    label = _confirm(at).label
+    assert "ε 1 of the 2.5 remaining (40%) and δ 1e-05 of the 2e-05 remaining (50%)" in label
+
+
+def test_once_delta_is_spent_the_refusal_names_delta(app_test, registry_dir, tmp_path, monkeypatch):
+    reg = _staff(registry_dir, tmp_path, 1e-5)
+    at = _analyst_sql(app_test, monkeypatch, "0.5")
+    _confirm(at).check().run()
+    at.button(key="dpsql_run").click().run()
+    assert reg.spent("staff") == pytest.approx((0.5, 1e-5))
+    label = _confirm(at).label  # the next click: δ has nothing left
+    assert "δ 1e-05 with no δ remaining" in label and "ε" not in label
+    _confirm(at).check().run()
+    at.button(key="dpsql_run").click().run()
+    refused = [e.value for e in at.error if "Refused" in e.value]
+    assert refused and "delta is spent" in refused[0], [e.value for e in at.error]
+    assert "lower epsilon" not in refused[0]
+    assert reg.spent("staff") == pytest.approx((0.5, 1e-5))
