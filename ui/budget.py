@@ -56,11 +56,14 @@ def bars(registry: Registry, dataset: Dataset) -> tuple[BudgetBar, BudgetBar]:
     )
 
 
-def budget_bars(registry: Registry, dataset: Dataset) -> None:
-    """The Releases page's budget of one dataset: a bar each for ε and δ, and the caps."""
+def budget_bars(registry: Registry, dataset: Dataset, metrics: bool = True) -> None:
+    """A dataset's budget: a bar each for ε and δ (and with `metrics`, what remains of each and
+    the per-query caps)."""
     eps, delta = bars(registry, dataset)
     for bar in (eps, delta):
         st.progress(bar.fraction, text=bar.text())
+    if not metrics:
+        return
     p = dataset.policy
     c1, c2, c3 = st.columns(3)
     c1.metric(f"ε remaining · {dataset.name}", f"{eps.remaining:.4g}")

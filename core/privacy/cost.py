@@ -104,6 +104,7 @@ class Shortage:
     by_cap: bool  # the binding limit is the per-query cap (else what remains of the total)
     spent: float | None = None  # of the total (None: a cap with no running total)
     total: float | None = None
+    cap: float | None = None  # a per-query cap the request is also above (what remains binds)
 
     @property
     def name(self) -> str:
@@ -125,7 +126,12 @@ class Shortage:
             )
         used = f"{self.spent:g} of {self.total:g} used"
         state = "spent" if self.exhausted else "short"
-        return f"{d} is {state}: {used}; this request needs {d} {need}"
+        also = (
+            ""
+            if self.cap is None
+            else f", also above the per-query cap max_{d}_per_query = {self.cap:g} ({cap_source})"
+        )
+        return f"{d} is {state}: {used}; this request needs {d} {need}{also}"
 
 
 @dataclass(frozen=True)
@@ -266,6 +272,7 @@ def check_budget(
                 by_cap,
                 None if spent is None else dim.of(spent),
                 None if total is None else dim.of(total),
+                cap if over_cap and not by_cap else None,
             )
         )
     if not shortages:
