@@ -21,7 +21,7 @@ import streamlit as st
 from core.errors import InputError
 from core.governance import ComputeFailed
 from core.planning.standing import standing
-from core.privacy.cost import Dimension
+from core.privacy.cost import BudgetShortfall, Cost, Dimension, check_budget
 from core.registry import Dataset, Registry, Release, RunKind, Status
 from ui import state
 from ui.budget import SYMBOL, refresh_budget_lines
@@ -104,11 +104,38 @@ class ChargePlan:
         )
 
     @property
+    def shortfall(self) -> BudgetShortfall | None:
+        """The refusal this click would meet (the registry re-checks at the charge), by the
+        one budget check: each release against the per-query caps, all against what remains."""
+        d = self.dataset
+        if d is None or self.remaining is None or self.seeded:
+            return None
+        p, n = d.policy, max(1, self.releases)
+        total = Cost(p.epsilon_total, p.delta_total)
+        spent = Cost(
+            max(0.0, total.epsilon - self.remaining[0]), max(0.0, total.delta - self.remaining[1])
+        )
+        where = {"subject": f"dataset '{d.name}'", "cap_source": f"dataset '{d.name}' policy"}
+        each = check_budget(
+            Cost(self.epsilon / n, self.delta / n),
+            max_epsilon=p.max_epsilon_per_query,
+            max_delta=p.max_delta_per_query,
+            **where,
+        )
+        return each or check_budget(
+            Cost(self.epsilon, self.delta),
+            spent=spent,
+            total=total,
+            owner_command=f"dpx dataset budget {d.name}",
+            **where,
+        )
+
+    @property
     def confirm_shares(self) -> tuple[Share, ...]:
         """Analyst mode: the dimension(s) of which this click spends more than a quarter of
         what remains — what triggers the confirmation (empty: none asked)."""
-        if not is_analyst() or self.seeded or self.shares is None:
-            return ()
+        if not is_analyst() or self.seeded or self.shares is None or self.shortfall:
+            return ()  # a click that would be refused is said so instead
         return tuple(s for s in self.shares if s.large)
 
     @property
@@ -171,6 +198,9 @@ def release_button(label: str, plan: ChargePlan, key: str, disabled: bool = Fals
     when the click would spend more than a quarter of the remaining budget, a confirmation
     checkbox (reset whenever the charge changes) must be ticked first. True when clicked."""
     st.markdown(plan.text(label))
+    short = plan.shortfall
+    if short is not None:
+        st.warning(f"This click would be refused (nothing is charged): {short}")
     if plan.needs_confirmation:
         eps_left, delta_left = plan.remaining
         confirm_key = f"{key}::confirm::{plan.epsilon:g}:{plan.delta:g}:{eps_left:g}:{delta_left:g}"

@@ -61,10 +61,12 @@ def test_once_delta_is_spent_the_refusal_names_delta(app_test, registry_dir, tmp
     _confirm(at).check().run()
     at.button(key="dpsql_run").click().run()
     assert reg.spent("staff") == pytest.approx((0.5, 1e-5))
-    label = _confirm(at).label  # the next click: δ has nothing left
-    assert "δ 1e-05 with no δ remaining" in label and "ε" not in label
-    _confirm(at).check().run()
-    at.button(key="dpsql_run").click().run()
+    # the next click: δ has nothing left — said before the click, with the fix, not a
+    # confirmation of a share
+    (warning,) = [w.value for w in at.warning if "would be refused" in w.value]
+    assert "delta is spent" in warning and "lower epsilon" not in warning
+    assert not any(c.key.startswith("dpsql_run::confirm") for c in at.checkbox)
+    at.button(key="dpsql_run").click().run()  # clicked anyway: refused, recorded
     refused = [e.value for e in at.error if "Refused" in e.value]
     assert refused and "delta is spent" in refused[0], [e.value for e in at.error]
     assert "lower epsilon" not in refused[0]
