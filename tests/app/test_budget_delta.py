@@ -71,3 +71,30 @@ def test_once_delta_is_spent_the_refusal_names_delta(app_test, registry_dir, tmp
     assert refused and "delta is spent" in refused[0], [e.value for e in at.error]
     assert "lower epsilon" not in refused[0]
     assert reg.spent("staff") == pytest.approx((0.5, 1e-5))
+
+
+def test_pp_once_delta_is_spent_says_delta_and_how_to_publish(
+    app_test, registry_dir, tmp_path, monkeypatch
+):
+    """PP without declared categories needs δ: after a release spent δ, the page says before
+    the click that δ is spent (ε fits) and names the release that needs none."""
+    from core.balancing.demos import DEMOS as PP_DEMOS
+    from core.balancing.demos import PATIENTS_NAME
+    from core.privacy import Cost
+
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    patients = next(d for d in PP_DEMOS if d.name == PATIENTS_NAME).load()
+    patients.to_csv(tmp_path / "p.csv", index=False)
+    reg = Registry(registry_dir)
+    reg.add_dataset("patients", [("patients", tmp_path / "p.csv")], Policy(5.0, 1e-5))
+    reg.charge("sql", "patients", {}, Cost(0.285, 1e-5), "secure")  # a default DP SQL query
+    at = app_test("pages/pp_balancing.py").run()
+    at.selectbox(key="pp_sa_registered:patients").set_value("Disease")
+    at.text_input(key="pp_rho1_registered:patients").set_value("1/5").run()
+    at.radio(key="pp_missing").set_value("drop those records").run()
+    (warning,) = [w.value for w in at.warning if "would be refused" in w.value]
+    assert "delta is spent" in warning and "fits" in warning and "lower epsilon" not in warning
+    assert "PP with the owner's declared categories" in warning
+    at.button(key="pp_publish").click().run()
+    refused = [e.value for e in at.error if "Refused" in e.value]
+    assert refused and "delta is spent" in refused[0]
