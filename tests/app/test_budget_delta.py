@@ -98,3 +98,28 @@ def test_pp_once_delta_is_spent_says_delta_and_how_to_publish(
     at.button(key="pp_publish").click().run()
     refused = [e.value for e in at.error if "Refused" in e.value]
     assert refused and "delta is spent" in refused[0]
+
+
+def test_plan_step_plans_count_star(app_test, registry_dir):
+    """Issue 28 item 3: Plan on the DP SQL page covers COUNT(*) without contribution bounds
+    (before: "'stops' (IMPLICIT_COUNT_ROWS) has no public half-width")."""
+    at = app_test(SQL, timeout=120)
+    at.run()
+    at.session_state["dpsql_plan_open"] = True
+    at.run()
+    text = (
+        "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, "
+        "max_groups_contributed = 1) dept, COUNT(*) AS stops FROM Employee GROUP BY dept"
+    )
+    at.text_area(key="dpsql_query").set_value(text).run()
+    at.text_area(key="dpsql_plan_targets").set_value("stops=20").run()
+    at.button(key="dpsql_plan_run").click().run()
+    refused = [e.value for e in at.error if "half-width" in e.value or "IMPLICIT" in e.value]
+    assert not at.exception and not refused, refused
+    (success,) = at.success
+    assert (
+        "stops within ±20" in success.value
+        and "(COUNT(*), no contribution bounds)" in success.value
+    )
+    shown = " ".join([success.value, *(str(d.value) for d in at.dataframe)])
+    assert "IMPLICIT_COUNT" not in shown
