@@ -1,4 +1,8 @@
-"""What a release costs: (ε, δ) under basic composition, and PP's (ρ1, ρ2) claim."""
+"""What a release costs: (ε, δ) under basic composition, and PP's (ρ1, ρ2) claim; and the one
+budget check (`check_budget`) every refusal takes — the registry's charge, per-query caps, a set
+of releases, budget plans and the pages' release buttons: it names the dimension(s) of (ε, δ)
+that do not fit, against what remains of a total or a per-query cap, with a fix that works
+(values rounded down to lower to, up to raise a total to)."""
 
 from __future__ import annotations
 
