@@ -160,10 +160,16 @@ def check_plannable(agg: Aggregate, target: SqlTarget) -> None:
             )
         return
     if kind not in (*COUNT_KINDS, AggKind.SUM):
+        why = (
+            "a quantile's error is in ranks: in value units it depends on how the data spread"
+            if kind is AggKind.QUANTILE
+            else "its interval depends on the group's own mean and spread, not only on public "
+            "parameters"
+        )
         raise InputError(
-            f"'{agg.name}' ({user_words(agg)}) has no public half-width to plan for (its noise "
-            "depends on the data, e.g. a privately chosen bound or a quantile). Fix: target "
-            "the counts, sums and averages of the query; this aggregate keeps its share."
+            f"'{agg.name}' ({user_words(agg)}) has no public half-width to plan for ({why}). "
+            "Fix: target the counts, sums and averages of the query; this aggregate keeps its "
+            "share."
         )
 
 
