@@ -20,6 +20,7 @@ import streamlit as st
 from core.errors import InputError
 from core.registry import Registry, Release, RunKind
 from core.reports import report_html
+from ui.budget import budget_bars
 from ui.outcomes import not_shown_frame, stranded_or_not_shown
 from ui.plan.budget import budget_plan, statuses
 from ui.shell import is_analyst, page_setup
@@ -54,19 +55,9 @@ if not datasets:
         "`dpx dataset add NAME --table T=FILE --epsilon E`."
     )
 for d in datasets:
-    eps_spent, delta_spent = registry.spent(d.name)
-    total = d.policy.epsilon_total
     with st.container(border=True):
         st.markdown(f"**{d.name}**" + (" · teaching" if d.teaching else ""))
-        st.progress(
-            min(1.0, eps_spent / total) if total else 1.0,
-            text=f"ε spent {eps_spent:g} of {total:g} (remaining {max(0.0, total - eps_spent):g})",
-        )
-        c1, c2, c3 = st.columns(3)
-        c1.metric(f"ε remaining · {d.name}", f"{max(0.0, total - eps_spent):g}")
-        c2.metric(f"δ spent · {d.name}", f"{delta_spent:g} of {d.policy.delta_total:g}")
-        caps = d.policy.max_epsilon_per_query
-        c3.metric(f"ε cap per query · {d.name}", "none" if caps is None else f"{caps:g}")
+        budget_bars(registry, d)
         if not is_analyst():
             changes, refusals = registry.budget_history(d.name), registry.refusals(d.name)
             with st.expander(

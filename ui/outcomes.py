@@ -21,12 +21,37 @@ import streamlit as st
 from core.errors import InputError
 from core.governance import ComputeFailed
 from core.planning.standing import standing
+from core.privacy.cost import BudgetShortfall, Cost, Dimension, check_budget
 from core.registry import Dataset, Registry, Release, RunKind, Status
 from ui import state
-from ui.budget import refresh_budget_lines
+from ui.budget import SYMBOL, refresh_budget_lines
 from ui.shell import is_analyst
 
 CONFIRM_SHARE = 0.25  # analyst mode: a click spending more than this share of what remains asks
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one click spends of what remains in one dimension of (ε, δ)."""
+
+    dimension: Dimension
+    spend: float
+    left: float
+
+    @property
+    def fraction(self) -> float:
+        return self.spend / self.left if self.left > 0 else float("inf")
+
+    @property
+    def large(self) -> bool:
+        """More than `CONFIRM_SHARE` of what remains (any spend of nothing left)."""
+        return self.spend > 0 and self.spend > CONFIRM_SHARE * self.left
+
+    def words(self) -> str:
+        sym = SYMBOL[self.dimension]
+        if self.left <= 0:
+            return f"{sym} {self.spend:.4g} with no {sym} remaining"
+        return f"{sym} {self.spend:.4g} of the {self.left:.4g} remaining ({self.fraction:.0%})"
 
 
 @contextmanager
@@ -68,13 +93,66 @@ class ChargePlan:
         return cls(epsilon, delta, releases, dataset, remaining, seeded, note)
 
     @property
+    def shares(self) -> tuple[Share, Share] | None:
+        """What this click spends of the remaining ε and of the remaining δ (None: no budget)."""
+        if self.remaining is None:
+            return None
+        eps_left, delta_left = self.remaining
+        return (
+            Share(Dimension.EPSILON, self.epsilon, eps_left),
+            Share(Dimension.DELTA, self.delta, delta_left),
+        )
+
+    @property
+    def shortfall(self) -> BudgetShortfall | None:
+        """The refusal this click would meet (the registry re-checks at the charge), by the
+        one budget check: each release against the per-query caps, all against what remains."""
+        d = self.dataset
+        if d is None or self.remaining is None or self.seeded:
+            return None
+        p, n = d.policy, max(1, self.releases)
+        total = Cost(p.epsilon_total, p.delta_total)
+        spent = Cost(
+            max(0.0, total.epsilon - self.remaining[0]), max(0.0, total.delta - self.remaining[1])
+        )
+        where = {"subject": f"dataset '{d.name}'", "cap_source": f"dataset '{d.name}' policy"}
+        each = check_budget(
+            Cost(self.epsilon / n, self.delta / n),
+            max_epsilon=p.max_epsilon_per_query,
+            max_delta=p.max_delta_per_query,
+            **where,
+        )
+        return each or check_budget(
+            Cost(self.epsilon, self.delta),
+            spent=spent,
+            total=total,
+            owner_command=f"dpx dataset budget {d.name}",
+            **where,
+        )
+
+    @property
+    def confirm_shares(self) -> tuple[Share, ...]:
+        """Analyst mode: the dimension(s) of which this click spends more than a quarter of
+        what remains — what triggers the confirmation (empty: none asked)."""
+        if not is_analyst() or self.seeded or self.shares is None or self.shortfall:
+            return ()  # a click that would be refused is said so instead
+        return tuple(s for s in self.shares if s.large)
+
+    @property
     def needs_confirmation(self) -> bool:
         """Analyst mode, and this click spends more than a quarter of the remaining ε or δ."""
-        if not is_analyst() or self.remaining is None or self.seeded:
-            return False
-        eps_left, delta_left = self.remaining
-        return self.epsilon > CONFIRM_SHARE * eps_left or (
-            self.delta > 0 and self.delta > CONFIRM_SHARE * delta_left
+        return bool(self.confirm_shares)
+
+    def confirm_text(self) -> str:
+        """The confirmation's words: the share(s) that triggered it, each with both numbers."""
+        spends = " and ".join(s.words() for s in self.confirm_shares)
+        return f"Yes, spend {spends} with one click (more than {CONFIRM_SHARE:.0%} of what remains)"
+
+    def confirm_warning(self) -> str:
+        which = " and ".join(SYMBOL[s.dimension] for s in self.confirm_shares)
+        return (
+            f"This click would spend more than a quarter of the dataset's remaining {which}: "
+            "tick the confirmation to enable the button."
         )
 
     def text(self, button: str) -> str:
@@ -103,16 +181,15 @@ class ChargePlan:
                 "recorded as a demo run, nothing charged."
             )
         eps_left, delta_left = self.remaining or (0.0, 0.0)
+        left = f"ε {eps_left:.4g}, δ {delta_left:.3g}"
         if self.epsilon == 0 and self.delta == 0:
             return (
                 f"**{button}** charges nothing to dataset **{self.dataset.name}** (remaining "
-                f"budget ε {eps_left:.4g}).{note}"
+                f"budget {left}).{note}"
             )
         return (
             f"**{button}** charges {cost}{count} to dataset **{self.dataset.name}**, whose "
-            f"remaining budget is ε {eps_left:.4g}"
-            + (f", δ {delta_left:.3g}" if self.delta else "")
-            + f".{note}"
+            f"remaining budget is {left}.{note}"
         )
 
 
@@ -121,19 +198,15 @@ def release_button(label: str, plan: ChargePlan, key: str, disabled: bool = Fals
     when the click would spend more than a quarter of the remaining budget, a confirmation
     checkbox (reset whenever the charge changes) must be ticked first. True when clicked."""
     st.markdown(plan.text(label))
+    short = plan.shortfall
+    if short is not None:
+        st.warning(f"This click would be refused (nothing is charged): {short}")
     if plan.needs_confirmation:
-        eps_left = plan.remaining[0] if plan.remaining else 0.0
-        confirm_key = f"{key}::confirm::{plan.epsilon:g}:{plan.delta:g}:{eps_left:g}"
-        confirmed = st.checkbox(
-            f"Yes, spend ε {plan.epsilon:.4g} of the {eps_left:.4g} remaining "
-            f"(more than {CONFIRM_SHARE:.0%} of it) with one click",
-            key=confirm_key,
-        )
+        eps_left, delta_left = plan.remaining
+        confirm_key = f"{key}::confirm::{plan.epsilon:g}:{plan.delta:g}:{eps_left:g}:{delta_left:g}"
+        confirmed = st.checkbox(plan.confirm_text(), key=confirm_key)
         if not confirmed:
-            st.warning(
-                "This click would spend more than a quarter of the dataset's remaining budget: "
-                "tick the confirmation to enable the button."
-            )
+            st.warning(plan.confirm_warning())
         disabled = disabled or not confirmed
     return st.button(label, type="primary", key=key, disabled=disabled)
 

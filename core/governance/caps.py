@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 from core.errors import InputError
+from core.privacy.cost import BudgetShortfall, Cost, check_budget
 
 
 @dataclass(frozen=True)
@@ -39,21 +40,21 @@ class QueryCaps:
                 "Fix: e.g. --max-delta-per-query 1e-5."
             )
 
+    def shortfall(self, epsilon: float, delta: float) -> BudgetShortfall | None:
+        """What of (ε, δ) is above a cap (None: both fit), by the one budget check."""
+        return check_budget(
+            Cost(epsilon, delta),
+            max_epsilon=self.max_epsilon,
+            max_delta=self.max_delta,
+            cap_source=self.source,
+            raise_cap=None,
+        )
+
     def check(self, epsilon: float, delta: float) -> None:
         """Refuse (DPX-B002) a query whose total ε or δ is above a cap; nothing is charged."""
-        if self.max_epsilon is not None and epsilon > self.max_epsilon * (1 + 1e-12):
-            raise InputError(
-                f"DPX-B002 this query needs epsilon = {epsilon:.4g}, above "
-                f"max_epsilon_per_query = {self.max_epsilon:g} ({self.source}). Nothing was "
-                f"charged. Fix: lower epsilon to <= {self.max_epsilon:g}."
-            )
-        if self.max_delta is not None and delta > self.max_delta * (1 + 1e-12):
-            raise InputError(
-                f"DPX-B002 this query needs delta = {delta:.3g}, above "
-                f"max_delta_per_query = {self.max_delta:g} ({self.source}). Nothing was "
-                f"charged. Fix: lower delta to <= {self.max_delta:g}"
-                + (" or use PUBLIC_GROUPS (no delta)." if self.max_delta == 0 else ".")
-            )
+        short = self.shortfall(epsilon, delta)
+        if short is not None:
+            raise InputError(f"DPX-B002 {short}")
 
 
 NO_CAPS = QueryCaps()

@@ -31,6 +31,7 @@ from typing import Generic, TypeVar
 from core.errors import BudgetExceededError, InputError
 from core.governance.roles import Role, RoleError
 from core.privacy import Accountant, Cost, Noise, RhoClaim
+from core.privacy.cost import check_budget
 from core.registry import Claim, Dataset, Registry, Release, RunKind
 from core.registry.store import RegistryError
 
@@ -189,12 +190,15 @@ def check_fits(
     charged (each charge still re-checks atomically)."""
     costs = list(costs)
     need = Cost(sum(c.epsilon for c in costs), min(sum(c.delta for c in costs), 1 - 1e-300))
-    eps_left, delta_left = registry.remaining(dataset.name)
-    if need.epsilon > eps_left + 1e-9 or need.delta > delta_left + 1e-15:
-        reason = (
-            f"privacy budget of dataset '{dataset.name}' exceeded: {len(costs)} release(s) "
-            f"need epsilon {need.epsilon:g}, delta {need.delta:g}; remaining epsilon "
-            f"{eps_left:g}, delta {delta_left:g}. Nothing was charged."
-        )
+    p = dataset.policy
+    short = check_budget(
+        need,
+        spent=Cost(*registry.spent(dataset.name)),
+        total=Cost(p.epsilon_total, p.delta_total),
+        subject=f"dataset '{dataset.name}'",
+        owner_command=f"dpx dataset budget {dataset.name}",
+    )
+    if short is not None:
+        reason = f"{len(costs)} release(s) together: {short}" if len(costs) > 1 else str(short)
         registry.refuse(tool, dataset.name, reason, params)
         raise BudgetExceededError(reason)

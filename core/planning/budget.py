@@ -24,6 +24,7 @@ from enum import StrEnum
 from core.errors import InputError
 from core.governance.roles import Role, require_owner
 from core.privacy import Cost
+from core.privacy.cost import Dimension, check_budget
 from core.registry import Registry, Release, RunKind, SavedPlan, Tool
 
 PLANNABLE_TOOLS = (Tool.LOCATION.value, Tool.SQL.value, Tool.PP.value, "pilot", "bounds")
@@ -159,6 +160,7 @@ class Allocation:
     delta_each: float
     fits: bool
     more_possible: int | None  # None: the item has no ε of its own
+    short: tuple[Dimension, ...] = ()  # what it does not fit: ε, δ or both (empty: it fits)
 
     @property
     def epsilon_total(self) -> float:
@@ -172,6 +174,7 @@ class Allocation:
             "delta_each": self.delta_each,
             "epsilon_total": self.epsilon_total,
             "fits": self.fits,
+            "short": [d.value for d in self.short],
             "more_possible": self.more_possible,
         }
 
@@ -200,13 +203,15 @@ class BudgetSplit:
     def describe(self) -> str:
         fit = [a for a in self.allocations if a.fits]
         miss = [a for a in self.allocations if not a.fits]
+        r, p, left = self.remaining, self.planned, self.left
         text = (
-            f"Of dataset '{self.dataset}''s remaining epsilon {self.remaining.epsilon:g}, the plan "
-            f"uses {self.planned.epsilon:g} for {len(fit)} of {len(self.allocations)} planned "
-            f"release kinds, leaving {self.left.epsilon:g}"
+            f"Of dataset '{self.dataset}''s remaining epsilon {r.epsilon:g}, delta {r.delta:g}, "
+            f"the plan uses epsilon {p.epsilon:g}, delta {p.delta:g} for {len(fit)} of "
+            f"{len(self.allocations)} planned release kinds, leaving epsilon {left.epsilon:g}, "
+            f"delta {left.delta:g}"
         )
         if miss:
-            text += "; " + ", ".join(a.item.name for a in miss) + " do not fit"
+            text += "; " + ", ".join(_miss_words(a) for a in miss) + " do not fit"
         return text + "."
 
     def to_json(self) -> dict:
@@ -218,6 +223,11 @@ class BudgetSplit:
             "items": [a.to_json() for a in self.allocations],
             "describe": self.describe(),
         }
+
+
+def _miss_words(a: Allocation) -> str:
+    short = " and ".join(d.value for d in a.short)
+    return f"{a.item.name} ({short} short)" if short else a.item.name
 
 
 def split_budget(dataset: str, remaining: Cost, items: Sequence[BudgetItem]) -> BudgetSplit:
@@ -232,10 +242,15 @@ def split_budget(dataset: str, remaining: Cost, items: Sequence[BudgetItem]) -> 
         if item.epsilon is None:
             continue
         need_e, need_d = item.epsilon * item.repeat, item.delta * item.repeat
-        fits = need_e <= eps_left * (1 + _TOL) + _TOL and need_d <= delta_left + 1e-15
+        short = check_budget(
+            Cost(need_e, min(need_d, 1 - 1e-300)),
+            total=Cost(max(0.0, eps_left), max(0.0, delta_left)),
+        )
+        fits = short is None
         if fits:
             eps_left, delta_left = eps_left - need_e, delta_left - need_d
-        fixed[i] = Allocation(item, item.epsilon, item.delta, fits, None)
+        dims = () if short is None else short.dimensions
+        fixed[i] = Allocation(item, item.epsilon, item.delta, fits, None, dims)
     shares = [i for i, item in enumerate(items) if item.epsilon is None]
     weight = sum(items[i].weight * items[i].repeat for i in shares)
     out = []
@@ -243,7 +258,7 @@ def split_budget(dataset: str, remaining: Cost, items: Sequence[BudgetItem]) -> 
         if i in fixed:
             a = fixed[i]
             more = _more(eps_left, delta_left, a) if not shares else 0
-            out.append(Allocation(item, a.epsilon_each, a.delta_each, a.fits, more))
+            out.append(Allocation(item, a.epsilon_each, a.delta_each, a.fits, more, a.short))
         else:
             each = eps_left * item.weight / weight if weight else 0.0
             out.append(Allocation(item, each, 0.0, each > 0, None))

@@ -31,11 +31,14 @@ from core.dpsql.sql.stages import stage
 from core.errors import InputError
 from core.planning.search import round_up, smallest_passing
 from core.planning.sql_targets import (
+    IMPLICIT_COUNT_KINDS,
     SqlTarget,
     accuracy,
     check_plannable,
     find_aggregate,
+    implicit_note,
     survival,
+    user_words,
 )
 from core.privacy import Cost, Mechanism
 
@@ -147,6 +150,15 @@ class SplitPlan:
     mechanisms: tuple[Mechanism, ...]
 
 
+def shown_label(label: str, plan: Plan) -> str:
+    """A mechanism's label in the user's words: `stops: COUNT(*) count`, never the internal
+    kind name of a count without contribution bounds."""
+    for agg in plan.aggregates:
+        if agg.KIND in IMPLICIT_COUNT_KINDS:
+            label = label.replace(f"{agg.name}: {agg.KIND.value}", f"{agg.name}: {user_words(agg)}")
+    return label
+
+
 def _split_plan(prepared: Prepared, targets, confidence) -> SplitPlan:
     plan = prepared.plan
     q = prepared.query
@@ -159,7 +171,7 @@ def _split_plan(prepared: Prepared, targets, confidence) -> SplitPlan:
         threshold_weight=float(q.options.threshold_weight) if own_threshold else None,
         threshold=None if th is None else int(th),
         rows=tuple(
-            SplitRow(m.label, m.cost.epsilon, m.cost.delta, float(m.scale))
+            SplitRow(shown_label(m.label, plan), m.cost.epsilon, m.cost.delta, float(m.scale))
             for m in prepared.mechanisms
         ),
         checks=check_targets(plan, targets, confidence),
@@ -190,6 +202,7 @@ class SqlPlan:
     cu_tradeoff: tuple[CuRow, ...]
     max_groups: int
     basis: str
+    notes: tuple[str, ...] = ()  # what the plan assumes (a count without contribution bounds)
 
     @property
     def epsilon(self) -> float:
@@ -211,9 +224,10 @@ class SqlPlan:
                 f" (or epsilon {self.optimised.epsilon:g} with each statistic's share set to "
                 "what its target needs)"
             )
+        notes = "".join(f" {n}" for n in self.notes)
         return (
             f"Epsilon {self.epsilon:g} (delta {self.as_written.delta:g}) meets every target — "
-            f"{goals} — with the query's own split{gate}{better}."
+            f"{goals} — with the query's own split{gate}{better}.{notes}"
         )
 
     def to_json(self) -> dict:
@@ -247,6 +261,7 @@ class SqlPlan:
                 for r in self.cu_tradeoff
             ],
             "basis": self.basis,
+            "notes": list(self.notes),
             "describe": self.describe(),
         }
 
@@ -270,8 +285,13 @@ def plan_sql(
         raise InputError("give at least one --target NAME=HALF_WIDTH (e.g. total=50).")
     if not 0.5 <= confidence < 1:
         raise InputError(f"--confidence must be in [0.5, 1), got {confidence}.")
+    notes: list[str] = []
     for t in targets:
-        check_plannable(find_aggregate(prepared.plan, t), t)
+        agg = find_aggregate(prepared.plan, t)
+        check_plannable(agg, t)
+        note = implicit_note(agg)
+        if note is not None and note not in notes:
+            notes.append(note)
     written = _smallest_written(prepared, targets, confidence, None)
     optimised = _optimised(prepared, targets, confidence, None)
     if optimised is None or optimised.epsilon > written.epsilon:
@@ -290,6 +310,7 @@ def plan_sql(
         cu_tradeoff=_cu_tradeoff(prepared, targets, confidence, cu),
         max_groups=cu,
         basis=BASIS.format(cu=cu),
+        notes=tuple(notes),
     )
 
 

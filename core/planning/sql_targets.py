@@ -26,7 +26,17 @@ from core.dpsql.plan.planner import Plan
 from core.dpsql.plan.statistics import Component
 from core.errors import InputError
 
-COUNT_KINDS = (AggKind.COUNT_UNITS, AggKind.COUNT_ROWS, AggKind.COUNT_VALUES)
+# COUNT(*) / COUNT(x) without contribution bounds: the bound U of one unit's rows in a group is
+# chosen privately at release, and the released count's half-width is U times its count
+# mechanism's half-width at U = 1 — the accuracy DP SQL's explain states for that mechanism.
+# The planner plans that stated accuracy (per row a unit adds to a group) and says so.
+IMPLICIT_COUNT_KINDS = (AggKind.IMPLICIT_COUNT_ROWS, AggKind.IMPLICIT_COUNT_VALUES)
+COUNT_KINDS = (
+    AggKind.COUNT_UNITS,
+    AggKind.COUNT_ROWS,
+    AggKind.COUNT_VALUES,
+    *IMPLICIT_COUNT_KINDS,
+)
 _TARGET = re.compile(
     r"^\s*(?P<name>[^=@]+?)\s*=\s*(?P<value>[0-9.eE+-]+)\s*(?P<pct>%)?\s*"
     r"(?:@\s*(?P<units>[0-9]+))?\s*$"
@@ -108,13 +118,39 @@ def find_aggregate(plan: Plan, target: SqlTarget) -> Aggregate:
     )
 
 
+def user_words(agg: Aggregate) -> str:
+    """The aggregate as the user wrote it (e.g. `COUNT(*)`), never an internal kind name."""
+    span = getattr(agg.spec, "span", None)
+    text = getattr(span, "text", None)
+    return text or getattr(agg, "ZETA", None) or agg.name
+
+
+def implicit_note(agg: Aggregate) -> str | None:
+    """What a plan of a count without contribution bounds assumes (None for other kinds)."""
+    if agg.KIND not in IMPLICIT_COUNT_KINDS:
+        return None
+    words = user_words(agg)
+    call = words.rstrip().removesuffix(")")
+    bounded = (
+        f"{call}, 1)"
+        if call.upper().startswith("ANON_")
+        else f"{call}, contribution_bounds_per_group => (0, 1))"
+    )
+    return (
+        f"'{agg.name}' ({words}, no contribution bounds): its half-width is planned for a bound "
+        "of 1 row per unit and group, as its count mechanism states; the release chooses the "
+        "bound U privately and its interval is U times as wide. For a width that holds "
+        f"whatever the data, bound it, e.g. {bounded}."
+    )
+
+
 def check_plannable(agg: Aggregate, target: SqlTarget) -> None:
     """Refuse (one line) a target the planner cannot read off the mechanisms."""
     kind = agg.KIND
     if target.relative is not None and kind not in COUNT_KINDS:
         raise InputError(
             f"a relative target needs a count (its value is at least the group's units); "
-            f"'{agg.name}' is {kind.value}. Fix: give ±HALF_WIDTH, e.g. {agg.name}=50."
+            f"'{agg.name}' is {user_words(agg)}. Fix: give ±HALF_WIDTH, e.g. {agg.name}=50."
         )
     if isinstance(agg, Average):
         if target.min_units is None:
@@ -124,10 +160,16 @@ def check_plannable(agg: Aggregate, target: SqlTarget) -> None:
             )
         return
     if kind not in (*COUNT_KINDS, AggKind.SUM):
+        why = (
+            "a quantile's error is in ranks: in value units it depends on how the data spread"
+            if kind is AggKind.QUANTILE
+            else "its interval depends on the group's own mean and spread, not only on public "
+            "parameters"
+        )
         raise InputError(
-            f"'{agg.name}' ({kind.value}) has no public half-width to plan for (its noise "
-            "depends on the data, e.g. a privately chosen bound or a quantile). Fix: target "
-            "the counts, sums and averages of the query; this aggregate keeps its share."
+            f"'{agg.name}' ({user_words(agg)}) has no public half-width to plan for ({why}). "
+            "Fix: target the counts, sums and averages of the query; this aggregate keeps its "
+            "share."
         )
 
 
@@ -136,6 +178,8 @@ def accuracy(agg: Aggregate, target: SqlTarget, confidence: float) -> float:
     size where it matters (AVG). Read off the aggregate's mechanisms."""
     if isinstance(agg, Average):
         return average_half_width(agg, int(target.min_units), confidence)
+    if agg.KIND in IMPLICIT_COUNT_KINDS:  # at a bound of 1 row per unit (see the note above)
+        return float(agg.statistic(Component.COUNT).half_width(confidence))
     width = agg.half_width(confidence)
     if width is None:  # check_plannable refuses these first
         raise InputError(f"'{agg.name}' has no public half-width.")

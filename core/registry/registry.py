@@ -17,7 +17,7 @@ from pathlib import Path
 
 from core.data.declared import SchemaSource, TableSchema
 from core.errors import BudgetExceededError, InputError
-from core.privacy.cost import Cost
+from core.privacy.cost import Cost, check_budget
 from core.privacy.mechanisms import Mechanism
 from core.registry.budgets import BudgetHistory
 from core.registry.models import (
@@ -351,29 +351,17 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         if seeded:
             return None  # a labelled demo run on teaching data: recorded, never charged
         p = d.policy
-        eps_spent, delta_spent = self._spent(con, d.name)
-        eps_left = max(0.0, p.epsilon_total - eps_spent)
-        delta_left = max(0.0, p.delta_total - delta_spent)
-        left = f"remaining epsilon {eps_left:g} of {p.epsilon_total:g}, delta {delta_left:g} of {p.delta_total:g}"
-        if p.max_epsilon_per_query is not None and epsilon > p.max_epsilon_per_query * (1 + 1e-12):
-            return (
-                f"this request needs epsilon {epsilon:g}, above dataset '{d.name}''s per-query "
-                f"cap max_epsilon_per_query = {p.max_epsilon_per_query:g} ({left}). Nothing was "
-                f"charged. Fix: lower epsilon to <= {p.max_epsilon_per_query:g}."
-            )
-        if p.max_delta_per_query is not None and delta > p.max_delta_per_query * (1 + 1e-12):
-            return (
-                f"this request needs delta {delta:g}, above dataset '{d.name}''s per-query "
-                f"cap max_delta_per_query = {p.max_delta_per_query:g} ({left}). Nothing was "
-                f"charged. Fix: lower delta to <= {p.max_delta_per_query:g}."
-            )
-        if epsilon > eps_left + _TOLERANCE or delta > delta_left + 1e-15:
-            return (
-                f"privacy budget of dataset '{d.name}' exceeded: this request needs epsilon "
-                f"{epsilon:g}, delta {delta:g}; {left}. Nothing was charged. Fix: lower epsilon "
-                f"to <= {eps_left:g}, or the owner raises the total (`dpx dataset budget`)."
-            )
-        return None
+        short = check_budget(
+            Cost(epsilon, delta),
+            spent=Cost(*self._spent(con, d.name)),
+            total=Cost(p.epsilon_total, p.delta_total),
+            max_epsilon=p.max_epsilon_per_query,
+            max_delta=p.max_delta_per_query,
+            subject=f"dataset '{d.name}'",
+            cap_source=f"dataset '{d.name}' policy",
+            owner_command=f"dpx dataset budget {d.name}",
+        )
+        return None if short is None else str(short)
 
     def attach(
         self, release_id: int, artefact: dict, mechanisms: Iterable[Mechanism] | None = None

@@ -38,7 +38,9 @@ def test_budgets_list_and_reports(app_test, filled, monkeypatch):
     assert not at.exception
     assert _progress_texts(at) == [
         "ε spent 1.5 of 4 (remaining 2.5)",
+        "δ spent 0 of 1e-05 (remaining 1e-05)",
         "ε spent 2 of 2 (remaining 0)",
+        "δ: total 0 — releases that need δ are refused",
     ]
     table = _release_table(at)
     assert list(table["id"]) == [1, 2, 3, 4] and list(table["ε"]) == [1.0, 0.5, 2.0, 9.0]
@@ -52,6 +54,19 @@ def test_budgets_list_and_reports(app_test, filled, monkeypatch):
     assert list(_release_table(at)["id"]) == [2, 3]
     assert [o.split(" · ")[0] for o in at.selectbox(key="rel_report").options] == ["#3", "#2"]
     assert [b.proto.label for b in at.get("download_button")] == ["Report of release #3"]
+
+
+def test_budget_bars_show_delta_spent_as_well_as_epsilon(app_test, filled, monkeypatch):
+    """Issue 28.3: after a release that spends the whole δ, the dataset's bars say so (a bar per
+    parameter of (ε, δ)), though most of its ε remains."""
+    monkeypatch.delenv("DPX_MODE", raising=False)
+    filled.charge("sql", "sales", {"p": 3}, [Mechanism("threshold", 0.25, 1e-5)], "secure")
+    at = app_test(PAGE).run()
+    assert not at.exception
+    bars = {p.proto.text: p.proto.value for p in at.get("progress")}
+    assert bars["ε spent 1.75 of 4 (remaining 2.25)"] == 43  # percent
+    assert bars["δ spent 1e-05 of 1e-05 (remaining 0)"] == 100
+    assert [m.value for m in at.metric if m.label == "δ remaining · sales"] == ["0"]
 
 
 def test_a_failing_report_is_isolated_and_reports_are_built_on_demand(
@@ -81,7 +96,7 @@ def test_a_failing_report_is_isolated_and_reports_are_built_on_demand(
     assert all("SECRET" not in m.value for m in [*at.markdown, *at.caption, *at.error])
     assert not at.get("download_button")
     assert list(_release_table(at)["id"]) == [1, 2, 3, 4]  # the rest of the page is there
-    assert len(_progress_texts(at)) == 2
+    assert len(_progress_texts(at)) == 4  # ε and δ of each dataset
     at.selectbox(key="rel_report").set_value(2).run()
     assert not at.exception and not at.error
     assert [b.proto.label for b in at.get("download_button")] == ["Report of release #2"]

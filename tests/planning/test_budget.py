@@ -25,7 +25,7 @@ def test_fixed_items_take_what_they_need_in_order():
     assert split.planned.epsilon == pytest.approx(2.5)
     assert split.left.epsilon == pytest.approx(0.5)
     assert split.allocations[0].more_possible == 1  # one more 0.5 release fits in 0.5
-    assert "pp do not fit" in split.describe()
+    assert "pp (epsilon short) do not fit" in split.describe()
 
 
 def test_shares_split_what_is_left_by_weight():

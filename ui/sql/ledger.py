@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.registry import Dataset, Registry
-from core.viz.dpsql import ledger_figure
+from ui.budget import budget_bars
 from ui.data import DataChoice
 from ui.downloads import download
 from ui.outcomes import user_errors
@@ -56,7 +56,7 @@ def ledger_tab(choice: DataChoice) -> None:
         d = choice.dataset
         eps_spent, delta_spent = registry.spent(d.name)
         p = d.policy
-        st.plotly_chart(ledger_figure(eps_spent, p.epsilon_total, d.name), key="dpsql_ledger_chart")
+        budget_bars(registry, d, metrics=False)  # ε and δ: one budget
         caps_text = ", ".join(
             f"{name} {value:g} per query"
             for name, value in (("ε", p.max_epsilon_per_query), ("δ", p.max_delta_per_query))
