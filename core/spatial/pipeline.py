@@ -19,6 +19,11 @@ from core.spatial.persons import bin_units, person_ids
 from core.spatial.unit import POINT, Unit
 
 MIN_POINTS = 10
+NO_USABLE_POINTS = (
+    "no row has a usable latitude and longitude (each is missing, not a number, or outside "
+    "[-90, 90] / [-180, 180]). Fix: check the coordinate columns (--lat/--lon) and that they "
+    "hold degrees."
+)
 DEFAULT_GRID = 1024
 
 
@@ -30,7 +35,7 @@ class Prepared:
     F: np.ndarray
     grid: Grid
     n_used: int
-    n_dropped: int  # outside the bbox + missing coordinates: private, data owner only
+    n_dropped: int  # outside the bbox + unusable coordinates: private, data owner only
     bbox_from_data: bool
     lat_col: str
     lon_col: str
@@ -109,11 +114,11 @@ def prepare(
     uid = None
     if unit.column is not None:
         uid = person_ids(df, unit.column)
-    pts = validate_points(df, lat_col, lon_col, drop_nan=True)
+    pts = validate_points(df, lat_col, lon_col)  # unusable coordinates: dropped, never refused
     if uid is not None:  # align the ids with the points that kept their coordinates
-        lat_v = pd.to_numeric(df[lat_col], errors="coerce").to_numpy(dtype=float)
-        lon_v = pd.to_numeric(df[lon_col], errors="coerce").to_numpy(dtype=float)
-        uid = uid[~(np.isnan(lat_v) | np.isnan(lon_v))].reset_index(drop=True)
+        uid = uid[pts.kept].reset_index(drop=True)
+    if pts.lon.size == 0:
+        raise InputError(NO_USABLE_POINTS)
     if pts.lon.size < MIN_POINTS:
         raise InputError(
             f"only {pts.lon.size} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
@@ -136,7 +141,7 @@ def prepare(
         F=binned.F,
         grid=grid,
         n_used=binned.n_used,
-        n_dropped=binned.n_dropped + pts.n_nan_dropped,
+        n_dropped=binned.n_dropped + pts.n_unusable,
         bbox_from_data=from_data,
         lat_col=lat_col,
         lon_col=lon_col,

@@ -115,7 +115,7 @@ def test_bad_upload_shows_error_and_releases_nothing(app_test):
     bad = pd.DataFrame({"lat": ["north"] * 20, "lon": [1.0] * 20}).to_csv(index=False).encode()
     at.file_uploader(key="lh_upload").set_value(("bad.csv", bad, "text/csv")).run()
     assert not at.exception
-    assert any("non-numeric" in e.value for e in at.error)
+    assert any("no row has a usable latitude" in e.value for e in at.error)
     assert not at.get("component_instance")
 
 
