@@ -25,6 +25,7 @@ from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.persons import unit_words
 from core.balancing.plan import plan_partition
+from core.balancing.precharge import count_missing_in_file, missing_policy
 from core.balancing.publish import publish
 from core.balancing.record import pp_artefact
 from core.balancing.records import encode_sa
@@ -101,7 +102,8 @@ def register(sub, common) -> None:
         "--missing",
         choices=("error", "drop", "category"),
         default="error",
-        help="what to do with missing SA values (default: stop and ask)",
+        help="what to do with missing SA values (default: stop and ask). With --perturb an "
+        "analyst always chooses drop or category, before anything is charged",
     )
     p.add_argument(
         "--columns",
@@ -318,7 +320,7 @@ def run_publication(args) -> dict | str:
         claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
         noise=target.noise,
         rho=settings.claim,
-        extra_checks=(lambda: require_columns(args.input, {"sensitive attribute": args.sa}),),
+        extra_checks=_checks_before_the_charge(args, target.role),
     )
     governed = govern(
         target.registry,
@@ -351,6 +353,29 @@ def run_publication(args) -> dict | str:
     if "registry" in result:
         lines.append(registry_line(result["registry"]))
     return "\n".join(lines)
+
+
+def _checks_before_the_charge(args, role: Role) -> tuple:
+    """Every check of `dpx balance --perturb` that needs no private data, run by the governed
+    flow before the charge (issue 28): the SA is a column of the file, the published columns
+    are columns the owner may publish (the header and the dataset's declaration are public),
+    and the missing-value policy is declared (`core.balancing.precharge`, the page's rule too:
+    an analyst always declares it; the owner, when the SA has missing values)."""
+    analyst = role is Role.ANALYST
+
+    def missing() -> None:
+        missing_policy(
+            args.missing,
+            analyst=analyst,
+            sa=args.sa,
+            count_missing=lambda: count_missing_in_file(args.input, args.sa),
+        )
+
+    return (
+        lambda: require_columns(args.input, {"sensitive attribute": args.sa}),
+        lambda: _columns(args, columns_of(args.input)),
+        missing,
+    )
 
 
 def _exact_counts(args) -> dict[str, int]:
