@@ -27,7 +27,7 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.persons import bound_points_per_person
-from core.spatial.pipeline import MIN_POINTS, NO_USABLE_POINTS, Prepared, grid_for
+from core.spatial.pipeline import Prepared, check_inside, check_usable, grid_for
 from core.spatial.unit import POINT, PersonUnit, Unit
 
 # the texts pandas' CSV reader takes for a missing value (read as NULL here too)
@@ -65,14 +65,16 @@ def scan_prepare(
     allow_data_bbox: bool = False,
     unit: Unit = POINT,
     noise: Noise | None = None,
+    total: bool = False,
 ) -> Prepared:
-    """Validate and bin the points of the file at `path` in DuckDB (see the module docstring).
+    """Validate and bin the points of the file at `path` in DuckDB (see the module docstring);
+    `total` as in `core.spatial.pipeline.prepare` (an analyst's run: no refusal on the data).
 
     Raises `ScanUnavailable` when DuckDB cannot read the file at all; `InputError` (one line)
     for every bad input the in-memory path refuses."""
     src = _open(Path(path), lat, lon, unit.column)
     try:
-        return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise)
+        return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise, total)
     finally:
         src.con.close()
 
@@ -128,7 +130,7 @@ def _ident(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
-def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Prepared:
+def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise, total) -> Prepared:
     import duckdb
 
     try:
@@ -136,15 +138,10 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
     except duckdb.Error as err:  # e.g. a CSV whose typing failed late: the careful reader
         raise ScanUnavailable(str(err)) from None
     n_ok = stats["n"] - stats["n_unusable"]
-    if n_ok == 0:
-        raise InputError(NO_USABLE_POINTS)
-    if n_ok < MIN_POINTS:
-        raise InputError(
-            f"only {n_ok} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
-            "meaningful histogram."
-        )
-    extent = (stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"])
-    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
+    if not total:
+        check_usable(n_ok)
+    extent = None if n_ok == 0 else (stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox, total)
     if isinstance(unit, PersonUnit):
         F, n_used, n_inside = _bin_persons(src, grid, unit, noise)
         n_capped = n_inside - n_used
@@ -152,16 +149,8 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
         F, n_used = _bin_points(src, grid)
         n_inside, n_capped = n_used, 0
     n_outside = n_ok - n_inside
-    if n_used == 0 and n_capped == 0:
-        raise InputError(
-            f"all {n_outside} points are outside the bounding box {list(grid.bbox)}. "
-            "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
-        )
-    if n_used < MIN_POINTS:
-        raise InputError(
-            f"only {n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} are "
-            "needed. Widen the bbox."
-        )
+    if not total:
+        check_inside(n_used, n_capped, n_outside, grid)
     return Prepared(
         F=F,
         grid=grid,

@@ -19,7 +19,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.spatial.grid import Binned, Grid
-from core.spatial.pipeline import MIN_POINTS, NO_USABLE_POINTS, Prepared, grid_for
+from core.spatial.pipeline import Prepared, check_inside, check_usable, grid_for
 
 
 def read_points(spark, path: str | Path):
@@ -91,6 +91,7 @@ def prepare_spark(
     rows: int,
     cols: int | None = None,
     allow_data_bbox: bool = False,
+    total: bool = False,
 ) -> Prepared:
     """`core.spatial.pipeline.prepare` with the data pass on Spark (same checks and messages
     for missing columns, too few points, identical points, no bbox; unusable coordinates are
@@ -118,21 +119,13 @@ def prepare_spark(
         fn.max(fn.when(ok, y)).alias("y1"),
     ).collect()[0]
     n = int(stats["n"])
-    if n == 0:
-        raise InputError(NO_USABLE_POINTS)
-    if n < MIN_POINTS:
-        raise InputError(
-            f"only {n} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
-            "meaningful histogram."
-        )
-    extent = (stats["x0"], stats["x1"], stats["y0"], stats["y1"])
-    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
+    if not total:
+        check_usable(n)
+    extent = None if n == 0 else (stats["x0"], stats["x1"], stats["y0"], stats["y1"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox, total)
     binned = bin_points_spark(frame, lon, lat, grid)
-    if binned.n_used < MIN_POINTS:
-        raise InputError(
-            f"only {binned.n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} "
-            "are needed. Widen the bbox."
-        )
+    if not total:
+        check_inside(binned.n_used, 0, binned.n_dropped, grid)
     return Prepared(
         F=binned.F,
         grid=grid,

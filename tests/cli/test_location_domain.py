@@ -110,3 +110,36 @@ def test_the_owner_text_labels_the_dropped_count_as_private(files, capsys, monke
     code, out, err = run_dpx(capsys, monkeypatch, argv, "owner")
     assert code == 0, err
     assert "dropped" in out and "data owner, only" in out
+
+
+@pytest.mark.parametrize("command", ["release", "plan release"])
+def test_analyst_outcome_does_not_depend_on_one_point_at_the_owners_minimum(
+    tmp_path, registry_dir, capsys, monkeypatch, command
+):
+    """The owner's run refuses a bbox holding fewer than 10 points (exact counts, for the
+    owner); an analyst's neighbouring datasets with 10 and 9 points inside are both released,
+    with the same charge: no refusal after the charge depends on one private row."""
+    rng = np.random.default_rng(2)
+    inside = pd.DataFrame({"person": [f"p{i}" for i in range(10)],
+                           "lat": 34.0 + rng.uniform(-0.1, 0.1, 10),
+                           "lon": -118.2 + rng.uniform(-0.1, 0.1, 10)})  # fmt: skip
+    outside = pd.DataFrame({"person": ["q"] * 50, "lat": 10.0 + rng.uniform(0, 1, 50),
+                            "lon": 20.0 + rng.uniform(0, 1, 50)})  # fmt: skip
+    tables = {"ten": pd.concat([inside, outside]), "nine": pd.concat([inside.iloc[1:], outside])}
+    for name, frame in tables.items():
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        assert main(["dataset", "add", name, "--table", f"t={path}", "--uid", "person",
+                     "--epsilon", "10"]) == 0  # fmt: skip
+    capsys.readouterr()
+    spent = {}
+    for name in tables:
+        argv = [*COMMANDS[command], "--dataset", name]
+        code, out, err = run_dpx(capsys, monkeypatch, argv, "analyst")
+        assert code == 0, err
+        spent[name] = Registry().spent(name)
+    assert spent["ten"] == spent["nine"]
+    # the owner's exact view still refuses the neighbour with 9 points inside (owner only)
+    code, _, err = run_dpx(capsys, monkeypatch, [*COMMANDS["release"], "--dataset", "nine"],
+                           "owner")  # fmt: skip
+    assert code == 2 and "at least 10" in err
