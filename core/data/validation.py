@@ -70,9 +70,11 @@ def usable(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
     lat = np.asarray(lat, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return (
-            (lat >= LAT_DOMAIN[0]) & (lat <= LAT_DOMAIN[1])
-            & (lon >= LON_DOMAIN[0]) & (lon <= LON_DOMAIN[1])
-        )  # fmt: skip  (NaN compares False: a missing value is never in the domain)
+            (lat >= LAT_DOMAIN[0])
+            & (lat <= LAT_DOMAIN[1])
+            & (lon >= LON_DOMAIN[0])
+            & (lon <= LON_DOMAIN[1])
+        )  # NaN compares False: a missing value is never in the domain
 
 
 @dataclass(frozen=True)

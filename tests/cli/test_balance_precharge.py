@@ -90,7 +90,8 @@ def test_a_column_that_may_not_be_published_is_refused_before_the_charge(
 ):
     path = stops / "stops.csv"
     argv = ["balance", str(path), "--sa", "race", "--rho1", "0.3", "--rho2", "0.6", "--perturb",
-            "--out", str(tmp_path / "c.csv"), "--missing", "drop", "--columns", "person,nope"]  # fmt: skip
+            "--out", str(tmp_path / "c.csv"), "--missing", "drop",
+            "--columns", "person,nope"]  # fmt: skip
     before = Registry().releases()
     code, _, err = run_dpx(capsys, monkeypatch, argv, "owner")
     assert code == 2 and err.count("\n") == 1 and "nope" in err

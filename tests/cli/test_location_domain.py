@@ -75,7 +75,11 @@ def test_neighbours_differing_in_one_unusable_row_have_the_same_outcome_and_char
         argv = [*COMMANDS[command], "--dataset", name]
         code, out, err = run_dpx(capsys, monkeypatch, argv, role)
         assert "Traceback" not in err
-        outcomes[name] = (code, Registry().spent(name), [r.status for r in Registry().releases(name)])
+        outcomes[name] = (
+            code,
+            Registry().spent(name),
+            [r.status for r in Registry().releases(name)],
+        )
         assert code == 0, err  # released: no refusal for one private value
         if role == "analyst":  # no count of dropped rows (a private fact) reaches an analyst
             assert "dropped" not in out + err and "n_points" not in out
@@ -95,7 +99,8 @@ def test_same_seed_same_release_on_neighbouring_files(files, capsys, monkeypatch
             path = tmp_path / f"{name}.parquet"
             frame.to_parquet(path, index=False)
         argv = ["release", str(path), "--method", "ug", BBOX, "--grid", "64", "--epsilon", "1",
-                "--uid", "person", "--max-points-per-person", "3", "--seed", "7", "--json"]  # fmt: skip
+                "--uid", "person", "--max-points-per-person", "3", "--seed", "7",
+                "--json"]  # fmt: skip
         code, out, err = run_dpx(capsys, monkeypatch, argv, "owner")
         assert code == 0, err
         result = json.loads(out)
