@@ -48,6 +48,12 @@ from core.spatial.regions import check_bbox, region_bbox
 from core.spatial.release import charge_rows
 from core.spatial.unit import unit_from
 
+OWNER_COUNTS_NOTE = (
+    "n_points_*: exact counts, private - for you, the data owner, only (never written to --out; "
+    "an analyst never sees them). Dropped: outside the bbox, or a coordinate missing, not a "
+    "number or outside [-90, 90] / [-180, 180]."
+)
+
 
 def bbox_from_args(args) -> tuple[float, float, float, float] | None:
     if args.bbox and getattr(args, "region", None):
@@ -156,6 +162,7 @@ def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
         "n_points_used": data.n_used,
         "n_points_dropped": data.n_dropped,
         **({"n_points_over_person_bound": data.n_capped} if data.unit.column else {}),
+        "n_points_note": OWNER_COUNTS_NOTE,
         "n_leaves": rel.n_leaves,
         "mechanisms": charge_rows(rel),
         "leaves": leaves_json(rel),
