@@ -289,7 +289,8 @@ def run_publication(args) -> dict | str:
 
     Privacy claim: (ρ1, ρ2)-privacy per record (one `PPRandomization` per sub-table) and
     (ε, δ) = the plan's cost for the partition (discrete Laplace on the value counts, unit: one
-    record's SA value), charged to the dataset before the table is read."""
+    record's SA value), charged to the dataset before the table is read (the data owner's
+    missing-value check counts the SA's missing values first; an analyst's reads nothing)."""
     if args.freqs is not None:
         raise InputError("--perturb needs a table of records: give INPUT --sa COL, not --freqs.")
     target = resolve(args, Tool.PP.value, files=("input",))
@@ -357,10 +358,11 @@ def run_publication(args) -> dict | str:
 
 def _checks_before_the_charge(args, role: Role) -> tuple:
     """Every check of `dpx balance --perturb` that needs no private data, run by the governed
-    flow before the charge (issue 28): the SA is a column of the file, the published columns
-    are columns the owner may publish (the header and the dataset's declaration are public),
-    and the missing-value policy is declared (`core.balancing.precharge`, the page's rule too:
-    an analyst always declares it; the owner, when the SA has missing values)."""
+    flow before the charge (issue 28): the SA (and a dataset's person column) are columns of
+    the file, the published columns are columns the owner may publish (the header and the
+    dataset's declaration are public), and the missing-value policy is declared
+    (`core.balancing.precharge`, the page's rule too: an analyst always declares it; the
+    owner, when the SA has missing values). A refusal here is recorded and charges nothing."""
     analyst = role is Role.ANALYST
 
     def missing() -> None:
@@ -371,8 +373,9 @@ def _checks_before_the_charge(args, role: Role) -> tuple:
             count_missing=lambda: count_missing_in_file(args.input, args.sa),
         )
 
+    named = {"sensitive attribute": args.sa, "person": getattr(args, "unit_column", None)}
     return (
-        lambda: require_columns(args.input, {"sensitive attribute": args.sa}),
+        lambda: require_columns(args.input, named),
         lambda: _columns(args, columns_of(args.input)),
         missing,
     )
