@@ -10,8 +10,11 @@ back; with a person unit the person id and cell of every point inside the bbox c
 (the per-person bound needs each person's points, `core.spatial.persons`), never the table.
 
 Privacy: nothing here releases anything. It runs inside the governed computation, after the
-charge; which check fails and when depends on the private file, which is allowed there. The
-schema (column names and types) is a public fact the owner registered.
+charge. No single value is ever refused (issue 27). The data owner's run still refuses, with
+exact counts, a file with too few usable points or none inside the bbox (the owner may see
+them); an analyst's run (`total=True`) refuses nothing on the data, so neighbouring files
+have the same outcome. The schema (column names and types) is a public fact the owner
+registered.
 """
 
 from __future__ import annotations
