@@ -25,6 +25,7 @@ from core.balancing.names import published_name
 from core.balancing.params import parse_freqs, parse_rho
 from core.balancing.persons import unit_words
 from core.balancing.plan import plan_partition
+from core.balancing.precharge import count_missing_in_file, missing_policy
 from core.balancing.publish import publish
 from core.balancing.record import pp_artefact
 from core.balancing.records import encode_sa
@@ -101,7 +102,8 @@ def register(sub, common) -> None:
         "--missing",
         choices=("error", "drop", "category"),
         default="error",
-        help="what to do with missing SA values (default: stop and ask)",
+        help="what to do with missing SA values (default: stop and ask). With --perturb an "
+        "analyst always chooses drop or category, before anything is charged",
     )
     p.add_argument(
         "--columns",
@@ -287,7 +289,8 @@ def run_publication(args) -> dict | str:
 
     Privacy claim: (ρ1, ρ2)-privacy per record (one `PPRandomization` per sub-table) and
     (ε, δ) = the plan's cost for the partition (discrete Laplace on the value counts, unit: one
-    record's SA value), charged to the dataset before the table is read."""
+    record's SA value), charged to the dataset before the table is read (the data owner's
+    missing-value check counts the SA's missing values first; an analyst's reads nothing)."""
     if args.freqs is not None:
         raise InputError("--perturb needs a table of records: give INPUT --sa COL, not --freqs.")
     target = resolve(args, Tool.PP.value, files=("input",))
@@ -318,7 +321,7 @@ def run_publication(args) -> dict | str:
         claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
         noise=target.noise,
         rho=settings.claim,
-        extra_checks=(lambda: require_columns(args.input, {"sensitive attribute": args.sa}),),
+        extra_checks=_checks_before_the_charge(args, target.role),
     )
     governed = govern(
         target.registry,
@@ -351,6 +354,31 @@ def run_publication(args) -> dict | str:
     if "registry" in result:
         lines.append(registry_line(result["registry"]))
     return "\n".join(lines)
+
+
+def _checks_before_the_charge(args, role: Role) -> tuple:
+    """Every check of `dpx balance --perturb` that needs no private data, run by the governed
+    flow before the charge (issue 28): the SA (and a dataset's person column) are columns of
+    the file, the published columns are columns the owner may publish (the header and the
+    dataset's declaration are public), and the missing-value policy is declared
+    (`core.balancing.precharge`, the page's rule too: an analyst always declares it; the
+    owner, when the SA has missing values). A refusal here is recorded and charges nothing."""
+    analyst = role is Role.ANALYST
+
+    def missing() -> None:
+        missing_policy(
+            args.missing,
+            analyst=analyst,
+            sa=args.sa,
+            count_missing=lambda: count_missing_in_file(args.input, args.sa),
+        )
+
+    named = {"sensitive attribute": args.sa, "person": getattr(args, "unit_column", None)}
+    return (
+        lambda: require_columns(args.input, named),
+        lambda: _columns(args, columns_of(args.input)),
+        missing,
+    )
 
 
 def _exact_counts(args) -> dict[str, int]:

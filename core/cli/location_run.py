@@ -48,6 +48,12 @@ from core.spatial.regions import check_bbox, region_bbox
 from core.spatial.release import charge_rows
 from core.spatial.unit import unit_from
 
+OWNER_COUNTS_NOTE = (
+    "n_points_*: exact counts, private - for you, the data owner, only (never written to --out; "
+    "an analyst never sees them). Dropped: outside the bbox, or a coordinate missing, not a "
+    "number or outside [-90, 90] / [-180, 180]."
+)
+
 
 def bbox_from_args(args) -> tuple[float, float, float, float] | None:
     if args.bbox and getattr(args, "region", None):
@@ -62,9 +68,11 @@ def unit_of(args):
     return unit_from(getattr(args, "uid", None), getattr(args, "max_points_per_person", None))
 
 
-def _load(args, noise: Noise | None = None) -> Prepared:
+def _load(args, noise: Noise | None = None, total: bool = False) -> Prepared:
     """Read and bin INPUT; with `--uid`, each person keeps at most K points (drawn with `noise`,
-    the run's own source: secure, or the seeded demo stream)."""
+    the run's own source: secure, or the seeded demo stream). Unusable coordinates are dropped
+    on every path; `total` (an analyst's run) refuses nothing on the data either (too few
+    points, none inside the bbox): the outcome may not depend on one private row."""
     if not args.epsilon > 0:
         raise InputError(f"--epsilon must be > 0, got {args.epsilon:g}.")
     unit = unit_of(args)
@@ -81,7 +89,7 @@ def _load(args, noise: Noise | None = None) -> Prepared:
                 "--uid is not supported with --engine spark yet: bin on numpy (the default) "
                 "or drop --uid (the unit is then one point)."
             )
-        return _load_spark(args, bbox)
+        return _load_spark(args, bbox, total)
     from core.spatial.scan import ScanUnavailable, scan_prepare
 
     options = {
@@ -91,6 +99,7 @@ def _load(args, noise: Noise | None = None) -> Prepared:
         "allow_data_bbox": args.seed is not None,
         "unit": unit,
         "noise": Noise.from_seed(args.seed) if noise is None else noise,
+        "total": total,
     }
     try:  # binned where the file lies (DuckDB): memory does not grow with the file
         return scan_prepare(args.input, args.lat, args.lon, **options)
@@ -99,7 +108,7 @@ def _load(args, noise: Noise | None = None) -> Prepared:
         return prepare(df, args.lat, args.lon, **options)
 
 
-def _load_spark(args, bbox) -> Prepared:
+def _load_spark(args, bbox, total: bool = False) -> Prepared:
     """The data pass on Spark (issue 11); F is identical to the in-memory path's."""
     from core.sparkutil import spark_failure, spark_session
     from core.spatial.spark_pass import prepare_spark
@@ -117,6 +126,7 @@ def _load_spark(args, bbox) -> Prepared:
             args.grid,
             args.grid_cols,
             allow_data_bbox=args.seed is not None,
+            total=total,
         )
     except InputError:
         raise
@@ -152,6 +162,7 @@ def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
         "n_points_used": data.n_used,
         "n_points_dropped": data.n_dropped,
         **({"n_points_over_person_bound": data.n_capped} if data.unit.column else {}),
+        "n_points_note": OWNER_COUNTS_NOTE,
         "n_leaves": rel.n_leaves,
         "mechanisms": charge_rows(rel),
         "leaves": leaves_json(rel),
@@ -198,7 +209,9 @@ def run_location(args, method: str) -> dict | str:
 
     Privacy claim: `method`'s mechanisms draw through an accountant holding ε = --epsilon,
     charged to the dataset (or recorded as an unregistered run) before INPUT is read; the unit
-    is one point, or each person (--uid) with at most --max-points-per-person points.
+    is one point, or each person (--uid) with at most --max-points-per-person points. A
+    coordinate outside its domain is dropped like a point outside the bbox (issue 27); for an
+    analyst nothing after the charge is refused on the data (`_load`'s `total`).
     """
     target = resolve(args, Tool.LOCATION.value, files=("input",))
     if target.dataset is not None:
@@ -228,7 +241,8 @@ def run_location(args, method: str) -> dict | str:
     )
 
     def compute(accountant):
-        data = _load(args, target.noise)  # seeded: the person sample the page draws
+        # seeded: the person sample the page draws; analysts: no refusal on the data's values
+        data = _load(args, target.noise, total=target.role is Role.ANALYST)
         build = get_method(method)
         rel = build(data.F, args.epsilon, accountant, unit=data.unit, **_htf_params(args, method))
         return rel, data

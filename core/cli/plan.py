@@ -212,7 +212,7 @@ def _draw_pilot(args, target):
     def load(noise):
         df = read_points_table(args.input, args.lat, args.lon, unit.column)
         data = prepare(df, args.lat, args.lon, bbox, args.grid, args.grid_cols, unit=unit,
-                       noise=noise)  # fmt: skip
+                       noise=noise, total=target.role is Role.ANALYST)  # fmt: skip
         return data.F, data.grid.bbox
 
     params = {**params_of(args), "grid": args.grid, "grid_cols": args.grid_cols or args.grid}

@@ -47,17 +47,51 @@ def detect_lat_lon(
     return lat, lon
 
 
+LAT_DOMAIN = (-90.0, 90.0)
+LON_DOMAIN = (-180.0, 180.0)
+
+
+def coordinate_values(df: pd.DataFrame, column: str) -> np.ndarray:
+    """The column as float64, total on its values: a missing or non-numeric value is NaN."""
+    require_column(df, column)
+    values = pd.to_numeric(df[column], errors="coerce")
+    return values.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def usable(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Mask of the points whose two coordinates lie in their declared domain: finite, latitude
+    in [-90, 90], longitude in [-180, 180].
+
+    Privacy: the domain is public; a point outside it (missing, non-numeric, NaN, inf, 181°) is
+    treated exactly like a point outside the bounding box — left out of the count, never a
+    refusal. Refusing on one private value would make the outcome (released or refused) depend
+    on one person's row (issue 27)."""
+    lon = np.asarray(lon, dtype=np.float64)
+    lat = np.asarray(lat, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return (
+            (lat >= LAT_DOMAIN[0])
+            & (lat <= LAT_DOMAIN[1])
+            & (lon >= LON_DOMAIN[0])
+            & (lon <= LON_DOMAIN[1])
+        )  # NaN compares False: a missing value is never in the domain
+
+
 @dataclass(frozen=True)
 class Points:
-    """Validated coordinates (lon = x, lat = y) and how many rows were dropped for NaN."""
+    """The usable coordinates (lon = x, lat = y), which rows of the table they are (`kept`), and
+    how many rows were left out for a coordinate that is missing, non-numeric, not finite or
+    outside [-90, 90] / [-180, 180] (private: for the data owner only)."""
 
     lon: np.ndarray
     lat: np.ndarray
-    n_nan_dropped: int
+    kept: np.ndarray
+    n_unusable: int
 
 
 def numeric_column(df: pd.DataFrame, column: str) -> np.ndarray:
-    """The column as float64; raises if any non-empty value is not a number."""
+    """The column as float64; raises if any non-empty value is not a number (for columns whose
+    values are public, e.g. a demo's; coordinates go through `validate_points`, which drops)."""
     require_column(df, column)
     values = pd.to_numeric(df[column], errors="coerce")
     bad = values.isna() & df[column].notna()
@@ -70,26 +104,14 @@ def numeric_column(df: pd.DataFrame, column: str) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
-def validate_points(df: pd.DataFrame, lat: str, lon: str, drop_nan: bool = False) -> Points:
-    """Check coordinates: numeric, no NaN (unless `drop_nan`), latitude and longitude in range."""
-    lat_v = numeric_column(df, lat)
-    lon_v = numeric_column(df, lon)
-    nan = np.isnan(lat_v) | np.isnan(lon_v)
-    n_nan = int(nan.sum())
-    if n_nan:
-        if not drop_nan:
-            raise InputError(
-                f"{n_nan} row(s) have a missing latitude or longitude. Remove them, or choose to drop them "
-                "(CLI: --drop-nan; page: 'drop rows with missing coordinates')."
-            )
-        lat_v, lon_v = lat_v[~nan], lon_v[~nan]
-    if lat_v.size == 0:
-        raise InputError("no rows with coordinates are left.")
-    for name, v, lo, hi in (("latitude", lat_v, -90, 90), ("longitude", lon_v, -180, 180)):
-        bad = (v < lo) | (v > hi)
-        if bad.any():
-            raise InputError(
-                f"{int(bad.sum())} {name} value(s) are outside [{lo}, {hi}] (e.g. {v[bad][0]:g}). "
-                "Check that latitude and longitude are not swapped and are in degrees."
-            )
-    return Points(lon=lon_v, lat=lat_v, n_nan_dropped=n_nan)
+def validate_points(df: pd.DataFrame, lat: str, lon: str) -> Points:
+    """The points whose coordinates are usable (`usable`); the others are dropped and counted.
+
+    Total on the values: it fails only when a named column is not in the table (public). A
+    value outside its declared domain is a missing value, never a refusal (issue 27)."""
+    lat_v = coordinate_values(df, lat)
+    lon_v = coordinate_values(df, lon)
+    kept = usable(lon_v, lat_v)
+    return Points(
+        lon=lon_v[kept], lat=lat_v[kept], kept=kept, n_unusable=int(kept.size - kept.sum())
+    )

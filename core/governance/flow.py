@@ -16,7 +16,9 @@
 4. `compute(accountant)` runs with an `Accountant` whose budget is the charge: every noisy draw
    records its mechanism, and a draw beyond the charge is refused before it draws.
 5. The artefact (released values and public parameters only) and `accountant.mechanisms` are
-   attached. A computation that fails after the charge keeps the charge and is marked failed;
+   attached. A computation that fails after the charge keeps the charge and is marked failed
+   (an exception that is not an `InputError` is reported as a fault of DP Explorer: every
+   check of the request belongs in step 2);
    an artefact the registry cannot record (a full disk) marks the run undelivered when it can,
    and `dpx dataset reconcile` closes it later.
 """
@@ -148,6 +150,12 @@ def _compute(registry, release, request: Request, compute, accountant: Accountan
         if public:
             raise ComputeFailed(f"{err}{stands}") from None
         code = f"{request.error_code} " if request.error_code else ""
+        if not isinstance(err, InputError):  # not a refusal: every public check came before
+            raise ComputeFailed(
+                f"{code}internal error after the charge: a fault in DP Explorer, not in your "
+                f"request (details withheld: they could depend on the data).{stands} Fix: "
+                "report it with the command line; running it again is charged again."
+            ) from None
         raise ComputeFailed(
             f"{code}the computation failed after the charge (details withheld: they could "
             f"depend on the data).{stands} Fix: check the parameters; running it again is "

@@ -19,6 +19,11 @@ from core.spatial.persons import bin_units, person_ids
 from core.spatial.unit import POINT, Unit
 
 MIN_POINTS = 10
+NO_USABLE_POINTS = (
+    "no row has a usable latitude and longitude (each is missing, not a number, or outside "
+    "[-90, 90] / [-180, 180]). Fix: check the coordinate columns (--lat/--lon) and that they "
+    "hold degrees."
+)
 DEFAULT_GRID = 1024
 
 
@@ -30,7 +35,7 @@ class Prepared:
     F: np.ndarray
     grid: Grid
     n_used: int
-    n_dropped: int  # outside the bbox + missing coordinates: private, data owner only
+    n_dropped: int  # outside the bbox + unusable coordinates: private, data owner only
     bbox_from_data: bool
     lat_col: str
     lon_col: str
@@ -60,16 +65,26 @@ def derive_bbox(lon: np.ndarray, lat: np.ndarray) -> tuple[float, float, float, 
 
 
 def grid_for(
-    extent: tuple[float, float, float, float],
+    extent: tuple[float, float, float, float] | None,
     bbox: tuple[float, float, float, float] | None,
     rows: int,
     cols: int | None,
     allow_data_bbox: bool,
+    total: bool = False,
 ) -> tuple[Grid, bool]:
     """The grid over the public `bbox` — or, in a labelled demo run only, over a box derived
     from the points' `extent` (min lon, max lon, min lat, max lat) — and whether it was
     derived. Refuses identical points and a missing bbox outside demo mode. Shared by every
-    reader (in memory, DuckDB scan, Spark) so that they refuse and derive alike."""
+    reader (in memory, DuckDB scan, Spark) so that they refuse and derive alike. `total`: the
+    grid from the public bbox alone (required), whatever the points are (`prepare`)."""
+    cells = (int(rows), int(cols if cols is not None else rows))
+    if total:
+        if bbox is None:
+            raise InputError(
+                "no bounding box given. The bbox is a public parameter and must not come from "
+                "the private points: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
+            )
+        return Grid(*cells, tuple(float(v) for v in bbox)), False
     x0, x1, y0, y1 = (float(v) for v in extent)
     if x0 == x1 and y0 == y1:
         raise InputError(
@@ -85,8 +100,32 @@ def grid_for(
                 "labelled demo run that derives it from the data)."
             )
         bbox = derive_bbox(np.array([x0, x1]), np.array([y0, y1]))
-    cells = (int(rows), int(cols if cols is not None else rows))
     return Grid(*cells, tuple(float(v) for v in bbox)), from_data
+
+
+def check_usable(n_usable: int) -> None:
+    """The owner's refusal of a table with (almost) no usable coordinates (exact counts)."""
+    if n_usable == 0:
+        raise InputError(NO_USABLE_POINTS)
+    if n_usable < MIN_POINTS:
+        raise InputError(
+            f"only {n_usable} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
+            "meaningful histogram."
+        )
+
+
+def check_inside(n_used: int, n_capped: int, n_outside: int, grid: Grid) -> None:
+    """The owner's refusal of a bbox with (almost) no points inside it (exact counts)."""
+    if n_used == 0 and n_capped == 0:
+        raise InputError(
+            f"all {n_outside} points are outside the bounding box {list(grid.bbox)}. "
+            "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
+        )
+    if n_used < MIN_POINTS:
+        raise InputError(
+            f"only {n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} are "
+            "needed. Widen the bbox."
+        )
 
 
 def prepare(
@@ -99,8 +138,16 @@ def prepare(
     allow_data_bbox: bool = False,
     unit: Unit = POINT,
     noise: Noise | None = None,
+    total: bool = False,
 ) -> Prepared:
     """Validate coordinates and bin them; raises InputError with a fix for every bad input.
+
+    A coordinate that is missing, not a number, not finite or outside [-90, 90] / [-180, 180]
+    is dropped like a point outside the bbox, never refused (issue 27). The data owner's run
+    then refuses, with exact counts, a table with too few usable points, identical points or
+    none inside the bbox. `total=True` (an analyst's run: the outcome must not depend on one
+    private row) makes none of those refusals: it needs the public bbox and bins whatever is
+    inside it, possibly nothing (a DP histogram of an empty region is still a valid release).
 
     With a `PersonUnit`, each person (value of `unit.column`) keeps at most `unit.k` of their
     points inside the bbox, drawn with `noise` (`core.spatial.persons`); F then has
@@ -109,34 +156,21 @@ def prepare(
     uid = None
     if unit.column is not None:
         uid = person_ids(df, unit.column)
-    pts = validate_points(df, lat_col, lon_col, drop_nan=True)
+    pts = validate_points(df, lat_col, lon_col)  # unusable coordinates: dropped, never refused
     if uid is not None:  # align the ids with the points that kept their coordinates
-        lat_v = pd.to_numeric(df[lat_col], errors="coerce").to_numpy(dtype=float)
-        lon_v = pd.to_numeric(df[lon_col], errors="coerce").to_numpy(dtype=float)
-        uid = uid[~(np.isnan(lat_v) | np.isnan(lon_v))].reset_index(drop=True)
-    if pts.lon.size < MIN_POINTS:
-        raise InputError(
-            f"only {pts.lon.size} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
-            "meaningful histogram."
-        )
-    extent = (pts.lon.min(), pts.lon.max(), pts.lat.min(), pts.lat.max())
-    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
+        uid = uid[pts.kept].reset_index(drop=True)
+    if not total:
+        check_usable(pts.lon.size)
+    extent = (pts.lon.min(), pts.lon.max(), pts.lat.min(), pts.lat.max()) if pts.lon.size else None
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox, total)
     binned, n_capped = bin_units(pts.lon, pts.lat, uid, grid, unit, noise)
-    if binned.n_used == 0 and n_capped == 0:
-        raise InputError(
-            f"all {binned.n_dropped} points are outside the bounding box {list(grid.bbox)}. "
-            "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
-        )
-    if binned.n_used < MIN_POINTS:
-        raise InputError(
-            f"only {binned.n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} are "
-            "needed. Widen the bbox."
-        )
+    if not total:
+        check_inside(binned.n_used, n_capped, binned.n_dropped, grid)
     return Prepared(
         F=binned.F,
         grid=grid,
         n_used=binned.n_used,
-        n_dropped=binned.n_dropped + pts.n_nan_dropped,
+        n_dropped=binned.n_dropped + pts.n_unusable,
         bbox_from_data=from_data,
         lat_col=lat_col,
         lon_col=lon_col,

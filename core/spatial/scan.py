@@ -3,19 +3,22 @@ grid cell, so the table is never materialised in Python (issue 22, Build 1).
 
 `scan_prepare(path, ...)` returns the same `Prepared` (the same F, the same owner counts) as
 `core.spatial.pipeline.prepare` on the table `core.spatial.io.read_points_table` loads, with the
-same one-line errors, except that an out-of-range coordinate is no longer quoted (a private
-value; the count is kept). Memory: with the point unit only the counts per occupied cell come
+same one-line errors. A coordinate that is missing, not a number, not finite or outside
+[-90, 90] / [-180, 180] is dropped like a point outside the bbox (`core.data.validation.usable`),
+never refused. Memory: with the point unit only the counts per occupied cell come
 back; with a person unit the person id and cell of every point inside the bbox come back
 (the per-person bound needs each person's points, `core.spatial.persons`), never the table.
 
 Privacy: nothing here releases anything. It runs inside the governed computation, after the
-charge; which check fails and when depends on the private file, which is allowed there. The
-schema (column names and types) is a public fact the owner registered.
+charge. No single value is ever refused (issue 27). The data owner's run still refuses, with
+exact counts, a file with too few usable points or none inside the bbox (the owner may see
+them); an analyst's run (`total=True`) refuses nothing on the data, so neighbouring files
+have the same outcome. The schema (column names and types) is a public fact the owner
+registered.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.persons import bound_points_per_person
-from core.spatial.pipeline import MIN_POINTS, Prepared, grid_for
+from core.spatial.pipeline import Prepared, check_inside, check_usable, grid_for
 from core.spatial.unit import POINT, PersonUnit, Unit
 
 # the texts pandas' CSV reader takes for a missing value (read as NULL here too)
@@ -52,6 +55,7 @@ class _Source:
     lat: str
     lon: str
     uid: str | None
+    text: tuple[str, ...] = ()  # the coordinate columns read as text (VARCHAR)
 
 
 def scan_prepare(
@@ -64,14 +68,16 @@ def scan_prepare(
     allow_data_bbox: bool = False,
     unit: Unit = POINT,
     noise: Noise | None = None,
+    total: bool = False,
 ) -> Prepared:
-    """Validate and bin the points of the file at `path` in DuckDB (see the module docstring).
+    """Validate and bin the points of the file at `path` in DuckDB (see the module docstring);
+    `total` as in `core.spatial.pipeline.prepare` (an analyst's run: no refusal on the data).
 
     Raises `ScanUnavailable` when DuckDB cannot read the file at all; `InputError` (one line)
     for every bad input the in-memory path refuses."""
     src = _open(Path(path), lat, lon, unit.column)
     try:
-        return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise)
+        return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise, total)
     finally:
         src.con.close()
 
@@ -91,9 +97,8 @@ def _open(path: Path, lat: str | None, lon: str | None, uid: str | None) -> _Sou
             relation = f"read_parquet({literal})"
         else:
             relation = f"read_csv({literal}, header = true, nullstr = {NULL_TEXTS})"
-        columns = [d[0] for d in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()]
-        if not is_parquet and uid in columns:  # ids read as text, as pandas does: same spelling
-            relation = relation[:-1] + f", types = {{{_quote_text(uid)}: 'VARCHAR'}})"
+        described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+        columns = [d[0] for d in described]
     except duckdb.Error as err:
         con.close()
         raise ScanUnavailable(str(err)) from None
@@ -107,7 +112,17 @@ def _open(path: Path, lat: str | None, lon: str | None, uid: str | None) -> _Sou
     except InputError:
         con.close()
         raise
-    return _Source(con, relation, lat_c, lon_c, uid)
+    if not is_parquet:
+        # ids read as text, as pandas does (same spelling); coordinates as text, converted by
+        # TRY_CAST: a value the sniffer's sample did not foresee ('abc' on line 80,000) is then
+        # a missing value, never a failed read
+        text = [c for c in dict.fromkeys([lat_c, lon_c, uid]) if c is not None]
+        types = ", ".join(f"{_quote_text(c)}: 'VARCHAR'" for c in text)
+        relation = relation[:-1] + f", types = {{{types}}})"
+        text = (lat_c, lon_c)
+    else:
+        text = tuple(d[0] for d in described if d[0] in (lat_c, lon_c) and d[1] == "VARCHAR")
+    return _Source(con, relation, lat_c, lon_c, uid, text)
 
 
 def _quote_text(text: str) -> str:
@@ -118,37 +133,18 @@ def _ident(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
-def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Prepared:
+def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise, total) -> Prepared:
     import duckdb
 
     try:
         stats = _coordinate_stats(src)
-    except duckdb.ConversionException as err:
-        # a text column: count its non-numbers; a CSV whose typing failed late: fall back
-        with contextlib.suppress(duckdb.Error):
-            _raise_non_numeric(src)
+    except duckdb.Error as err:  # e.g. a CSV whose typing failed late: the careful reader
         raise ScanUnavailable(str(err)) from None
-    except duckdb.Error as err:
-        raise ScanUnavailable(str(err)) from None
-    n_ok = stats["n"] - stats["n_nan"]
-    if n_ok == 0:
-        raise InputError("no rows with coordinates are left.")
-    for name, count, lo, hi in (
-        ("latitude", stats["bad_lat"], -90, 90),
-        ("longitude", stats["bad_lon"], -180, 180),
-    ):
-        if count:
-            raise InputError(
-                f"{count} {name} value(s) are outside [{lo}, {hi}]. "
-                "Check that latitude and longitude are not swapped and are in degrees."
-            )
-    if n_ok < MIN_POINTS:
-        raise InputError(
-            f"only {n_ok} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
-            "meaningful histogram."
-        )
-    extent = (stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"])
-    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
+    n_ok = stats["n"] - stats["n_unusable"]
+    if not total:
+        check_usable(n_ok)
+    extent = None if n_ok == 0 else (stats["min_x"], stats["max_x"], stats["min_y"], stats["max_y"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox, total)
     if isinstance(unit, PersonUnit):
         F, n_used, n_inside = _bin_persons(src, grid, unit, noise)
         n_capped = n_inside - n_used
@@ -156,21 +152,13 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
         F, n_used = _bin_points(src, grid)
         n_inside, n_capped = n_used, 0
     n_outside = n_ok - n_inside
-    if n_used == 0 and n_capped == 0:
-        raise InputError(
-            f"all {n_outside} points are outside the bounding box {list(grid.bbox)}. "
-            "Check the bbox order MINLON,MINLAT,MAXLON,MAXLAT and that lat/lon are not swapped."
-        )
-    if n_used < MIN_POINTS:
-        raise InputError(
-            f"only {n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} are "
-            "needed. Widen the bbox."
-        )
+    if not total:
+        check_inside(n_used, n_capped, n_outside, grid)
     return Prepared(
         F=F,
         grid=grid,
         n_used=n_used,
-        n_dropped=n_outside + stats["n_nan"],
+        n_dropped=n_outside + stats["n_unusable"],
         bbox_from_data=from_data,
         lat_col=src.lat,
         lon_col=src.lon,
@@ -180,44 +168,40 @@ def _prepare(src: _Source, bbox, rows, cols, allow_data_bbox, unit, noise) -> Pr
 
 
 def _points_sql(src: _Source) -> str:
-    """The rows with both coordinates (as DOUBLE; NaN and missing values left out)."""
+    """Every row, its coordinates as DOUBLE (a missing or non-numeric value is NULL)."""
     uid = f", {_ident(src.uid)} AS uid" if src.uid is not None else ""
     return (
-        f"SELECT CAST({_ident(src.lon)} AS DOUBLE) AS x, CAST({_ident(src.lat)} AS DOUBLE) AS y"
-        f"{uid} FROM {src.relation}"
+        f"SELECT {_number(src, src.lon)} AS x, {_number(src, src.lat)} AS y{uid} "
+        f"FROM {src.relation}"
     )
 
 
-_HAS_XY = "x IS NOT NULL AND y IS NOT NULL AND NOT isnan(x) AND NOT isnan(y)"
+def _number(src: _Source, column: str) -> str:
+    """The column as DOUBLE, NULL where it holds no number. A text column is trimmed first:
+    DuckDB would push a bare TRY_CAST into the CSV reader as a strict cast (DuckDB 2.0)."""
+    if column in src.text:
+        return f"TRY_CAST(trim({_ident(column)}) AS DOUBLE)"
+    return f"TRY_CAST({_ident(column)} AS DOUBLE)"
+
+
+# `core.data.validation.usable` in SQL: both coordinates present, finite, in their domain
+_HAS_XY = (
+    "x IS NOT NULL AND y IS NOT NULL AND NOT isnan(x) AND NOT isnan(y) "
+    "AND y >= -90 AND y <= 90 AND x >= -180 AND x <= 180"
+)
 
 
 def _coordinate_stats(src: _Source) -> dict:
-    """Row count, rows without both coordinates, out-of-range counts and the extent, one scan."""
+    """Row count, rows without two usable coordinates and the extent of the others, one scan."""
     ok = _HAS_XY
     row = src.con.execute(
         f"""SELECT count(*), count(*) FILTER (WHERE NOT ({ok})),
-                   count(*) FILTER (WHERE {ok} AND (y < -90 OR y > 90)),
-                   count(*) FILTER (WHERE {ok} AND (x < -180 OR x > 180)),
                    min(x) FILTER (WHERE {ok}), max(x) FILTER (WHERE {ok}),
                    min(y) FILTER (WHERE {ok}), max(y) FILTER (WHERE {ok})
             FROM ({_points_sql(src)})"""
     ).fetchone()
-    keys = ("n", "n_nan", "bad_lat", "bad_lon", "min_x", "max_x", "min_y", "max_y")
+    keys = ("n", "n_unusable", "min_x", "max_x", "min_y", "max_y")
     return dict(zip(keys, row, strict=True))
-
-
-def _raise_non_numeric(src: _Source) -> None:
-    """The in-memory path's error for a coordinate column holding text (no value quoted)."""
-    for column in (src.lat, src.lon):
-        (bad,) = src.con.execute(
-            f"SELECT count(*) FROM {src.relation} WHERE {_ident(column)} IS NOT NULL AND "
-            f"TRY_CAST({_ident(column)} AS DOUBLE) IS NULL"
-        ).fetchone()
-        if bad:
-            raise InputError(
-                f"column '{column}' has {bad} non-numeric value(s). "
-                "Fix or remove those rows, or pick another column."
-            )
 
 
 def _cell_sql(grid: Grid) -> tuple[str, str]:

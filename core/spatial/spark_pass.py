@@ -6,7 +6,9 @@ today. The arithmetic is the numpy path's (`core.spatial.grid.bin_points`) opera
 operation in IEEE doubles — inside means minlon <= lon <= maxlon and minlat <= lat <= maxlat,
 column floor((lon - minlon) / (maxlon - minlon) * nx) capped at nx - 1 (a point on the max edge
 goes to the last cell), the same for rows — so F is identical. Nothing here is released: F is
-the exact private aggregate that the DP algorithms noise.
+the exact private aggregate that the DP algorithms noise. A coordinate that is missing, not a
+number, not finite or outside [-90, 90] / [-180, 180] is dropped like a point outside the bbox
+(`core.data.validation.usable`), never refused.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.spatial.grid import Binned, Grid
-from core.spatial.pipeline import MIN_POINTS, Prepared, grid_for
+from core.spatial.pipeline import Prepared, check_inside, check_usable, grid_for
 
 
 def read_points(spark, path: str | Path):
@@ -31,14 +33,13 @@ def read_points(spark, path: str | Path):
 
 
 def bin_points_spark(frame, lon: str, lat: str, grid: Grid) -> Binned:
-    """F over `grid` from the columns `lon`, `lat` of a Spark DataFrame (rows with NULL/NaN or
-    outside the bbox count as dropped), equal to `bin_points` on the same values."""
+    """F over `grid` from the columns `lon`, `lat` of a Spark DataFrame (rows with unusable
+    coordinates or outside the bbox count as dropped), equal to `bin_points` on the same values."""
     from pyspark.sql import functions as fn
 
     x0, y0, _, y1 = grid.bbox
-    x = fn.col(lon).cast("double")
-    y = fn.col(lat).cast("double")
-    valid = ~(fn.isnan(x) | fn.isnan(y))  # Spark orders NaN above every number
+    x, y = _xy(lon, lat)
+    valid = _usable(x, y)
     if grid.wraps:  # across the antimeridian: the grid's continuous axis (`Grid.unwrap`)
         x = fn.when(x < fn.lit(x0), x + fn.lit(360.0)).otherwise(x)
     inside = valid & (x >= x0) & (x <= grid.east) & (y >= y0) & (y <= y1)
@@ -62,6 +63,25 @@ def bin_points_spark(frame, lon: str, lat: str, grid: Grid) -> Binned:
     return Binned(F=F, n_used=used, n_dropped=total - used)
 
 
+def _xy(lon: str, lat: str):
+    """The coordinate columns as doubles (a non-numeric text is NULL: Spark's lenient cast)."""
+    from pyspark.sql import functions as fn
+
+    return tuple(fn.expr(f"try_cast({_ident(c)} AS DOUBLE)") for c in (lon, lat))
+
+
+def _usable(x, y):
+    """`core.data.validation.usable` as a Spark condition (NULL and NaN are never usable)."""
+    from pyspark.sql import functions as fn
+
+    present = x.isNotNull() & y.isNotNull() & ~fn.isnan(x) & ~fn.isnan(y)
+    return present & (y >= -90.0) & (y <= 90.0) & (x >= -180.0) & (x <= 180.0)
+
+
+def _ident(name: str) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
+
+
 def prepare_spark(
     spark,
     path: str | Path,
@@ -71,9 +91,11 @@ def prepare_spark(
     rows: int,
     cols: int | None = None,
     allow_data_bbox: bool = False,
+    total: bool = False,
 ) -> Prepared:
     """`core.spatial.pipeline.prepare` with the data pass on Spark (same checks and messages
-    for missing columns, out-of-range coordinates, too few points, identical points, no bbox)."""
+    for missing columns, too few points, identical points, no bbox; unusable coordinates are
+    dropped)."""
     from pyspark.sql import functions as fn
 
     frame = read_points(spark, path)
@@ -83,8 +105,8 @@ def prepare_spark(
                 f"column '{name}' not found. Columns: {', '.join(frame.columns)}. "
                 "Fix: pass --lat/--lon."
             )
-    x, y = fn.col(lon).cast("double"), fn.col(lat).cast("double")
-    ok = x.isNotNull() & y.isNotNull() & ~fn.isnan(x) & ~fn.isnan(y)
+    x, y = _xy(lon, lat)
+    ok = _usable(x, y)
 
     def only(cond):
         return fn.when(cond, fn.lit(1))
@@ -95,38 +117,15 @@ def prepare_spark(
         fn.max(fn.when(ok, x)).alias("x1"),
         fn.min(fn.when(ok, y)).alias("y0"),
         fn.max(fn.when(ok, y)).alias("y1"),
-        fn.count(only(fn.col(lat).isNotNull() & y.isNull())).alias("bad_lat"),
-        fn.count(only(fn.col(lon).isNotNull() & x.isNull())).alias("bad_lon"),
     ).collect()[0]
-    for name, bad in ((lat, stats["bad_lat"]), (lon, stats["bad_lon"])):
-        if bad:  # the numpy path's message (core.data.validation.numeric_column)
-            raise InputError(
-                f"column '{name}' has {int(bad)} non-numeric value(s). Fix or remove those rows, "
-                "or pick another column."
-            )
     n = int(stats["n"])
-    if n < MIN_POINTS:
-        raise InputError(
-            f"only {n} point(s) with coordinates; at least {MIN_POINTS} are needed for a "
-            "meaningful histogram."
-        )
-    for name, lo, hi, vmin, vmax in (
-        ("latitude", -90, 90, stats["y0"], stats["y1"]),
-        ("longitude", -180, 180, stats["x0"], stats["x1"]),
-    ):
-        if vmin < lo or vmax > hi:
-            raise InputError(
-                f"{name} values are outside [{lo}, {hi}]. Check that latitude and longitude "
-                "are not swapped and are in degrees."
-            )
-    extent = (stats["x0"], stats["x1"], stats["y0"], stats["y1"])
-    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox)
+    if not total:
+        check_usable(n)
+    extent = None if n == 0 else (stats["x0"], stats["x1"], stats["y0"], stats["y1"])
+    grid, from_data = grid_for(extent, bbox, rows, cols, allow_data_bbox, total)
     binned = bin_points_spark(frame, lon, lat, grid)
-    if binned.n_used < MIN_POINTS:
-        raise InputError(
-            f"only {binned.n_used} point(s) fall inside the bounding box; at least {MIN_POINTS} "
-            "are needed. Widen the bbox."
-        )
+    if not total:
+        check_inside(binned.n_used, 0, binned.n_dropped, grid)
     return Prepared(
         F=binned.F,
         grid=grid,

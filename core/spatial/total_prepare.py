@@ -5,16 +5,17 @@ message, a table whose points are too few, identical or all outside the bbox —
 owner, but each of those messages (and the fact that it fails at all) depends on the private
 rows. An analyst sees only releases and public parameters, so `prepare_total` never looks at
 values to decide whether to go on: it fails only on the schema (a missing column) or on the
-public parameters (bbox, grid), drops rows whose coordinates are missing, non-numeric or
-outside the bbox without saying how many, and always returns a frequency matrix (possibly all
-zeros: a DP histogram of an empty region is still a valid release).
+public parameters (bbox, grid), drops rows whose coordinates are missing, non-numeric, outside
+[-90, 90] / [-180, 180] or outside the bbox without saying how many, and always returns a
+frequency matrix (possibly all zeros: a DP histogram of an empty region is still a valid
+release).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from core.data.validation import coordinate_values, usable
 from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.grid import Grid
@@ -46,9 +47,8 @@ def prepare_total(
     if lat == lon:
         raise InputError("latitude and longitude must be two different columns.")
     grid = Grid(int(rows), int(rows), tuple(float(v) for v in check_bbox(tuple(bbox))))
-    y = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    x = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    ok = np.isfinite(x) & np.isfinite(y)
+    y, x = coordinate_values(df, lat), coordinate_values(df, lon)
+    ok = usable(x, y)  # outside [-90, 90] / [-180, 180]: dropped (a wrapped bbox could take it)
     uid = None
     if unit.column is not None:
         uid = person_ids(df, unit.column)[ok].reset_index(drop=True)

@@ -115,8 +115,24 @@ def test_bad_upload_shows_error_and_releases_nothing(app_test):
     bad = pd.DataFrame({"lat": ["north"] * 20, "lon": [1.0] * 20}).to_csv(index=False).encode()
     at.file_uploader(key="lh_upload").set_value(("bad.csv", bad, "text/csv")).run()
     assert not at.exception
-    assert any("non-numeric" in e.value for e in at.error)
+    assert any("no row has a usable latitude" in e.value for e in at.error)
     assert not at.get("component_instance")
+
+
+def test_an_upload_with_a_coordinate_outside_its_domain_is_binned_not_refused(app_test):
+    """Issue 27: a longitude of 181 (or a text) is dropped like a point outside the bbox; the
+    owner is told how many rows, labelled private, and the page goes on."""
+    at = app_test(PAGE).run()
+    at.radio(key="lh_source").set_value("Upload CSV/Parquet").run()
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"lat": rng.uniform(48.7, 49.0, 60), "lon": rng.uniform(2.2, 2.5, 60)})
+    df = df.astype(object)
+    df.loc[3, "lon"], df.loc[4, "lat"] = 181.0, "north"
+    data = df.to_csv(index=False).encode()
+    at.file_uploader(key="lh_upload").set_value(("pts.csv", data, "text/csv")).run()
+    assert not at.exception and not at.error
+    notes = [c.value for c in at.caption if "left out" in c.value]
+    assert notes and notes[0].startswith("2 row(s)") and "data owner, only" in notes[0]
 
 
 def test_reruns_after_a_build_keep_the_results(app_test):

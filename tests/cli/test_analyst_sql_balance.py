@@ -132,7 +132,8 @@ def test_analyst_publication_files_and_report_hold_no_raw_value(
 ):
     out_csv = tmp_path / "pub.csv"
     argv = ["balance", "--dataset", "people", "--sa", "sa", "--rho1", "0.3", "--rho2", "0.6",
-            "--perturb", "--out", str(out_csv), "--columns", "precinct", "--json"]  # fmt: skip
+            "--perturb", "--out", str(out_csv), "--columns", "precinct", "--missing", "drop",
+            "--json"]  # fmt: skip
     code, out, err = run(capsys, monkeypatch, argv)
     assert code == 0, err
     view = json.loads(out)

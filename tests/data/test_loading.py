@@ -143,30 +143,22 @@ def test_missing_coordinate_column_is_named():
         detect_lat_lon(pd.DataFrame({"lat": [1.0], "lon": [2.0]}), lat="nope")
 
 
-def test_non_numeric_values_are_named():
-    df = pd.DataFrame({"lat": ["1.0", "north", "2"], "lon": [1.0, 2.0, 3.0]})
-    with pytest.raises(
-        InputError, match=r"column 'lat' has 1 non-numeric value\(s\) \(e.g. 'north'\)"
-    ):
-        validate_points(df, "lat", "lon")
+def test_unusable_coordinates_are_dropped_and_counted_never_refused():
+    """Issue 27: a coordinate that is missing, not a number, not finite or outside its declared
+    domain ([-90, 90] / [-180, 180]) is dropped like a point outside the bbox; refusing it
+    would make the outcome depend on one private row."""
+    df = pd.DataFrame(
+        {
+            "lat": ["1.0", "north", 3.0, 4.0, np.nan, 91.0, 6.0, "inf", -90.0, 8.0],
+            "lon": [1.0, 2.0, None, 4.0, 5.0, 6.0, 181.0, 7.0, -180.0, -180.0001],
+        }
+    )
+    pts = validate_points(df, "lat", "lon")
+    assert pts.n_unusable == 7
+    assert pts.lat.tolist() == [1.0, 4.0, -90.0] and pts.lon.tolist() == [1.0, 4.0, -180.0]
+    assert pts.kept.tolist() == [True, False, False, True] + [False] * 4 + [True, False]
 
 
-def test_nan_rows_are_counted_and_dropped_only_on_request():
-    df = pd.DataFrame({"lat": [1.0, np.nan, 3.0, 4.0], "lon": [1.0, 2.0, None, 4.0]})
-    with pytest.raises(InputError, match="2 row\\(s\\) have a missing latitude or longitude"):
-        validate_points(df, "lat", "lon")
-    pts = validate_points(df, "lat", "lon", drop_nan=True)
-    assert pts.n_nan_dropped == 2
-    assert pts.lat.tolist() == [1.0, 4.0] and pts.lon.tolist() == [1.0, 4.0]
-
-
-@pytest.mark.parametrize(
-    "lat, lon, message",
-    [
-        ([91.0, 10.0], [0.0, 0.0], r"1 latitude value\(s\) are outside \[-90, 90\]"),
-        ([0.0, 0.0], [-181.0, 200.0], r"2 longitude value\(s\) are outside \[-180, 180\]"),
-    ],
-)
-def test_out_of_range_coordinates_are_named(lat, lon, message):
-    with pytest.raises(InputError, match=message):
-        validate_points(pd.DataFrame({"lat": lat, "lon": lon}), "lat", "lon")
+def test_only_a_missing_column_is_refused():
+    with pytest.raises(InputError, match="'nope' is not in the table"):
+        validate_points(pd.DataFrame({"lat": [1.0], "lon": [2.0]}), "nope", "lon")

@@ -227,7 +227,7 @@ def test_bad_data_exit_2(tmp_path, capsys):
     same = _write(tmp_path, pd.DataFrame({"lat": [34.0] * 20, "lon": [-118.2] * 20}), "same.csv")
     assert "identical" in _err(capsys, ["htf", same, "--bbox", BBOX, "--epsilon", "1"])
     text = _write(tmp_path, pd.DataFrame({"lat": ["a"] * 20, "lon": [-118.2] * 20}), "text.csv")
-    assert "non-numeric" in _err(capsys, ["htf", text, "--bbox", BBOX, "--epsilon", "1"])
+    assert "no row has a usable" in _err(capsys, ["htf", text, "--bbox", BBOX, "--epsilon", "1"])
     nocols = _write(tmp_path, pd.DataFrame({"a": [1.0] * 20, "b": [2.0] * 20}), "nocols.csv")
     assert "latitude" in _err(capsys, ["htf", nocols, "--bbox", BBOX, "--epsilon", "1"])
     assert "not found" in _err(

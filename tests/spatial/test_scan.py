@@ -123,12 +123,12 @@ def test_missing_columns_same_errors(tmp_path, kind):
 @pytest.mark.parametrize(
     ("edit", "fragment"),
     [
-        (lambda df: df.assign(latitude=df.latitude + 100), "latitude value(s) are outside"),
-        (lambda df: df.assign(longitude=df.longitude - 300), "longitude value(s) are outside"),
+        (lambda df: df.assign(latitude=df.latitude + 100), "no row has a usable latitude"),
+        (lambda df: df.assign(longitude=df.longitude - 300), "no row has a usable latitude"),
         (lambda df: df.head(8), "at least 10 are needed"),
         (lambda df: df.assign(latitude=34.0, longitude=-118.0), "all points are identical"),
         (lambda df: df.assign(longitude=df.longitude + 50), "are outside the bounding box"),
-        (lambda df: df.assign(latitude=np.nan), "no rows with coordinates are left"),
+        (lambda df: df.assign(latitude=np.nan), "no row has a usable latitude"),
     ],
 )
 def test_bad_points_same_errors_without_values(tmp_path, edit, fragment):
@@ -141,14 +141,25 @@ def test_bad_points_same_errors_without_values(tmp_path, edit, fragment):
     assert "\n" not in new and "e.g." not in new  # one line; no private coordinate quoted
 
 
-def test_non_numeric_coordinates_refused_without_quoting_them(tmp_path):
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+@pytest.mark.parametrize("bad", ["north", "181", "-180.5", "90.0001", "inf", "-inf", " 1e400 "])
+def test_a_coordinate_outside_its_domain_is_dropped_like_a_point_outside_the_bbox(
+    tmp_path, kind, bad
+):
+    """Issue 27: one unusable coordinate (text, out of [-90, 90] / [-180, 180], infinite) is
+    never a refusal: both readers drop that row, and F is that of the table without it."""
     df = _table()
-    df["latitude"] = df["latitude"].astype(object)
-    df.loc[7, "latitude"] = "north"
-    path = _write(df, tmp_path, "csv")
-    message = _error(_new, path, unit_from(None, None), 1)
-    assert message.startswith("column 'latitude' has 1 non-numeric value(s).")
-    assert "north" not in message and "\n" not in message
+    text = df.astype({"latitude": object, "longitude": object})
+    text.loc[7, "longitude"] = bad  # row 7: inside the bbox before the edit
+    text.loc[8, "latitude"] = bad if bad not in ("181", "-180.5") else "91"
+    if kind == "parquet":  # a text column in Parquet (a mixed one cannot be written)
+        text = text.astype({"latitude": str, "longitude": str})
+    unit = unit_from(None, None)
+    new = _new(_write(text, tmp_path, kind), unit, 1)
+    _same(_old(_write(text, tmp_path, kind), unit, 1), new)
+    clean = _new(_write(df.drop(index=[7, 8]), tmp_path, kind), unit, 1)
+    assert np.array_equal(new.F, clean.F) and new.n_used == clean.n_used
+    assert new.n_dropped == clean.n_dropped + 2
 
 
 def test_csv_missing_value_spellings_are_missing(tmp_path):
@@ -162,15 +173,12 @@ def test_csv_missing_value_spellings_are_missing(tmp_path):
     _same(_old(path, unit, 1), _new(path, unit, 1))
 
 
-def test_text_after_the_csv_sniffer_sample_falls_back_to_the_careful_reader(tmp_path):
-    """DuckDB types the column from a sample; a text far down makes the scan unavailable, and
-    the CLI's fallback (the in-memory reader) refuses it with its one-line message."""
-    from core.spatial.scan import ScanUnavailable
-
+def test_text_after_the_csv_sniffer_sample_is_a_missing_value(tmp_path):
+    """DuckDB types a column from a sample; a text far down used to make the scan unavailable.
+    Coordinates are read as text and converted by TRY_CAST: the row is dropped, as in memory."""
     df = _table(n=50_000)
     df["latitude"] = df["latitude"].astype(object)
     df.loc[len(df) - 5, "latitude"] = "north"
     path = _write(df, tmp_path, "csv")
-    with pytest.raises(ScanUnavailable):
-        _new(path, unit_from(None, None), 1)
-    assert "non-numeric value" in _error(_old, path, unit_from(None, None), 1)
+    unit = unit_from(None, None)
+    _same(_old(path, unit, 1), _new(path, unit, 1))

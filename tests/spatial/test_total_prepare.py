@@ -56,3 +56,19 @@ def test_refuses_only_on_schema_and_public_parameters():
         prepare_total(df, "lat", "lat", BBOX, 32)
     with pytest.raises(InputError, match="not valid"):
         prepare_total(df, "lat", "lon", (2.5, 48.7, 2.2, 49.0), 32)
+
+
+def test_a_longitude_outside_its_domain_is_dropped_even_where_a_wrapped_bbox_would_take_it():
+    """Across the antimeridian the grid reads -185 as 175 (inside a 170..-170 box): a value
+    outside [-180, 180] is dropped before binning on the analyst's and the owner's path alike,
+    so neighbouring tables (with and without that row) give the same F."""
+    rng = np.random.default_rng(1)
+    lon = np.r_[rng.uniform(170, 180, 40), rng.uniform(-180, -170, 40)]
+    df = pd.DataFrame({"lat": rng.uniform(-20, 20, lon.size), "lon": lon})
+    bbox = (170.0, -20.0, -170.0, 20.0)
+    neighbour = pd.concat([df, pd.DataFrame({"lat": [0.0], "lon": [-185.0]})], ignore_index=True)
+    for fn in (lambda d: prepare_total(d, "lat", "lon", bbox, 16),
+               lambda d: prepare(d, "lat", "lon", bbox, 16, 16)):  # fmt: skip
+        a, b = fn(df), fn(neighbour)
+        assert np.array_equal(a.F, b.F) and a.n_used == b.n_used == 80
+        assert b.n_dropped == a.n_dropped + 1

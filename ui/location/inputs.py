@@ -14,7 +14,7 @@ from core.privacy import Noise
 from core.spatial.demos import DEMO_BBOX
 from core.spatial.export import PRIVACY_UNIT
 from core.spatial.methods import Door, location_method_names
-from core.spatial.pipeline import DEFAULT_GRID, Prepared, prepare
+from core.spatial.pipeline import DEFAULT_GRID, NO_USABLE_POINTS, Prepared, prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
 from core.spatial.total_prepare import prepare_total
 from core.spatial.unit import unit_from
@@ -109,8 +109,8 @@ def choose_columns(choice: DataChoice, df: pd.DataFrame) -> Columns:
         "Grid (rows = columns)", GRID_CHOICES, persist_state="session",
         key=persist("lh_grid", DEFAULT_GRID),
     )  # fmt: skip
-    if not is_analyst():  # bad coordinates: say so (owner's details) before asking for a bbox
-        _check_points(choice.cache_key, df, lat, lon)
+    if not is_analyst():  # unusable coordinates: dropped; the owner is told how many (labelled)
+        _note_unusable(_count_unusable(choice.cache_key, df, lat, lon))
     person, per_person = _person(cols, choice.key)
     return Columns(lat, lon, int(rows), person, per_person)
 
@@ -232,7 +232,21 @@ def _prepare_total(key: str, _df: pd.DataFrame, lat, lon, bbox, rows, person, k)
     return prepare_total(_df, lat, lon, bbox, rows, unit=unit_from(person, k), noise=Noise.secure())
 
 
+def _note_unusable(counts: tuple[int, int]) -> None:
+    """The owner's view of the rows left out for a coordinate outside its domain (issue 27):
+    never a refusal for some rows (an analyst sees nothing of it; their binning is total)."""
+    unusable, total = counts
+    if unusable == total:
+        raise InputError(NO_USABLE_POINTS.replace("(--lat/--lon)", "above"))
+    if unusable:
+        st.caption(
+            f"{unusable} row(s) have a latitude or longitude that is missing, not a number or "
+            "outside [-90, 90] / [-180, 180]: they are left out, like points outside the "
+            "bounding box. Private: shown to you, the data owner, only."
+        )
+
+
 @st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
-def _check_points(key: str, _df: pd.DataFrame, lat: str, lon: str) -> None:
-    """Raise InputError for bad coordinates (pure; exceptions are not cached, results are)."""
-    validate_points(_df, lat, lon, drop_nan=True)
+def _count_unusable(key: str, _df: pd.DataFrame, lat: str, lon: str) -> tuple[int, int]:
+    """(rows with an unusable coordinate, rows) — pure; a missing column raises InputError."""
+    return validate_points(_df, lat, lon).n_unusable, len(_df)

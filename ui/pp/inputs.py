@@ -12,6 +12,7 @@ import streamlit as st
 from core.balancing.demos import DEMO_SETTINGS
 from core.balancing.params import parse_rho
 from core.balancing.plan import PartitionPlan, plan_partition
+from core.balancing.precharge import must_declare_missing
 from core.balancing.records import MISSING_LABEL, check_categorical, encode_sa
 from core.balancing.report import MERGE_LABEL
 from ui.data import DataChoice, Source
@@ -81,13 +82,16 @@ def choose_settings(choice: DataChoice, df: pd.DataFrame) -> PPSettings:
 
 
 def _missing_choice(df: pd.DataFrame, sa: str) -> str:
-    n_missing = int(df[sa].isna().sum())
-    if not n_missing and not is_analyst():
+    """The missing-value policy, asked before anything is charged by the rule the CLI applies
+    (`core.balancing.precharge`): an analyst always (whether values are missing is private,
+    so the data is not even counted), the owner when the SA has missing values."""
+    analyst = is_analyst()
+    n_missing = 0 if analyst else int(df[sa].isna().sum())
+    if not must_declare_missing(analyst, lambda: n_missing):
         return "error"
-    # an analyst is always asked: whether values are missing is private
     question = (
         f"If '{sa}' has missing values, what should happen to them?"
-        if is_analyst()
+        if analyst
         else f"'{sa}' has {n_missing} missing value(s). What should happen to them?"
     )
     choice = st.radio(
