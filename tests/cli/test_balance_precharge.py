@@ -66,7 +66,7 @@ def test_analyst_neighbours_with_a_declared_policy_have_the_same_outcome_and_cha
 ):
     outcomes = []
     for name in ("stops", "stops_full"):
-        argv = _argv(name, stops / f"{name}.csv", "--missing", "drop", "--columns", "precinct")
+        argv = _argv(name, stops / f"out_{name}.csv", "--missing", "drop", "--columns", "precinct")
         code, _, err = run_dpx(capsys, monkeypatch, argv, "analyst")
         assert code == 0, err
         outcomes.append(Registry().spent(name))
