@@ -26,10 +26,11 @@ from core.dpsql.tables import catalog_of_dataset, catalog_of_files
 from core.dpsql.time_limit import EngineKind, TimeLimit, decide, declared_rows
 from core.errors import BudgetExceededError, InputError
 from core.files import write_text
-from core.governance import Request, Role, RoleError, govern
+from core.governance import Role, RoleError, govern
 from core.governance.caps import QueryCaps
+from core.governance.sql import sql_request
 from core.privacy import Cost
-from core.registry import Claim, Dataset, Tool
+from core.registry import Dataset, Tool
 
 
 def _pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -163,17 +164,13 @@ def execute(args) -> dict | str:
     engine = _engine(args, catalog, limit.seconds)
     try:
         check_before_charge(prepared, engine)  # binding reads no data: refused uncharged
-        unit = f"one person (column {uid})" if uid and not args.row_is_unit else "one row"
-        request = Request(
-            tool=Tool.SQL.value,
+        request = sql_request(
+            prepared,
             role=target.role,
             dataset=target.dataset,
-            params=params_of(args),
-            cost=prepared.cost,
-            claim=Claim(unit, None if args.row_is_unit else uid),
             noise=noise,
+            params=params_of(args),
             extra_checks=() if target.dataset else (_invocation_checks(args, prepared.cost),),
-            error_code="DPX-E009",
         )
         try:
             governed = govern(

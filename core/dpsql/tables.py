@@ -9,7 +9,10 @@ into its column's type, and every check reads the schema, never the data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+
+import pandas as pd
 
 from core.data.declared import TableSchema
 from core.data.relation import inferred
@@ -61,3 +64,26 @@ def catalog_of_dataset(dataset, owner: bool) -> Catalog:
         row_is_unit=dataset.row_is_unit,
         schemas=schemas,
     )
+
+
+def catalog_of_frames(
+    frames: Mapping[str, pd.DataFrame],
+    public: frozenset[str] | set[str] = frozenset(),
+    uid: str | None = None,
+    row_is_unit: bool = False,
+    schemas: Mapping[str, TableSchema] | None = None,
+) -> Catalog:
+    """The page's catalogue: tables already loaded as frames (an upload, a demo, or a registered
+    dataset's files), each converted into its declared schema from `schemas` when the dataset
+    declares one, else into one inferred from the frame (owner mode, labelled)."""
+    schemas = schemas or {}
+    catalog = Catalog()
+    for name, frame in frames.items():
+        declared = schemas.get(name)
+        if name in public:
+            catalog.add_public(name, frame, declared)
+        elif row_is_unit:
+            catalog.add_private_rows(name, frame, declared)
+        else:
+            catalog.add_private(name, frame, uid, declared)
+    return catalog

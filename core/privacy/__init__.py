@@ -21,8 +21,10 @@ from core.privacy.mechanisms import (
 from core.privacy.noise import SEEDED_LABEL, Noise
 from core.privacy.pp_randomization import PPRandomization
 from core.privacy.recorded import Recorded, from_json, same_mechanism
+from core.privacy.unit import PrivacyUnit, UnitKind
 
 __all__ = [
+    "UnitKind",
     "DRAWING",
     "SEEDED_LABEL",
     "ZERO",
@@ -38,6 +40,7 @@ __all__ = [
     "NoisyThreshold",
     "Overdraw",
     "PPRandomization",
+    "PrivacyUnit",
     "Recorded",
     "RhoClaim",
     "discrete_laplace_half_width",

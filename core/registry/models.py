@@ -15,6 +15,7 @@ from core.data.declared import TableSchema
 from core.errors import InputError
 from core.privacy.mechanisms import Mechanism as PrivacyMechanism
 from core.privacy.recorded import Recorded
+from core.privacy.unit import PrivacyUnit
 
 
 class RunKind(StrEnum):
@@ -100,12 +101,13 @@ class Dataset:
         return self.schemas.get(table)
 
     @property
+    def unit(self) -> PrivacyUnit:
+        """The privacy unit the owner declared for this dataset."""
+        return PrivacyUnit.declared(self.uid, self.row_is_unit)
+
+    @property
     def unit_words(self) -> str:
-        if self.uid:
-            return f"one person (column {self.uid})"
-        if self.row_is_unit:
-            return "one row (each row is one person)"
-        return "one row (no unit column declared)"
+        return self.unit.words()
 
     @property
     def private_tables(self) -> tuple[TableFile, ...]:
@@ -139,6 +141,11 @@ class Claim:
 
     def to_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def of(cls, unit: PrivacyUnit) -> Claim:
+        """The claim of a release protecting `unit`, in the unit's own words."""
+        return cls(unit.words(), unit.column)
 
     @classmethod
     def from_json(cls, data: dict | None) -> Claim:

@@ -20,9 +20,9 @@ import core.sparkutil as sparkutil
 from core.dpsql.record import sql_artefact
 from core.dpsql.service import check_before_charge, run
 from core.errors import InputError
-from core.governance import ComputeFailed, Request, govern
+from core.governance import ComputeFailed, govern
+from core.governance.sql import sql_request
 from core.privacy import Noise
-from core.registry import Claim
 from core.viz.dpsql import group_labels, key_columns, result_figure, result_table
 from ui import state
 from ui.data import DataChoice
@@ -141,19 +141,9 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         "query": sql, "data": choice.key, "catalog": data.key, "via": "app",
         "session": state.session_id(), "role": role().value,
     }  # fmt: skip
-    uid = data.catalog.uid_names()
-    unit_column = sorted(uid)[0] if uid else None
-    request = Request(
-        tool=SQL_TOOL,
-        role=role(),
-        dataset=choice.dataset,
-        params=params,
-        cost=prepared.cost,
-        claim=Claim(
-            f"one person (column {unit_column})" if unit_column else "one row", unit_column
-        ),
-        noise=noise,
-    )
+    request = sql_request(prepared, role=role(), dataset=choice.dataset, noise=noise,
+                          params=params)  # fmt: skip
+    unit_column = request.claim.unit_column
     queued = st.empty()  # every session's queries share the process-wide pool
 
     def waiting(ahead: int) -> None:

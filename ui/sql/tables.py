@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.dpsql.catalog import ROW_ID_COLUMN, UNIT_EXPLANATION, Catalog, unit_column_concerns
+from core.dpsql.tables import catalog_of_frames
 from ui.data import DataChoice, Source
 from ui.shell import is_analyst
 from ui.state import kept, persist
@@ -54,18 +55,14 @@ def choose_tables(choice: DataChoice) -> SqlData:
         st.error("Mark at least one table as private: a DP query reads a private table.")
         st.stop()
     unit_kind, uid = _unit(choice, private)
-    catalog = Catalog()
-    declared = declared_schemas(choice)
-    for n in names:
-        if n in public:
-            catalog.add_public(n, choice.tables[n], declared.get(n))
-        elif unit_kind == UNIT_ROW:
-            catalog.add_private_rows(n, choice.tables[n], declared.get(n))
-        else:
-            catalog.add_private(n, choice.tables[n], uid, declared.get(n))
-            if choice.source is Source.UPLOAD and not is_analyst():
-                for concern in unit_column_concerns(n, choice.tables[n], uid):
-                    st.warning(f"Owner check (reads the data, not released): {concern}")
+    catalog = catalog_of_frames(
+        {n: choice.tables[n] for n in names}, public, uid if unit_kind != UNIT_ROW else None,
+        row_is_unit=unit_kind == UNIT_ROW, schemas=declared_schemas(choice),
+    )  # fmt: skip
+    for n in private:
+        if unit_kind != UNIT_ROW and choice.source is Source.UPLOAD and not is_analyst():
+            for concern in unit_column_concerns(n, choice.tables[n], uid):
+                st.warning(f"Owner check (reads the data, not released): {concern}")
     key = f"{choice.key}|public={sorted(public)}|unit={unit_kind}:{uid}"
     return SqlData(
         catalog, tuple(names), frozenset(public), tuple(private), uid, unit_kind == UNIT_ROW,
