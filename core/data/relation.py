@@ -69,7 +69,10 @@ def typed_column(fact: ColumnFact, ref: str) -> str:
     gives a value of the declared type or NULL, never an error)."""
     kind = fact.type
     if kind is ColumnType.TEXT:
-        value = f"left(TRY_CAST({ref} AS VARCHAR), {int(fact.max_length)})"
+        text, width = f"TRY_CAST({ref} AS VARCHAR)", int(fact.max_length)
+        # strlen (bytes, stored with the string) <= width implies at most width characters:
+        # only longer values pay for the character-wise cut
+        value = f"(CASE WHEN strlen({text}) <= {width} THEN {text} ELSE left({text}, {width}) END)"
     elif kind is ColumnType.FLOAT:
         cast = f"TRY_CAST({ref} AS DOUBLE)"
         value = f"(CASE WHEN isfinite({cast}) THEN {cast} END)"

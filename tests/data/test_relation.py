@@ -93,3 +93,10 @@ def test_the_proposal_does_not_move_with_a_missing_value(tmp_path, kind):
         proposals.append(propose(path))
     assert proposals[0] == proposals[1]
     assert proposals[0].column("cnt").type is ColumnType.INTEGER
+
+
+def test_text_is_cut_to_its_width_in_characters_not_bytes(tmp_path):
+    """Multi-byte text: 'éé' (4 bytes) fits a width of 3 characters; 'ééééé' is cut to 3."""
+    path = tmp_path / "t.csv"
+    path.write_text("uid,n,x,s,c,d,f\n1,,,éé,,,\n2,,,ééééé,,,\n3,,,日本語日本,,,\n", encoding="utf-8")
+    assert [r[3] for r in _read(path)] == ["éé", "ééé", "日本語"]
