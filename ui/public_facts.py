@@ -28,6 +28,14 @@ def schema_frame(schema: TableSchema) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A small table as Markdown (a schema, not data: no data grid, no download button)."""
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    for row in frame.itertuples(index=False):
+        lines.append("| " + " | ".join(str(v).replace("|", "\\|") or " " for v in row) + " |")
+    return "\n".join(lines)
+
+
 def show_public_facts(dataset) -> None:
     """An expander with the dataset's declared schemas (or a note that none was declared)."""
     schemas = dict(getattr(dataset, "schemas", {}) or {})
@@ -53,4 +61,4 @@ def show_public_facts(dataset) -> None:
             st.markdown(
                 f"**{table.name}** ({kind}) — at most {schema.max_rows:,} rows (size class)"
             )
-            st.dataframe(schema_frame(schema), hide_index=True, width="stretch")
+            st.markdown(markdown_table(schema_frame(schema)))
