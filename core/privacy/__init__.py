@@ -11,6 +11,8 @@ from core.privacy.accuracy import (
 from core.privacy.cost import ZERO, Cost, RhoClaim
 from core.privacy.mechanisms import (
     DiscreteLaplace,
+    LossKind,
+    PrivacyLoss,
     Exponential,
     Laplace,
     LatticeLaplace,
@@ -31,6 +33,8 @@ __all__ = [
     "DiscreteLaplace",
     "Exponential",
     "Laplace",
+    "LossKind",
+    "PrivacyLoss",
     "LatticeLaplace",
     "Mechanism",
     "MechanismKind",

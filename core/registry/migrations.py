@@ -170,8 +170,28 @@ def _v4(con: sqlite3.Connection) -> None:
     )
 
 
+def _v5(con: sqlite3.Connection) -> None:
+    """Accounting (issue 33): each dataset states how its releases compose, `basic` (every
+    dataset registered before v5, as they were charged) or `pld`; the owner's choice and every
+    change (allowed only before the first release) are recorded in `accounting_changes`."""
+    _run_script(
+        con,
+        """
+        ALTER TABLE datasets ADD COLUMN accounting TEXT NOT NULL DEFAULT 'basic';
+        CREATE TABLE accounting_changes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            time TEXT NOT NULL,
+            dataset TEXT NOT NULL REFERENCES datasets(name),
+            before TEXT,
+            after TEXT NOT NULL
+        );
+        CREATE INDEX accounting_changes_by_dataset ON accounting_changes(dataset)
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 
 
 def schema_version(con: sqlite3.Connection) -> int:
