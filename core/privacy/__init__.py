@@ -11,14 +11,14 @@ from core.privacy.accuracy import (
 from core.privacy.cost import ZERO, Cost, RhoClaim
 from core.privacy.mechanisms import (
     DiscreteLaplace,
-    LossKind,
-    PrivacyLoss,
     Exponential,
     Laplace,
     LatticeLaplace,
+    LossKind,
     Mechanism,
     MechanismKind,
     NoisyThreshold,
+    PrivacyLoss,
 )
 from core.privacy.noise import SEEDED_LABEL, Noise
 from core.privacy.pp_randomization import PPRandomization

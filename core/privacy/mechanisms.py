@@ -233,9 +233,7 @@ class Laplace(_PureDP):
 
     def loss(self) -> PrivacyLoss:
         """Laplace of `scale` b on L1 `sensitivity` Δ: privacy loss at most Δ/b = ε."""
-        return PrivacyLoss(
-            LossKind.LAPLACE, self.epsilon, 0.0, float(self.sensitivity), self.scale
-        )
+        return PrivacyLoss(LossKind.LAPLACE, self.epsilon, 0.0, float(self.sensitivity), self.scale)
 
     def draw(self, accountant: Accountant, values) -> np.ndarray | float:
         """`values` plus Laplace noise (a float for a scalar, else a float64 array)."""
