@@ -405,7 +405,9 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         seeded = mode == "seeded"
         refusal: str | None = None
         if dataset is not None and not seeded:
-            warm()  # load dp-accounting before the write lock is taken (no-op once loaded)
+            found = self.find(dataset)
+            if found is not None and found.accounting is not Accounting.BASIC:
+                warm()  # load dp-accounting before the write lock is taken (no-op once loaded)
         with self._write() as con:
             if dataset is None:
                 kind = RunKind.DEMO if seeded else RunKind.UNREGISTERED
