@@ -268,7 +268,8 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
     def spent(self, name: str) -> tuple[float, float]:
         """What `name` has spent under its accounting: (composed ε, Σδ of its approximate-DP
         claims) — under basic, (Σε, Σδ). Under pld the ε holds at the dataset's total δ."""
-        return self.composition(name).spent.epsilon, self.composition(name).spent.delta
+        spent = self.composition(name).spent
+        return spent.epsilon, spent.delta
 
     def composition(self, name: str, accounting: Accounting | str | None = None) -> Composition:
         """Everything `name` has released, composed under `accounting` (default: the
