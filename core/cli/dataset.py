@@ -40,6 +40,7 @@ from core.data.declared import TableSchema
 from core.data.schema import columns_of
 from core.errors import InputError
 from core.governance import Role, current_role, require_owner
+from core.privacy.accounting import Accounting
 from core.registry import (
     Dataset,
     Policy,
@@ -54,7 +55,7 @@ def register(sub, common) -> None:
         "dataset",
         parents=[common],
         help="registered datasets: add, show, list, schema, budget, policy, reconcile",
-        description="Register datasets with a persistent privacy budget (basic composition).",
+        description="Register datasets with a persistent privacy budget (basic or pld accounting).",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     actions.required = True
@@ -80,6 +81,13 @@ def register(sub, common) -> None:
     add.add_argument("--epsilon", type=cliargs.EPSILON, required=True, help="total epsilon budget")
     add.add_argument(
         "--delta", type=cliargs.DELTA, default=0.0, help="total delta budget (default 0)"
+    )
+    add.add_argument(
+        "--accounting",
+        choices=[a.value for a in Accounting],
+        default=Accounting.BASIC.value,
+        help="how releases compose: basic (sums, default) or pld (privacy loss distributions, "
+        "epsilon at the total delta, never above basic); fixed after the first release",
     )
     add.add_argument("--max-epsilon-per-query", type=cliargs.caps()[0], default=None)
     add.add_argument("--max-delta-per-query", type=cliargs.caps()[1], default=None)
@@ -191,7 +199,9 @@ def _check_columns(tables: list[tuple[str, str]], uid: str | None, publishable: 
 
 def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dict:
     """The `dpx dataset show --json` object (an analyst sees no paths or hashes of raw bytes)."""
-    eps_spent, delta_spent = registry.spent(d.name)
+    composed = registry.composition(d.name)
+    eps_spent, delta_spent = composed.spent.epsilon, composed.spent.delta
+    basic = composed.basic  # Σε, Σδ of the charges: basic composition, whatever the accounting
     runs = registry.releases(d.name)
     stranded = registry.stranded(d.name)
     history = registry.schema_history(d.name)
@@ -217,7 +227,16 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
         "unit": d.unit_words,
         "pp_columns": list(d.publishable),
         "teaching": d.teaching,
-        "composition": "basic (sums of epsilon and of delta)",
+        "composition": d.accounting.words,
+        "accounting": d.accounting.value,
+        "spent_by_accounting": {
+            Accounting.BASIC.value: {"epsilon": basic.epsilon, "delta": basic.delta},
+            d.accounting.value: {
+                "epsilon": eps_spent,
+                "delta": delta_spent,
+                "guarantee": [composed.epsilon, composed.delta],
+            },
+        },
         "tables": tables,
         "releases": [
             {k: r.summary()[k] for k in ("id", "tool", "epsilon", "delta", "time", "mode")}
@@ -240,12 +259,29 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
     }
 
 
+def _accounting_line(info: dict) -> str:
+    """Spent under basic and under the dataset's accounting (the one its checks use)."""
+    basic = info["spent_by_accounting"]["basic"]
+    line = f"  accounting: {info['accounting']}; spent under basic: epsilon {basic['epsilon']:g}, "
+    line += f"delta {basic['delta']:g}"
+    if info["accounting"] != "basic":
+        own = info["spent_by_accounting"][info["accounting"]]
+        eps, delta = own["guarantee"]
+        line += (
+            f"; under {info['accounting']} (this dataset's): epsilon {own['epsilon']:g} "
+            f"(guarantee epsilon {eps:g} at delta {delta:g}; delta {own['delta']:g} spent by "
+            "approximate-DP mechanisms)"
+        )
+    return line
+
+
 def _text(info: dict) -> str:
     lines = [
         f"{info['name']}: epsilon spent {info['epsilon_spent']:g} of {info['epsilon_total']:g} "
         f"(remaining {info['epsilon_remaining']:g}); delta spent {info['delta_spent']:g} of "
         f"{info['delta_total']:g}; unit: {info['unit']}"
-        + (" [teaching]" if info["teaching"] else "")
+        + (" [teaching]" if info["teaching"] else ""),
+        _accounting_line(info),
     ]
     for r in info["releases"]:
         what = r["tool"] + (f" · {r['method']}" if r.get("method") else "")
@@ -288,6 +324,7 @@ def run_add(args) -> dict | str:
         row_is_unit=args.row_is_unit,
         publishable=publishable,
         schemas=schemas,
+        accounting=args.accounting,
     )
     info = dataset_json(registry, d)
     if args.json:

@@ -14,9 +14,11 @@ from core.privacy.mechanisms import (
     Exponential,
     Laplace,
     LatticeLaplace,
+    LossKind,
     Mechanism,
     MechanismKind,
     NoisyThreshold,
+    PrivacyLoss,
 )
 from core.privacy.noise import SEEDED_LABEL, Noise
 from core.privacy.pp_randomization import PPRandomization
@@ -33,6 +35,8 @@ __all__ = [
     "DiscreteLaplace",
     "Exponential",
     "Laplace",
+    "LossKind",
+    "PrivacyLoss",
     "LatticeLaplace",
     "Mechanism",
     "MechanismKind",

@@ -46,6 +46,58 @@ class Accountant(Protocol):
     def _record(self, mechanism: Mechanism) -> None: ...
 
 
+class LossKind(StrEnum):
+    """The shape of a mechanism's privacy loss, as an accountant reads it."""
+
+    LAPLACE = "laplace"  # continuous Laplace noise of `scale` on a statistic of L1 `sensitivity`
+    DISCRETE_LAPLACE = "discrete laplace"  # integer Laplace noise (in units of the lattice)
+    PURE = "pure"  # some other ε-DP mechanism (the exponential mechanism, a recorded ε row)
+    APPROXIMATE = "approximate"  # an (ε, δ)-DP claim with δ > 0 (noisy-threshold selection)
+    NONE = "none"  # no (ε, δ) loss: PP's randomization, whose (ρ1, ρ2) claim stays its own
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """A mechanism's privacy loss profile: what an accountant composes (`core.privacy.
+    accounting`). `epsilon`, `delta` are its (ε, δ)-DP claim (the same as its `cost`);
+    `sensitivity` and `scale` describe the noise for the Laplace kinds (for a lattice mechanism
+    both are in lattice steps; None where the notion does not apply).
+
+    Every profile with ε > 0 is at least an ε-DP (δ = 0) or (ε, δ)-DP claim, and the accountant
+    relies on that claim alone (see `core.privacy.accounting`), so a profile is never read as
+    more than its mechanism states."""
+
+    kind: LossKind
+    epsilon: float
+    delta: float = 0.0
+    sensitivity: float | None = None
+    scale: float | None = None
+
+    def __post_init__(self):
+        Cost(self.epsilon, self.delta)  # finite, >= 0, delta < 1
+        if self.kind is LossKind.NONE and (self.epsilon or self.delta):
+            raise ValueError("a NONE loss has epsilon = delta = 0")
+        if self.kind is LossKind.APPROXIMATE and not self.delta > 0:
+            raise ValueError("an APPROXIMATE loss has delta > 0")
+        if self.kind in (LossKind.LAPLACE, LossKind.DISCRETE_LAPLACE, LossKind.PURE) and (
+            self.delta or not self.epsilon > 0
+        ):
+            raise ValueError(f"a {self.kind.value} loss is pure: epsilon > 0, delta = 0")
+
+    @classmethod
+    def of_cost(cls, cost: Cost) -> PrivacyLoss:
+        """The profile of a bare (ε, δ) claim (no noise shape known)."""
+        if cost.delta > 0:
+            return cls(LossKind.APPROXIMATE, cost.epsilon, cost.delta)
+        if cost.epsilon > 0:
+            return cls(LossKind.PURE, cost.epsilon)
+        return cls(LossKind.NONE, 0.0)
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon, self.delta)
+
+
 class MechanismKind(StrEnum):
     DISCRETE_LAPLACE = "discrete Laplace"
     LAPLACE = "Laplace"
@@ -88,6 +140,11 @@ class Mechanism(ABC):
     @property
     @abstractmethod
     def cost(self) -> Cost: ...
+
+    def loss(self) -> PrivacyLoss:
+        """This mechanism's privacy loss profile (an accountant composes these). By default
+        the profile of its (ε, δ) cost; members with a known noise shape say more."""
+        return PrivacyLoss.of_cost(self.cost)
 
     # every member also has `sensitivity` and `scale` (a field or a property; None where the
     # notion does not apply, as for PP's randomization)
@@ -139,6 +196,13 @@ class DiscreteLaplace(_PureDP):
 
     KIND: ClassVar[MechanismKind] = MechanismKind.DISCRETE_LAPLACE
 
+    def loss(self) -> PrivacyLoss:
+        """Discrete Laplace (P(k) ∝ exp(-|k|/b)) on integer statistics of L1 sensitivity Δ:
+        privacy loss at most Δ/b = ε (exactly ±ε when Δ = 1)."""
+        return PrivacyLoss(
+            LossKind.DISCRETE_LAPLACE, self.epsilon, 0.0, float(self.sensitivity), self.scale
+        )
+
     def draw(self, accountant: Accountant, values) -> np.ndarray:
         """`values` (integers) plus discrete Laplace noise; int64 array of the same shape."""
         arr = np.asarray(values)
@@ -167,6 +231,10 @@ class Laplace(_PureDP):
 
     KIND: ClassVar[MechanismKind] = MechanismKind.LAPLACE
 
+    def loss(self) -> PrivacyLoss:
+        """Laplace of `scale` b on L1 `sensitivity` Δ: privacy loss at most Δ/b = ε."""
+        return PrivacyLoss(LossKind.LAPLACE, self.epsilon, 0.0, float(self.sensitivity), self.scale)
+
     def draw(self, accountant: Accountant, values) -> np.ndarray | float:
         """`values` plus Laplace noise (a float for a scalar, else a float64 array)."""
         arr = np.asarray(values, dtype=np.float64)
@@ -190,6 +258,17 @@ class LatticeLaplace(_PureDP):
 
     KIND: ClassVar[MechanismKind] = MechanismKind.LATTICE_LAPLACE
     lattice: float = 2.0**-10
+
+    def loss(self) -> PrivacyLoss:
+        """Discrete Laplace on the lattice: sensitivity and scale in lattice steps (their
+        ratio is ε)."""
+        return PrivacyLoss(
+            LossKind.DISCRETE_LAPLACE,
+            self.epsilon,
+            0.0,
+            float(self.sensitivity) / self.lattice,
+            self.scale / self.lattice,
+        )
 
     def __post_init__(self):
         super().__post_init__()
@@ -222,6 +301,10 @@ class Exponential(_PureDP):
 
     KIND: ClassVar[MechanismKind] = MechanismKind.EXPONENTIAL
     monotone: bool = False
+
+    def loss(self) -> PrivacyLoss:
+        """ε-DP (no noise shape an accountant could use beyond that)."""
+        return PrivacyLoss(LossKind.PURE, self.epsilon, 0.0, float(self.sensitivity), self.scale)
 
     @property
     def scale(self) -> float:
@@ -297,6 +380,15 @@ class NoisyThreshold(Mechanism):
     @property
     def cost(self) -> Cost:
         return Cost(self.epsilon, self.delta)
+
+    def loss(self) -> PrivacyLoss:
+        """An approximate-DP (ε, δ) claim (δ > 0): ε for the noisy counts (0 when it reuses
+        another mechanism's), δ for a partition only one neighbour has surviving."""
+        if self.delta == 0:  # a threshold that cannot release a new partition
+            return super().loss()
+        return PrivacyLoss(
+            LossKind.APPROXIMATE, self.epsilon, self.delta, float(self.sensitivity), self.scale
+        )
 
     @property
     def scale(self) -> float:

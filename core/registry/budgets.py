@@ -13,7 +13,7 @@ _TOLERANCE = 1e-9  # float slack when comparing sums of ε to a total (as the re
 
 
 class BudgetHistory:
-    """Uses the registry's `dataset`, `_write`, `_read`, `_guard`, `_con`, `_spent`."""
+    """Uses the registry's `dataset`, `_write`, `_read`, `_guard`, `_con`, `_composition`."""
 
     def set_budget(
         self, name: str, epsilon: float | None = None, delta: float | None = None
@@ -28,7 +28,10 @@ class BudgetHistory:
                 d.policy.max_epsilon_per_query,
                 d.policy.max_delta_per_query,
             )
-            eps_spent, delta_spent = self._spent(con, name)
+            # the spend under the dataset's accounting at the new total delta (pld's epsilon
+            # depends on it: a lower total delta leaves less slack for the composition)
+            spent = self._composition(con, d, delta_total=new.delta_total).spent
+            eps_spent, delta_spent = spent.epsilon, spent.delta
             if new.epsilon_total < eps_spent - _TOLERANCE or new.delta_total < delta_spent - 1e-15:
                 raise InputError(
                     f"dataset '{name}' has already spent epsilon {eps_spent:g}, delta "

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from core.data.declared import TableSchema
 from core.errors import InputError
+from core.privacy.accounting import Accounting
 from core.privacy.mechanisms import Mechanism as PrivacyMechanism
 from core.privacy.recorded import Recorded
 from core.privacy.unit import PrivacyUnit
@@ -95,6 +96,8 @@ class Dataset:
     # table registered before schemas were stored (registry v3 or older): `schema(t)` is None
     # and the consumer proposes one from the file, labelled inferred.
     schemas: dict[str, TableSchema] = field(default_factory=dict, hash=False)
+    # how its releases compose (chosen by the owner at registration; fixed after a release)
+    accounting: Accounting = Accounting.BASIC
 
     def schema(self, table: str) -> TableSchema | None:
         """The declared schema of `table` (its registered name), or None when none is stored."""

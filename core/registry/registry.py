@@ -1,8 +1,12 @@
 """The `Registry`: register datasets, charge releases atomically, record refusals and history.
 
-Privacy accounting: basic composition. A dataset's spent (ε, δ) is the sum of the (ε, δ) of its
-`RunKind.RELEASE` rows, whatever their status (a charge whose computation failed stays
-charged). Unregistered runs and seeded demo runs are recorded but never charged.
+Privacy accounting: a dataset's spend composes the `RunKind.RELEASE` rows, whatever their status
+(a charge whose computation failed stays charged), under the dataset's accounting
+(`core.privacy.accounting`): `basic` — the sum of their (ε, δ) — or `pld` — the privacy loss
+distribution composition of their recorded mechanisms (plus any part of a charge they do not
+account for) at the dataset's total δ, never above basic. Every charge composes everything
+released plus the request inside the same write transaction. Unregistered runs and seeded demo
+runs are recorded but never charged.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from pathlib import Path
 
 from core.data.declared import SchemaSource, TableSchema
 from core.errors import BudgetExceededError, InputError
+from core.privacy.accounting import Accounting, Composition, composition, losses_of, warm
 from core.privacy.cost import Cost, check_budget
-from core.privacy.mechanisms import Mechanism
+from core.privacy.mechanisms import Mechanism, PrivacyLoss
+from core.privacy.recorded import from_json
 from core.registry.budgets import BudgetHistory
 from core.registry.models import (
     Claim,
@@ -102,11 +108,13 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         row_is_unit: bool = False,
         publishable: Iterable[str] = (),
         schemas: Mapping[str, TableSchema] | None = None,
+        accounting: Accounting | str = Accounting.BASIC,
     ) -> Dataset:
         """Register `name` with its files fingerprinted now (SHA-256 of their bytes) and each
         table's declared public facts: `schemas[table]` if given (its columns must be the
         file's, exactly; labelled a proposal in the history when its source is INFERRED), else
-        proposed from what the file declares (`relation.propose`). Stored as DECLARED."""
+        proposed from what the file declares (`relation.propose`). Stored as DECLARED.
+        `accounting` (the owner's choice, recorded) says how its releases compose."""
         if not _NAME.match(name or ""):
             raise InputError(
                 f"dataset name '{name}' is not allowed. Fix: letters, digits, '_', '-', '.' "
@@ -114,6 +122,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
             )
         if uid and row_is_unit:
             raise InputError("give --uid COL or --row-is-unit, not both.")
+        accounting = _accounting(accounting)
         publishable = tuple(dict.fromkeys(publishable))
         if uid and uid in publishable:
             raise InputError(
@@ -143,8 +152,8 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 )
             con.execute(
                 "INSERT INTO datasets(name, epsilon_total, delta_total, max_epsilon_per_query, "
-                "max_delta_per_query, uid, teaching, created, row_is_unit, publishable) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "max_delta_per_query, uid, teaching, created, row_is_unit, publishable, "
+                "accounting) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     name,
                     policy.epsilon_total,
@@ -156,7 +165,12 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                     created,
                     int(row_is_unit),
                     json.dumps(list(publishable)),
+                    accounting.value,
                 ),
+            )
+            con.execute(
+                "INSERT INTO accounting_changes(time, dataset, before, after) VALUES (?,?,?,?)",
+                (created, name, None, accounting.value),
             )
             con.executemany(
                 "INSERT INTO table_files VALUES (?,?,?,?,?)",
@@ -175,6 +189,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
             row_is_unit,
             publishable,
             declared,
+            accounting,
         )
 
     def set_publishable(self, name: str, columns: Iterable[str]) -> Dataset:
@@ -196,7 +211,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
     def find(self, name: str) -> Dataset | None:
         rows = self._read(
             "SELECT name, epsilon_total, delta_total, max_epsilon_per_query, "
-            "max_delta_per_query, uid, teaching, created, row_is_unit, publishable "
+            "max_delta_per_query, uid, teaching, created, row_is_unit, publishable, accounting "
             "FROM datasets WHERE name=?",
             (name,),
         )
@@ -217,6 +232,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
             row_is_unit=bool(row[8]),
             publishable=tuple(json.loads(row[9] or "[]")),
             schemas=self._stored_schemas(name),
+            accounting=Accounting(row[10]),
         )
 
     def dataset(self, name: str) -> Dataset:
@@ -250,11 +266,51 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 )
 
     def spent(self, name: str) -> tuple[float, float]:
+        """What `name` has spent under its accounting: (composed ε, Σδ of its approximate-DP
+        claims) — under basic, (Σε, Σδ). Under pld the ε holds at the dataset's total δ."""
+        spent = self.composition(name).spent
+        return spent.epsilon, spent.delta
+
+    def composition(self, name: str, accounting: Accounting | str | None = None) -> Composition:
+        """Everything `name` has released, composed under `accounting` (default: the
+        dataset's own) at its total δ."""
+        d = self.dataset(name)
+        if (accounting or d.accounting) is not Accounting.BASIC:
+            warm()
         with self._guard():
-            return self._spent(self._con, name)
+            return self._composition(self._con, d, accounting=accounting)
+
+    def _composition(
+        self,
+        con: sqlite3.Connection,
+        d: Dataset,
+        extra: Iterable[PrivacyLoss] = (),
+        delta_total: float | None = None,
+        accounting: Accounting | str | None = None,
+    ) -> Composition:
+        """`d`'s charged releases (+ `extra`, a request) composed under `accounting` (default
+        the dataset's) at `delta_total` (default its total δ). Reads inside `con`'s
+        transaction: the charge composes what is committed when it holds the write lock."""
+        accounting = Accounting(accounting or d.accounting)
+        delta_total = d.policy.delta_total if delta_total is None else delta_total
+        if accounting is Accounting.BASIC:
+            eps, delta = self._spent(con, d.name)
+            losses = [PrivacyLoss.of_cost(Cost(eps, min(delta, 1 - 1e-300)))]
+        else:
+            rows = con.execute(
+                "SELECT epsilon, delta, mechanisms FROM releases WHERE dataset=? AND kind=? "
+                "ORDER BY id",
+                (d.name, RunKind.RELEASE.value),
+            ).fetchall()
+            losses = []
+            for eps, delta, mechs in rows:
+                mechanisms = [from_json(m) for m in json.loads(mechs or "[]")]
+                losses += losses_of(mechanisms, Cost(eps, min(delta, 1 - 1e-300)))
+        return composition([*losses, *extra], delta_total, accounting)
 
     @staticmethod
     def _spent(con: sqlite3.Connection, name: str) -> tuple[float, float]:
+        """Basic composition: (Σε, Σδ) of the charged releases."""
         row = con.execute(
             "SELECT coalesce(sum(epsilon), 0), coalesce(sum(delta), 0) FROM releases "
             "WHERE dataset=? AND kind=?",
@@ -263,9 +319,48 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         return float(row[0]), float(row[1])
 
     def remaining(self, name: str) -> tuple[float, float]:
+        """The total minus what is spent under the dataset's accounting (`spent`)."""
         d = self.dataset(name)
         eps, delta = self.spent(name)
         return max(0.0, d.policy.epsilon_total - eps), max(0.0, d.policy.delta_total - delta)
+
+    def set_accounting(self, name: str, accounting: Accounting | str) -> Dataset:
+        """The owner's choice of how `name`'s releases compose, recorded. Refused once the
+        dataset has a charged release: its spend was checked under the old accounting."""
+        accounting = _accounting(accounting)
+        d = self.dataset(name)
+        with self._write() as con:
+            charged = con.execute(
+                "SELECT count(*) FROM releases WHERE dataset=? AND kind=?",
+                (name, RunKind.RELEASE.value),
+            ).fetchone()[0]
+            current = con.execute(
+                "SELECT accounting FROM datasets WHERE name=?", (name,)
+            ).fetchone()[0]
+            if current == accounting.value:
+                return d
+            if charged:
+                raise InputError(
+                    f"dataset '{name}' already has {charged} charged release(s) under "
+                    f"{current} accounting; its accounting cannot be changed after the first "
+                    "release. Fix: register the data as a new dataset with --accounting "
+                    f"{accounting.value}."
+                )
+            con.execute("UPDATE datasets SET accounting=? WHERE name=?", (accounting.value, name))
+            con.execute(
+                "INSERT INTO accounting_changes(time, dataset, before, after) VALUES (?,?,?,?)",
+                (now(), name, current, accounting.value),
+            )
+        return self.dataset(name)
+
+    def accounting_history(self, name: str) -> list[tuple[str, str | None, str]]:
+        """(time, before, after) of every accounting choice of `name`, oldest first (the
+        registration has before None). Datasets registered before v5 have none (basic)."""
+        rows = self._read(
+            "SELECT time, before, after FROM accounting_changes WHERE dataset=? ORDER BY id",
+            (name,),
+        )
+        return [(t, b, a) for t, b, a in rows]
 
     # -- charging -----------------------------------------------------------------------
     def refuse(self, tool: str, dataset: str | None, reason: str, params: dict) -> Refusal:
@@ -310,13 +405,18 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         claim = privacy.to_json() if isinstance(privacy, Claim) else dict(privacy or {})
         seeded = mode == "seeded"
         refusal: str | None = None
+        if dataset is not None and not seeded:
+            found = self.find(dataset)
+            if found is not None and found.accounting is not Accounting.BASIC:
+                warm()  # load dp-accounting before the write lock is taken (no-op once loaded)
         with self._write() as con:
             if dataset is None:
                 kind = RunKind.DEMO if seeded else RunKind.UNREGISTERED
             else:
                 d = self.dataset(dataset)
                 kind = RunKind.DEMO if seeded else RunKind.RELEASE
-                refusal = self._refusal_reason(con, d, cost.epsilon, cost.delta, seeded)
+                request = losses_of(planned, cost)
+                refusal = self._refusal_reason(con, d, cost.epsilon, cost.delta, seeded, request)
                 if refusal is not None:
                     self._insert_refusal(con, tool, dataset, refusal, params)
             if refusal is None:
@@ -342,7 +442,14 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
             raise BudgetExceededError(refusal)
         return self.release(cur.lastrowid)
 
-    def _refusal_reason(self, con, d: Dataset, epsilon, delta, seeded) -> str | None:
+    def _refusal_reason(
+        self, con, d: Dataset, epsilon, delta, seeded, request: Iterable[PrivacyLoss] = ()
+    ) -> str | None:
+        """Why the request (cost (ε, δ), profiles `request`) is refused, or None. Under basic:
+        Σε + ε and Σδ + δ against the totals. Under pld: the composition of everything charged
+        plus `request` at the total δ against the totals (the ε the request adds is the
+        composed total after minus before); per-query caps always take the request's basic
+        (ε, δ). Runs inside the charge's write transaction."""
         if seeded and not d.teaching:
             return (
                 f"seeded (demo) noise is refused on registered dataset '{d.name}': it is not "
@@ -351,15 +458,40 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         if seeded:
             return None  # a labelled demo run on teaching data: recorded, never charged
         p = d.policy
+        subject = f"dataset '{d.name}'"
+        common = dict(
+            cap_source=f"dataset '{d.name}' policy", owner_command=f"dpx dataset budget {d.name}"
+        )
+        if d.accounting is Accounting.BASIC:
+            short = check_budget(
+                Cost(epsilon, delta),
+                spent=Cost(*self._spent(con, d.name)),
+                total=Cost(p.epsilon_total, p.delta_total),
+                max_epsilon=p.max_epsilon_per_query,
+                max_delta=p.max_delta_per_query,
+                subject=subject,
+                **common,
+            )
+            return None if short is None else str(short)
         short = check_budget(
             Cost(epsilon, delta),
-            spent=Cost(*self._spent(con, d.name)),
-            total=Cost(p.epsilon_total, p.delta_total),
             max_epsilon=p.max_epsilon_per_query,
             max_delta=p.max_delta_per_query,
-            subject=f"dataset '{d.name}'",
-            cap_source=f"dataset '{d.name}' policy",
-            owner_command=f"dpx dataset budget {d.name}",
+            subject=subject,
+            **common,
+        )
+        if short is not None:
+            return str(short)
+        request = list(request) or [PrivacyLoss.of_cost(Cost(epsilon, delta))]
+        before = self._composition(con, d)
+        after = self._composition(con, d, extra=request)
+        adds = max(0.0, after.epsilon - before.epsilon)
+        short = check_budget(
+            Cost(adds, delta),
+            spent=before.spent,
+            total=Cost(p.epsilon_total, p.delta_total),
+            subject=f"{subject} (pld accounting: epsilon composed at delta {p.delta_total:g})",
+            **common,
         )
         return None if short is None else str(short)
 
@@ -409,3 +541,11 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 "UPDATE releases SET status=?, note=? WHERE id=?",
                 (status.value, note, release_id),
             )
+
+
+def _accounting(value: Accounting | str) -> Accounting:
+    try:
+        return Accounting(value)
+    except ValueError:
+        known = ", ".join(a.value for a in Accounting)
+        raise InputError(f"unknown accounting '{value}'. Fix: one of {known}.") from None

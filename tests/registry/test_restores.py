@@ -134,7 +134,9 @@ def test_a_backup_from_before_v4_is_migrated_and_the_restore_recorded(tmp_path, 
     con = sqlite3.connect(copy)  # the backup as a v3 registry wrote it
     for name in ("table_schemas", "schema_changes", "restores"):
         con.execute(f"DROP TABLE {name}")
-    con.execute("DELETE FROM schema_version WHERE version = 4")
+    con.execute("DROP TABLE accounting_changes")  # and v5's accounting (issue 33)
+    con.execute("ALTER TABLE datasets DROP COLUMN accounting")
+    con.execute("DELETE FROM schema_version WHERE version >= 4")
     con.commit()
     con.close()
     _release(reg)
