@@ -1,0 +1,312 @@
+"""The report's map of a location release as one inline SVG (no script, no external reference):
+the page's offline reference layers (`core.viz.basemap`: land, country and US-state boundaries,
+ranked place names; public data chosen by the public bbox only), the released leaves coloured
+on the page's density scale (`core.viz.colorscale`), a graticule with latitude/longitude labels
+on the axes, a scale bar in km, and a legend whose boxes are laid out from their text widths
+(`core.reports.svg.legend_layout`) so that no two labels overlap.
+
+Projection: Web Mercator, as the page's Leaflet map, so the report and the page show one shape.
+The plot area is a nested <svg>, which clips what lies outside it (no clip-path reference).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from html import escape
+
+from core.reports.svg import legend_layout, text_width
+from core.viz.colorscale import density_scale, leaf_density
+
+FONT_PX = 11
+MAX_W, MAX_H, MIN_H = 620, 560, 140
+SEA, LAND = "#dce8f0", "#f4f1ea"  # the page's map colours (basemap.OfflineReference)
+MAX_LAT = 85.0511  # Web Mercator's edge
+MAX_PLACES = 24
+
+
+def _merc(lat: float) -> float:
+    lat = max(-MAX_LAT, min(MAX_LAT, lat))
+    return math.log(math.tan(math.pi / 4 + math.radians(lat) / 2))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """lon/lat -> pixels of the plot area. `west` .. `west + span` is the continuous longitude
+    axis (a bbox across the antimeridian runs past 180)."""
+
+    west: float
+    span: float
+    south: float
+    north: float
+    w: float
+    h: float
+
+    def x(self, lon: float) -> float:
+        return (lon - self.west) / self.span * self.w if self.span else 0.0
+
+    def y(self, lat: float) -> float:
+        top, bottom = _merc(self.north), _merc(self.south)
+        return (top - _merc(lat)) / ((top - bottom) or 1.0) * self.h
+
+    def km_per_px(self, lat: float) -> float:
+        return self.span / self.w * 111.32 * math.cos(math.radians(lat))
+
+
+def frame_of(grid) -> Frame:
+    """The plot area for a grid's bbox: Mercator aspect, fitted inside MAX_W x MAX_H."""
+    west, south, _, north = grid.bbox
+    span = grid.width or 1e-9
+    ratio = (_merc(north) - _merc(south)) / math.radians(span)
+    w, h = MAX_W, MAX_W * ratio
+    if h > MAX_H:
+        w, h = MAX_H / ratio, MAX_H
+    return Frame(west, span, south, north, round(max(w, 200.0), 1), round(max(h, MIN_H), 1))
+
+
+# -- graticule --------------------------------------------------------------------------------
+def _nice_steps():
+    for e in range(-4, 3):
+        for s in (1, 2, 2.5, 5):
+            yield s * 10**e
+    yield from (150.0, 300.0)
+
+
+def _decimals(step: float) -> int:
+    d = 0
+    while d < 6 and abs(step * 10**d - round(step * 10**d)) > 1e-9:
+        d += 1
+    return d
+
+
+def lon_label(lon: float, step: float) -> str:
+    lon = (lon + 180.0) % 360.0 - 180.0
+    d = _decimals(step)
+    hemi = "" if abs(lon) < 1e-12 or abs(abs(lon) - 180) < 1e-12 else ("E" if lon > 0 else "W")
+    return f"{abs(lon):.{d}f}°{hemi}"
+
+
+def lat_label(lat: float, step: float) -> str:
+    d = _decimals(step)
+    hemi = "" if abs(lat) < 1e-12 else ("N" if lat > 0 else "S")
+    return f"{abs(lat):.{d}f}°{hemi}"
+
+
+def _ticks(lo: float, hi: float, step: float) -> list[float]:
+    k0 = math.ceil(lo / step - 1e-9)
+    k1 = math.floor(hi / step + 1e-9)
+    return [round(k * step, 10) for k in range(k0, k1 + 1)]
+
+
+def graticule(f: Frame) -> tuple[list[float], float, list[float], float]:
+    """(longitudes, their step, latitudes, their step): the smallest 'nice' steps whose labels
+    fit between their lines (about 3 to 7 lines each way)."""
+    lon_step = next(
+        s
+        for s in _nice_steps()
+        if f.span / s <= 7
+        and s / f.span * f.w >= text_width(lon_label(f.west + s, s), FONT_PX) + 10
+    )
+    lat_span = f.north - f.south
+    lat_step = next(
+        s
+        for s in _nice_steps()
+        if lat_span / s <= 7
+        and min(
+            abs(f.y(a) - f.y(a + s)) for a in _ticks(f.south, f.north, s) or [f.south]
+        ) >= FONT_PX * 1.6
+    )
+    return (
+        _ticks(f.west, f.west + f.span, lon_step),
+        lon_step,
+        _ticks(f.south, f.north, lat_step),
+        lat_step,
+    )
+
+
+# -- layers -----------------------------------------------------------------------------------
+def _rings(layer: dict):
+    for feature in layer.get("features", []):
+        geom = feature.get("geometry") or {}
+        polys = geom.get("coordinates", [])
+        if geom.get("type") == "Polygon":
+            polys = [polys]
+        for poly in polys:
+            yield [ring for ring in poly if len(ring) > 1]
+
+
+def _path(f: Frame, poly) -> str:
+    return " ".join(
+        "M" + " L".join(f"{f.x(lon):.1f},{f.y(lat):.1f}" for lon, lat in ring) + " Z"
+        for ring in poly
+    )
+
+
+def reference(f: Frame, bbox):
+    """(land, borders, places) SVG for the bbox, from the page's offline layers."""
+    try:
+        from core.viz.basemap import reference_layers
+
+        layers = reference_layers(tuple(bbox))
+    except Exception:  # noqa: BLE001 - a report without the reference layers is still a report
+        return "", "", ""
+    land = "".join(
+        f'<path d="{_path(f, poly)}" fill="{LAND}" stroke="none" fill-rule="evenodd"/>'
+        for poly in _rings(layers.countries)
+    )
+    borders = "".join(
+        f'<path class="country" d="{_path(f, poly)}" fill="none" stroke="#444" '
+        'stroke-width="0.9" opacity="0.85"/>'
+        for poly in _rings(layers.countries)
+    ) + "".join(
+        f'<path class="state" d="{_path(f, poly)}" fill="none" stroke="#666" '
+        'stroke-width="0.7" stroke-dasharray="3 3" opacity="0.85"/>'
+        for poly in _rings(layers.states)
+    )
+    return (
+        f'<g class="land">{land}</g>',
+        f'<g class="boundaries">{borders}</g>',
+        f'<g class="places">{places_svg(f, layers.places)}</g>',
+    )
+
+
+def places_svg(f: Frame, places) -> str:
+    """Place names by rank (the page's tier 0 first), skipping any whose label box would
+    overlap one already placed or leave the plot area."""
+    taken: list[tuple[float, float, float, float]] = []
+    out = []
+    for lat, lon, name, _tier in places:
+        if len(out) >= MAX_PLACES:
+            break
+        x, y = f.x(lon), f.y(lat)
+        box = (x - 3, y - FONT_PX, x + 6 + text_width(name, FONT_PX), y + 4)
+        if box[0] < 0 or box[1] < 0 or box[2] > f.w or box[3] > f.h:
+            continue
+        if any(_overlap(box, t) for t in taken):
+            continue
+        taken.append(box)
+        out.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.2" fill="#222"/>'
+            f'<text class="place" x="{x + 5:.1f}" y="{y + 3.5:.1f}" font-size="{FONT_PX}" '
+            f'fill="#222" stroke="#fff" stroke-width="3" paint-order="stroke">'
+            f"{escape(name)}</text>"
+        )
+    return "".join(out)
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def scale_bar(f: Frame) -> str:
+    """A km scale bar for the map's middle latitude (as Leaflet's scale control)."""
+    mid = (f.south + f.north) / 2
+    kmpp = f.km_per_px(mid)
+    if not (kmpp > 0 and math.isfinite(kmpp)):
+        return ""
+    target = 110 * kmpp
+    nice = max(
+        (s * 10**e for e in range(-3, 5) for s in (1, 2, 5) if s * 10**e <= target),
+        default=target,
+    )
+    px = nice / kmpp
+    label = f"{nice:g} km" + (f" (at {lat_label(round(mid), 1)})" if f.north - f.south > 10 else "")
+    x0, y0 = 8, f.h - 10
+    return (
+        f'<g class="scale-bar"><rect x="{x0 - 4}" y="{y0 - 16}" '
+        f'width="{max(px, text_width(label, FONT_PX)) + 8:.1f}" height="22" fill="#fff" '
+        f'opacity="0.8"/><path d="M{x0},{y0 - 4} L{x0},{y0} L{x0 + px:.1f},{y0} '
+        f'L{x0 + px:.1f},{y0 - 4}" fill="none" stroke="#222" stroke-width="1.5"/>'
+        f'<text x="{x0}" y="{y0 - 6}" font-size="{FONT_PX}">{escape(label)}</text></g>'
+    )
+
+
+# -- the figure -------------------------------------------------------------------------------
+def leaves_map(art, title: str) -> str:
+    """The released leaves over the offline reference layers, with axes and a legend."""
+    if not art.leaves:
+        return f'<p class="muted">{escape(title)}: no leaves.</p>'
+    g = art.grid
+    f = frame_of(g)
+    dens = leaf_density(art.values, art.leaves, g.bbox, g.rows, g.cols)
+    scale = density_scale(dens)
+    colours, opacity = scale.colors_of(dens), scale.opacities_of(dens)
+    lons, lon_step, lats, lat_step = graticule(f)
+    lat_texts = [lat_label(a, lat_step) for a in lats]
+    left = max([text_width(t, FONT_PX) for t in lat_texts] or [0]) + 10
+    top, bottom = 24, 22
+    total_w = max(left + f.w + 12, 560)
+    thin = len(art.leaves) > 2000
+    leaf_svg = []
+    for (r0, r1, c0, c1), v, d, fill, op in zip(
+        art.leaves, art.values, dens, colours, opacity, strict=True
+    ):
+        lat0 = g.bbox[1] + r0 * (g.bbox[3] - g.bbox[1]) / g.rows
+        lat1 = g.bbox[1] + r1 * (g.bbox[3] - g.bbox[1]) / g.rows
+        x0, x1 = c0 / g.cols * f.w, c1 / g.cols * f.w
+        y1, y0 = f.y(lat0), f.y(lat1)
+        leaf_svg.append(
+            f'<rect class="leaf" x="{x0:.2f}" y="{y0:.2f}" width="{x1 - x0:.2f}" '
+            f'height="{y1 - y0:.2f}" fill="{fill}" fill-opacity="{op:g}" stroke="#555" '
+            f'stroke-width="{0.15 if thin else 0.4}"><title>noisy count {v:.4g}; {d:.4g} per km²'
+            "</title></rect>"
+        )
+    land, borders, places = reference(f, g.bbox)
+    grid_lines = "".join(
+        f'<line x1="{f.x(lo):.1f}" y1="0" x2="{f.x(lo):.1f}" y2="{f.h}"/>' for lo in lons
+    ) + "".join(f'<line x1="0" y1="{f.y(a):.1f}" x2="{f.w}" y2="{f.y(a):.1f}"/>' for a in lats)
+    axes = "".join(
+        f'<text class="lon-label" x="{left + f.x(lo):.1f}" y="{top + f.h + 15:.1f}" '
+        f'text-anchor="middle" font-size="{FONT_PX}">{escape(lon_label(lo, lon_step))}</text>'
+        for lo in lons
+    ) + "".join(
+        f'<text class="lat-label" x="{left - 5:.1f}" y="{top + f.y(a) + 4:.1f}" '
+        f'text-anchor="end" font-size="{FONT_PX}">{escape(t)}</text>'
+        for a, t in zip(lats, lat_texts, strict=True)
+    )
+    legend_y = top + f.h + bottom + 8
+    legend, legend_h = legend_svg(scale, total_w, legend_y)
+    from core.viz.basemap import ATTRIBUTION
+
+    height = legend_y + legend_h + 18
+    return (
+        f'<svg class="figure leaves-map" role="img" aria-label="{escape(title)}" '
+        f'width="{total_w:.0f}" height="{height:.0f}" viewBox="0 0 {total_w:.0f} {height:.0f}">'
+        f'<text x="0" y="16" class="fig-title">{escape(title)}</text>'
+        f'<svg class="plot" x="{left:.1f}" y="{top}" width="{f.w}" height="{f.h}" '
+        f'viewBox="0 0 {f.w} {f.h}" overflow="hidden">'
+        f'<rect width="{f.w}" height="{f.h}" fill="{SEA}"/>{land}'
+        f'<g class="leaves">{"".join(leaf_svg)}</g>{borders}'
+        f'<g class="graticule" stroke="#333" stroke-width="0.5" stroke-dasharray="2 3" '
+        f'opacity="0.45">{grid_lines}</g>{places}{scale_bar(f)}</svg>'
+        f'<rect x="{left:.1f}" y="{top}" width="{f.w}" height="{f.h}" fill="none" '
+        f'stroke="#333" stroke-width="0.8"/>'
+        f'<g class="axes">{axes}</g>{legend}'
+        f'<text x="0" y="{height - 4:.0f}" font-size="9" fill="#666">'
+        f"{escape(ATTRIBUTION)}</text></svg>"
+    )
+
+
+def legend_svg(scale, width: float, y: float) -> tuple[str, float]:
+    """The density classes as swatches with their full labels, laid out by `legend_layout`
+    (rows wrap; no two boxes overlap); returns (svg, height)."""
+    rows = scale.legend()
+    boxes = legend_layout([label for label, _ in rows], width, FONT_PX)
+    head = f"{scale.unit} (quantile classes of this release)"
+    parts = [
+        f'<g class="legend" transform="translate(0,{y:.1f})">'
+        f'<text class="legend-title" x="0" y="{FONT_PX}" font-size="{FONT_PX}" '
+        f'font-weight="bold">{escape(head)}</text>'
+    ]
+    dy = FONT_PX * 1.8
+    for box, (label, colour) in zip(boxes, rows, strict=True):
+        parts.append(
+            f'<g class="legend-item"><rect class="swatch" x="{box.x:.1f}" '
+            f'y="{dy + box.y + 1:.1f}" width="{box.swatch:.0f}" height="{FONT_PX - 1}" '
+            f'fill="{colour}" stroke="#555" stroke-width="0.4"/>'
+            f'<text class="legend-label" x="{box.text_x:.1f}" y="{dy + box.y + FONT_PX - 1:.1f}" '
+            f'font-size="{FONT_PX}" data-w="{box.w:.1f}">{escape(label)}</text></g>'
+        )
+    parts.append("</g>")
+    height = dy + max(b.y + b.h for b in boxes)
+    return "".join(parts), height
