@@ -94,20 +94,21 @@ def leaf_noise(release: Release, art: LocationArtefact) -> list[LeafNoise] | Non
     return out
 
 
-def num(x: float) -> str:
+def num(x: float, sep: str = "") -> str:
     """A number for a sentence or a table: whole numbers plainly, others to 4 significant
-    digits, thousands separated."""
+    digits (never in exponent form below 10^15); `sep=","` separates thousands (sentences
+    only: an interval "[2331, 2351]" keeps its comma for the bounds)."""
     x = float(x)
-    if math.isfinite(x) and x == round(x) and abs(x) < 1e15:
-        return f"{int(round(x)):,}"
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
+    if math.isfinite(x) and abs(x) < 1e15 and (x == round(x) or abs(x) >= 1000):
+        return f"{round(x):{sep}d}" if sep else f"{round(x):d}"
     return f"{x:.4g}"
 
 
 def _span(values: list[float]) -> str:
     lo, hi = min(values), max(values)
-    return num(lo) if math.isclose(lo, hi, rel_tol=1e-9) else f"{num(lo)} to {num(hi)}"
+    if math.isclose(lo, hi, rel_tol=1e-9):
+        return num(lo, ",")
+    return f"{num(lo, ',')} to {num(hi, ',')}"
 
 
 def accuracy_sentence(release: Release, art: LocationArtefact) -> str:
