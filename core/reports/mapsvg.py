@@ -142,8 +142,9 @@ def _path(f: Frame, poly) -> str:
     )
 
 
-def reference(f: Frame, bbox):
-    """(land, borders, places) SVG for the bbox, from the page's offline layers."""
+def reference(f: Frame, bbox, reserved=()):
+    """(land, borders, places) SVG for the bbox, from the page's offline layers; place names
+    stay clear of the `reserved` boxes (the scale bar)."""
     try:
         from core.viz.basemap import reference_layers
 
@@ -166,17 +167,18 @@ def reference(f: Frame, bbox):
     return (
         f'<g class="land">{land}</g>',
         f'<g class="boundaries">{borders}</g>',
-        f'<g class="places">{places_svg(f, layers.places)}</g>',
+        f'<g class="places">{places_svg(f, layers.places, reserved)}</g>',
     )
 
 
-def places_svg(f: Frame, places) -> str:
+def places_svg(f: Frame, places, reserved=()) -> str:
     """Place names by rank (the page's tier 0 first), skipping any whose label box would
-    overlap one already placed or leave the plot area."""
-    taken: list[tuple[float, float, float, float]] = []
+    overlap one already placed, a `reserved` box, or leave the plot area."""
+    taken: list[tuple[float, float, float, float]] = list(reserved)
+    placed = 0
     out = []
     for lat, lon, name, _tier in places:
-        if len(out) >= MAX_PLACES:
+        if placed >= MAX_PLACES:
             break
         x, y = f.x(lon), f.y(lat)
         box = (x - 3, y - FONT_PX, x + 6 + text_width(name, FONT_PX), y + 4)
@@ -185,6 +187,7 @@ def places_svg(f: Frame, places) -> str:
         if any(_overlap(box, t) for t in taken):
             continue
         taken.append(box)
+        placed += 1
         out.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.2" fill="#222"/>'
             f'<text class="place" x="{x + 5:.1f}" y="{y + 3.5:.1f}" font-size="{FONT_PX}" '
@@ -198,12 +201,13 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def scale_bar(f: Frame) -> str:
-    """A km scale bar for the map's middle latitude (as Leaflet's scale control)."""
+def scale_bar(f: Frame) -> tuple[str, tuple[float, float, float, float] | None]:
+    """A km scale bar for the map's middle latitude (as Leaflet's scale control), and the box
+    it covers."""
     mid = (f.south + f.north) / 2
     kmpp = f.km_per_px(mid)
     if not (kmpp > 0 and math.isfinite(kmpp)):
-        return ""
+        return "", None
     target = 110 * kmpp
     nice = max(
         (s * 10**e for e in range(-3, 5) for s in (1, 2, 5) if s * 10**e <= target),
@@ -212,13 +216,15 @@ def scale_bar(f: Frame) -> str:
     px = nice / kmpp
     label = f"{nice:g} km" + (f" (at {lat_label(round(mid), 1)})" if f.north - f.south > 10 else "")
     x0, y0 = 8, f.h - 10
-    return (
+    box_w = max(px, text_width(label, FONT_PX)) + 8
+    svg = (
         f'<g class="scale-bar"><rect x="{x0 - 4}" y="{y0 - 16}" '
-        f'width="{max(px, text_width(label, FONT_PX)) + 8:.1f}" height="22" fill="#fff" '
+        f'width="{box_w:.1f}" height="22" fill="#fff" '
         f'opacity="0.8"/><path d="M{x0},{y0 - 4} L{x0},{y0} L{x0 + px:.1f},{y0} '
         f'L{x0 + px:.1f},{y0 - 4}" fill="none" stroke="#222" stroke-width="1.5"/>'
         f'<text x="{x0}" y="{y0 - 6}" font-size="{FONT_PX}">{escape(label)}</text></g>'
     )
+    return svg, (x0 - 4, y0 - 16, x0 - 4 + box_w, y0 + 6)
 
 
 # -- the figure -------------------------------------------------------------------------------
@@ -232,10 +238,15 @@ def leaves_map(art, title: str) -> str:
     scale = density_scale(dens)
     colours, opacity = scale.colors_of(dens), scale.opacities_of(dens)
     lons, lon_step, lats, lat_step = graticule(f)
-    lat_texts = [lat_label(a, lat_step) for a in lats]
+    # latitude labels beside the plot, none at its corners (where the longitude row or the
+    # title would run into them)
+    lat_labels = [(a, lat_label(a, lat_step)) for a in lats if FONT_PX < f.y(a) < f.h - FONT_PX]
+    lat_texts = [t for _, t in lat_labels]
     left = max([text_width(t, FONT_PX) for t in lat_texts] or [0]) + 10
     top, bottom = 24, 22
-    total_w = max(left + f.w + 12, 560)
+    lon_texts = [lon_label(lo, lon_step) for lo in lons]
+    right = max([text_width(t, FONT_PX) / 2 for t in lon_texts] or [0]) + 4
+    total_w = max(left + f.w + right, 560)
     thin = len(art.leaves) > 2000
     leaf_svg = []
     for (r0, r1, c0, c1), v, d, fill, op in zip(
@@ -251,18 +262,19 @@ def leaves_map(art, title: str) -> str:
             f'stroke-width="{0.15 if thin else 0.4}"><title>noisy count {v:.4g}; {d:.4g} per km²'
             "</title></rect>"
         )
-    land, borders, places = reference(f, g.bbox)
+    bar, bar_box = scale_bar(f)
+    land, borders, places = reference(f, g.bbox, [bar_box] if bar_box else [])
     grid_lines = "".join(
         f'<line x1="{f.x(lo):.1f}" y1="0" x2="{f.x(lo):.1f}" y2="{f.h}"/>' for lo in lons
     ) + "".join(f'<line x1="0" y1="{f.y(a):.1f}" x2="{f.w}" y2="{f.y(a):.1f}"/>' for a in lats)
     axes = "".join(
         f'<text class="lon-label" x="{left + f.x(lo):.1f}" y="{top + f.h + 15:.1f}" '
-        f'text-anchor="middle" font-size="{FONT_PX}">{escape(lon_label(lo, lon_step))}</text>'
-        for lo in lons
+        f'text-anchor="middle" font-size="{FONT_PX}">{escape(t)}</text>'
+        for lo, t in zip(lons, lon_texts, strict=True)
     ) + "".join(
         f'<text class="lat-label" x="{left - 5:.1f}" y="{top + f.y(a) + 4:.1f}" '
         f'text-anchor="end" font-size="{FONT_PX}">{escape(t)}</text>'
-        for a, t in zip(lats, lat_texts, strict=True)
+        for a, t in lat_labels
     )
     legend_y = top + f.h + bottom + 8
     legend, legend_h = legend_svg(scale, total_w, legend_y)
@@ -278,7 +290,7 @@ def leaves_map(art, title: str) -> str:
         f'<rect width="{f.w}" height="{f.h}" fill="{SEA}"/>{land}'
         f'<g class="leaves">{"".join(leaf_svg)}</g>{borders}'
         f'<g class="graticule" stroke="#333" stroke-width="0.5" stroke-dasharray="2 3" '
-        f'opacity="0.45">{grid_lines}</g>{places}{scale_bar(f)}</svg>'
+        f'opacity="0.45">{grid_lines}</g>{places}{bar}</svg>'
         f'<rect x="{left:.1f}" y="{top}" width="{f.w}" height="{f.h}" fill="none" '
         f'stroke="#333" stroke-width="0.8"/>'
         f'<g class="axes">{axes}</g>{legend}'
