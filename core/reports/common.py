@@ -92,8 +92,8 @@ def charge_status(release: Release) -> str:
 
 
 def cost_line(release: Release) -> str:
-    """"ε = 1, δ = 0 (charged to dataset pts)" or "... (not charged (seeded demo))"."""
-    return f"ε = {release.epsilon:g}, δ = {release.delta:g} ({charge_status(release)})"
+    """"ε = 1, δ = 0, charged to dataset pts" or "ε = 1, δ = 0, not charged (seeded demo)"."""
+    return f"ε = {release.epsilon:g}, δ = {release.delta:g}, {charge_status(release)}"
 
 
 def charged_value(release: Release) -> str:

@@ -209,11 +209,11 @@ def test_charged_lines_agree_for_every_run_kind(reg, make, dataset, mode, kind):
         assert not re.search(r"(?<!not )charged to", text), "a run not charged says 'charged to'"
         assert "ε charged" not in text
     # the summary's (ε, δ) line and its charged line say the same thing
-    assert summary_value(html, "privacy cost (ε, δ)") == f"{eps} ({status})"
+    assert summary_value(html, "privacy cost (ε, δ)") == f"{eps}, {status}"
     charged = summary_value(html, "charged")
     assert charged == (f"{eps} to dataset stops" if kind is RunKind.RELEASE else status)
     # and so do the guarantee, PP's plan line and the mechanisms' total
-    assert f"This (ε, δ) is {status}." in text or f"{eps} ({status})." in text
+    assert f"This (ε, δ) is {status}." in text or f"{eps}, {status}." in text
     assert f"total (basic composition): {status}" in text
     others = [s for k, s in STATUS.items() if k is not kind]
     for other in others:
@@ -223,6 +223,6 @@ def test_charged_lines_agree_for_every_run_kind(reg, make, dataset, mode, kind):
 def test_pp_plan_line_names_the_charge(reg):
     text = text_of(report_html(reg, _pp(reg, None, "secure").id))
     assert (
-        "planned from noisy counts: ε = 1, δ = 0 (not charged (files given directly; recorded "
-        "only))." in text
+        "planned from noisy counts: ε = 1, δ = 0, not charged (files given directly; recorded "
+        "only)." in text
     )
