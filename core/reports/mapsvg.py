@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from html import escape
 
 from core.reports.svg import legend_layout, text_width
+from core.viz import basemap
+from core.viz.basemap import ATTRIBUTION
 from core.viz.colorscale import density_scale, leaf_density
 
 FONT_PX = 11
@@ -23,6 +25,7 @@ MAX_W, MAX_H, MIN_H = 620, 560, 140
 SEA, LAND = "#dce8f0", "#f4f1ea"  # the page's map colours (basemap.OfflineReference)
 MAX_LAT = 85.0511  # Web Mercator's edge
 MAX_PLACES = 24
+PAD = 0.03  # share of the bbox added around it before clipping the boundaries
 
 
 def _merc(lat: float) -> float:
@@ -125,49 +128,106 @@ def graticule(f: Frame) -> tuple[list[float], float, list[float], float]:
 
 
 # -- layers -----------------------------------------------------------------------------------
-def _rings(layer: dict):
-    for feature in layer.get("features", []):
-        geom = feature.get("geometry") or {}
-        polys = geom.get("coordinates", [])
-        if geom.get("type") == "Polygon":
-            polys = [polys]
-        for poly in polys:
-            yield [ring for ring in poly if len(ring) > 1]
+def _continuous(ring, centre: float) -> list[list[float]]:
+    """The ring with no step over 180° in longitude (a ring cut at the antimeridian is drawn
+    whole, never as a line across the map), moved by whole turns next to `centre`."""
+    out = [[float(ring[0][0]), float(ring[0][1])]]
+    for lon, lat in ring[1:]:
+        out.append([lon + 360.0 * round((out[-1][0] - lon) / 360.0), lat])
+    xs = [p[0] for p in out]
+    k = round((centre - (min(xs) + max(xs)) / 2) / 360.0)
+    return [[x + 360.0 * k, y] for x, y in out]
 
 
-def _path(f: Frame, poly) -> str:
-    return " ".join(
-        "M" + " L".join(f"{f.x(lon):.1f},{f.y(lat):.1f}" for lon, lat in ring) + " Z"
-        for ring in poly
+def _moved(box, dx: float):
+    return (box[0] + dx, box[1], box[2] + dx, box[3])
+
+
+def map_layers(grid) -> tuple[list, list, list]:
+    """(country polygons, US-state polygons, places) for the grid's bbox: the page's offline
+    layers (`core.viz.basemap`: the same files, the same choice of scale, the same ranked
+    places), each ring made continuous in longitude on the map's axis (west .. west + width)
+    before it is clipped to the view (padded by `PAD` of its size)."""
+    west, south, _, north = grid.bbox
+    span, height = grid.width, north - south
+    pad_x, pad_y = span * PAD, height * PAD  # a static map: a small margin is enough
+    view = (west - pad_x, max(south - pad_y, -90.0),
+            west + span + pad_x, min(north + pad_y, 90.0))  # fmt: skip
+    centre = west + span / 2
+    wide = span > basemap.WORLD_SCALE_SPAN
+    countries = basemap._layer("countries-110m.json" if wide else "countries-50m.json", "countries")
+    near_us = any(basemap._overlaps(_moved(view, d), basemap.US_EXTENT) for d in (-360, 0, 360))
+    states = (
+        basemap._layer("states-10m.json", "states")
+        if span <= basemap.STATES_MAX_SPAN and near_us
+        else ()
     )
 
+    def polygons(layer) -> list:
+        out = []
+        for feature, extent in layer:
+            if not any(basemap._overlaps(extent, _moved(view, d)) for d in (-360, 0, 360)):
+                continue
+            geom = feature["geometry"]
+            polys = [geom["coordinates"]] if geom["type"] == "Polygon" else geom["coordinates"]
+            for poly in polys:
+                rings = [
+                    basemap.clip_ring(_continuous(r, centre), view) for r in poly if len(r) > 1
+                ]
+                rings = [r for r in rings if len(r) >= 4]
+                if rings:
+                    out.append(rings)
+        return out
 
-def reference(f: Frame, bbox, reserved=()):
-    """(land, borders, places) SVG for the bbox, from the page's offline layers; place names
-    stay clear of the `reserved` boxes (the scale bar)."""
+    if grid.bbox[0] > grid.bbox[2]:  # across the antimeridian: the east part moves by +360
+        west_part = basemap.places_in(basemap._padded((west, south, 180.0, north), 0.1))
+        east_part = basemap.places_in(basemap._padded((-180.0, south, grid.bbox[2], north), 0.1))
+        places = [*west_part, *((la, lo + 360.0, n, t) for la, lo, n, t in east_part)]
+    else:
+        places = basemap.places_in(basemap._padded(tuple(grid.bbox), 0.1))
+    return polygons(countries), polygons(states), places
+
+
+def _path(f: Frame, poly, step: float = 0.7) -> str:
+    """SVG path data of a polygon's rings in pixels; a point closer than `step` px (in x + y)
+    to the last one kept is dropped (invisible at this size, and it keeps the file small)."""
+    out = []
+    for ring in poly:
+        kept: list[tuple[float, float]] = []
+        for lon, lat in ring:
+            x, y = f.x(lon), f.y(lat)
+            if not kept or abs(x - kept[-1][0]) + abs(y - kept[-1][1]) >= step:
+                kept.append((x, y))
+        if len(kept) >= 3:
+            out.append("M" + " L".join(f"{x:.1f},{y:.1f}" for x, y in kept) + " Z")
+    return " ".join(out)
+
+
+def reference(f: Frame, grid, reserved=()):
+    """(land, borders, places) SVG for the grid's bbox, from the page's offline layers; place
+    names stay clear of the `reserved` boxes (the scale bar)."""
     try:
-        from core.viz.basemap import reference_layers
-
-        layers = reference_layers(tuple(bbox))
+        countries, states, places = map_layers(grid)
     except Exception:  # noqa: BLE001 - a report without the reference layers is still a report
         return "", "", ""
+    country_d = [d for d in (_path(f, poly) for poly in countries) if d]
+    state_d = [d for d in (_path(f, poly) for poly in states) if d]
     land = "".join(
-        f'<path d="{_path(f, poly)}" fill="{LAND}" stroke="none" fill-rule="evenodd"/>'
-        for poly in _rings(layers.countries)
+        f'<path d="{d}" fill="{LAND}" stroke="none" fill-rule="evenodd"/>' for d in country_d
     )
     borders = "".join(
-        f'<path class="country" d="{_path(f, poly)}" fill="none" stroke="#444" '
-        'stroke-width="0.9" opacity="0.85"/>'
-        for poly in _rings(layers.countries)
+        f'<path class="country" d="{d}" fill="none" stroke="#444" stroke-width="0.9" '
+        'opacity="0.85"/>'
+        for d in country_d
     ) + "".join(
-        f'<path class="state" d="{_path(f, poly)}" fill="none" stroke="#666" '
-        'stroke-width="0.7" stroke-dasharray="3 3" opacity="0.85"/>'
-        for poly in _rings(layers.states)
+        f'<path class="state" d="{d}" fill="none" stroke="#666" stroke-width="0.7" '
+        'stroke-dasharray="3 3" opacity="0.85"/>'
+        for d in state_d
     )
     return (
         f'<g class="land">{land}</g>',
         f'<g class="boundaries">{borders}</g>',
-        f'<g class="places">{places_svg(f, layers.places, reserved)}</g>',
+        f'<g class="places">{places_svg(f, places, reserved)}</g>',
     )
 
 
@@ -263,7 +323,7 @@ def leaves_map(art, title: str) -> str:
             "</title></rect>"
         )
     bar, bar_box = scale_bar(f)
-    land, borders, places = reference(f, g.bbox, [bar_box] if bar_box else [])
+    land, borders, places = reference(f, g, [bar_box] if bar_box else [])
     grid_lines = "".join(
         f'<line x1="{f.x(lo):.1f}" y1="0" x2="{f.x(lo):.1f}" y2="{f.h}"/>' for lo in lons
     ) + "".join(f'<line x1="0" y1="{f.y(a):.1f}" x2="{f.w}" y2="{f.y(a):.1f}"/>' for a in lats)
@@ -278,8 +338,6 @@ def leaves_map(art, title: str) -> str:
     )
     legend_y = top + f.h + bottom + 8
     legend, legend_h = legend_svg(scale, total_w, legend_y)
-    from core.viz.basemap import ATTRIBUTION
-
     height = legend_y + legend_h + 18
     return (
         f'<svg class="figure leaves-map" role="img" aria-label="{escape(title)}" '
