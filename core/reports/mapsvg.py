@@ -134,6 +134,9 @@ def _continuous(ring, centre: float) -> list[list[float]]:
     out = [[float(ring[0][0]), float(ring[0][1])]]
     for lon, lat in ring[1:]:
         out.append([lon + 360.0 * round((out[-1][0] - lon) / 360.0), lat])
+    if abs(out[-1][0] - out[0][0]) > 180:  # it goes round a pole (Antarctica): close it there
+        pole = -90.0 if sum(p[1] for p in out) < 0 else 90.0
+        out += [[out[-1][0], pole], [out[0][0], pole], list(out[0])]
     xs = [p[0] for p in out]
     k = round((centre - (min(xs) + max(xs)) / 2) / 360.0)
     return [[x + 360.0 * k, y] for x, y in out]

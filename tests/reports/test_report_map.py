@@ -173,3 +173,31 @@ def test_accuracy_sentence_beside_the_map_from_the_recorded_mechanism(reg):
         f"Each leaf's count is within ±{m.half_width(0.95)} of the true count 95 % of the time "
         f"(discrete Laplace noise, scale b = {m.scale:.4g})"
     ) in text
+
+
+@pytest.mark.parametrize(
+    "bbox", [(176.8, -19.3, -178.2, -15.6), (-180.0, -90.0, 180.0, 90.0)], ids=["fiji", "world"]
+)
+def test_no_boundary_draws_a_line_across_the_map_at_the_antimeridian(reg, bbox):
+    """Fiji, Russia and Antarctica are cut at 180°: drawn as stored, a cut ring joins -180 to
+    180 with a straight line across the whole map; drawn continuous (closed along the pole
+    where it goes round one), no edge inside the plot is that long."""
+    leaves, values = _uniform(bbox, 4, lambda r, c: r + c)
+    art = _art(bbox, 4, 4, leaves, values, leaf_scale=(1.0,) * 16)
+    rec = _record(reg, art, [DiscreteLaplace("ug: grid cell counts", sensitivity=1, epsilon=1.0)])
+    svg = outer_map(render_report(rec))
+    plot = re.search(r'<svg class="plot"[^>]* width="([\d.]+)" height="([\d.]+)"', svg)
+    width, height = float(plot.group(1)), float(plot.group(2))
+    paths = re.findall(r'<path class="country" d="([^"]+)"', svg)
+    assert paths
+    longest = 0.0
+    for d in paths:
+        for ring in d.split("M")[1:]:
+            pts = [tuple(map(float, p.split(","))) for p in ring.replace("Z", "").split(" L")]
+            steps = [  # edges inside the plot (a ring round the pole closes along its edge)
+                abs(b[0] - a[0])
+                for a, b in zip(pts, pts[1:], strict=False)
+                if 0 < a[1] < height - 1 or 0 < b[1] < height - 1
+            ]
+            longest = max([longest, *steps])
+    assert longest < width / 3, f"a boundary edge {longest:.0f} px long on a {width:.0f} px map"
