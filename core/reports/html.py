@@ -71,6 +71,9 @@ def _unit(release: Release, dataset=None) -> str:
     art = artefact_of(release)
     if isinstance(art, LocationArtefact):
         return location.unit_words(art, dataset)
+    row_is_unit = dataset is not None and dataset.row_is_unit
+    if art is None and release.tool == Tool.LOCATION and row_is_unit:
+        return location.ROW_IS_UNIT
     return release.claim.unit
 
 
@@ -78,7 +81,7 @@ def _sections(release: Release, dataset=None) -> list[str]:
     """Guarantee, accuracy and result, rendered from the typed artefact of the record."""
     art = artefact_of(release)
     if art is None:
-        unit = release.claim.unit
+        unit = _unit(release, dataset)
         note = (
             f'<p class="muted">No result is attached (status: {release.status.value}'
             + (" — charged, never delivered" if release.status.value != "released" else "")
