@@ -18,8 +18,8 @@ from core.reports.mapsvg import leaves_map
 from core.spatial.record import LocationArtefact
 
 ROW_IS_UNIT = "one row (each row is one person)"
-COMBINED_SCALE = "combined (see Accuracy)"
-COMBINED_INTERVAL = "not stated per leaf (consistency combines measurements)"
+COMBINED_SCALE = "post-processed (see Accuracy)"
+COMBINED_INTERVAL = "not stated per leaf (derived from several measurements)"
 _ADDITIVE = (DiscreteLaplace, Laplace, LatticeLaplace)
 
 
@@ -64,9 +64,14 @@ class LeafNoise:
     label: str  # what the mechanism measured; "" when no recorded mechanism matched
 
 
-def _count_mechanisms(release: Release) -> list:
-    """The additive mechanisms recorded with the release, counts (discrete Laplace) first."""
+def _count_mechanisms(release: Release, art: LocationArtefact) -> list:
+    """The additive mechanisms recorded with the release, counts (discrete Laplace) first.
+    After Recommended's choice, those of the chosen method (labelled "<method>: ..."), not the
+    noisy features the choice was made from."""
     ms = [m for m in release.mechanisms if isinstance(m, _ADDITIVE)]
+    if art.choice is not None:
+        chosen = [m for m in ms if m.label.startswith(f"{art.choice.chosen}:")]
+        ms = chosen or ms
     return sorted(ms, key=lambda m: not isinstance(m, DiscreteLaplace))
 
 
@@ -78,7 +83,7 @@ def leaf_noise(release: Release, art: LocationArtefact) -> list[LeafNoise] | Non
     b ln 20 of its stated scale, labelled as such."""
     if art.leaf_scale is None:
         return None
-    candidates = _count_mechanisms(release)
+    candidates = _count_mechanisms(release, art)
     found: dict[float, LeafNoise] = {}
     out = []
     for b in art.leaf_scale:
@@ -131,8 +136,8 @@ def accuracy_sentence(release: Release, art: LocationArtefact) -> str:
             + ("; the leaf table gives each leaf's" if several else "")
             + ")."
         )
-    counts = [m for m in _count_mechanisms(release) if isinstance(m, DiscreteLaplace)]
-    measured = counts or _count_mechanisms(release)
+    additive = _count_mechanisms(release, art)
+    measured = [m for m in additive if isinstance(m, DiscreteLaplace)] or additive
     if not measured:
         return (
             "No noise mechanism is recorded with this release, so no accuracy figure can be "
@@ -141,9 +146,10 @@ def accuracy_sentence(release: Release, art: LocationArtefact) -> str:
     hws = [float(m.half_width(0.95)) for m in measured]
     kinds = ", ".join(dict.fromkeys(m.kind.value for m in measured))
     return (
-        "Each leaf's count combines several noisy measurements (the method post-processes them "
-        "for consistency), so no single ± figure is stated per leaf. The count measurements "
-        f"that leaves combine are each within <b>±{_span(hws).replace(' to ', ' to ±')}</b> of their true "
+        "Each leaf's count is derived from the noisy measurements by post-processing (this "
+        "method combines or spreads them, e.g. for consistency), so no single ± figure is "
+        "stated per leaf. The count measurements it derives them from are each within "
+        f"<b>±{_span(hws).replace(' to ', ' to ±')}</b> of their true "
         f"value 95 % of the time ({escape(kinds)} noise, scale b = "
         f"{_span([m.scale for m in measured])}); see the mechanisms table."
     )
@@ -181,8 +187,9 @@ def accuracy(release: Release, art: LocationArtefact) -> str:
     parts.append(f'<p class="accuracy-sentence">{accuracy_sentence(release, art)}</p>')
     if art.leaf_scale is None:
         parts.append(
-            "<p>The leaf table states no interval per leaf for this method: a leaf's value is a "
-            "combination of several measurements, whose scales the mechanisms table gives.</p>"
+            "<p>The leaf table states no interval per leaf for this method: a leaf's value is "
+            "derived from several measurements, whose scales and 95 % half-widths the mechanisms "
+            "table gives.</p>"
         )
     else:
         parts.append(

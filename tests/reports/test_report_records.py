@@ -16,7 +16,7 @@ from core.governance.artefacts import MISSING, to_json
 from core.privacy import Cost, DiscreteLaplace, Laplace, PPRandomization
 from core.registry import Claim, Policy, Registry, RunKind
 from core.reports import render_report, report_html
-from core.spatial.record import GridSpec, LocationArtefact
+from core.spatial.record import GridSpec, LocationArtefact, MethodChoice
 from tests.registry.helpers import write_points
 
 BBOX = (-118.5, 33.7, -117.9, 34.3)
@@ -102,10 +102,27 @@ def test_leaves_that_combine_measurements_say_what_is_stated_instead(reg):
     html = render_report(rec)
     for row in leaf_table(html):
         assert MISSING not in row
-        assert row[5].startswith("combined") and row[6].startswith("not stated per leaf")
+        assert row[5].startswith("post-processed") and row[6].startswith("not stated per leaf")
     text = text_of(html)
     assert "no single ± figure is stated per leaf" in text
     assert f"within ±{counts.half_width(0.95)} of their true value 95 % of the time" in text
+
+
+def test_after_recommended_the_accuracy_is_the_chosen_methods_not_the_features(reg):
+    feature = DiscreteLaplace("auto: noisy coarse counts (method choice)", sensitivity=1,
+                              epsilon=0.01)  # fmt: skip
+    cells = DiscreteLaplace("ag: cell counts", sensitivity=1, epsilon=0.5)
+    for leaf_scale in (None, (cells.scale,) * 4):
+        art = LocationArtefact(
+            method="auto", label="Recommended", unit="one point (one row of the table)",
+            grid=GridSpec(BBOX, 8, 8), leaves=((0, 4, 0, 8), (4, 8, 0, 4), (4, 6, 4, 8),
+            (6, 8, 4, 8)), values=(5.0, 1.0, 2.0, 0.0), leaf_scale=leaf_scale,
+            choice=MethodChoice("ag", ("spread data",)),
+        )  # fmt: skip
+        rec = _record(reg, "location", "stops", "secure", art, [feature, cells], Claim(art.unit))
+        text = text_of(render_report(rec))
+        assert f"±{cells.half_width(0.95)} of" in text
+        assert f"±{feature.half_width(0.95)}" not in text.split("Mechanisms")[1].split("Result")[1]
 
 
 def _cli(capsys, argv) -> dict:
