@@ -92,7 +92,7 @@ def charge_status(release: Release) -> str:
 
 
 def cost_line(release: Release) -> str:
-    """"ε = 1, δ = 0, charged to dataset pts" or "ε = 1, δ = 0, not charged (seeded demo)"."""
+    """The (ε, δ) and the charge in words: "ε = 1, δ = 0, not charged (seeded demo)"."""
     return f"ε = {release.epsilon:g}, δ = {release.delta:g}, {charge_status(release)}"
 
 

@@ -72,7 +72,10 @@ def _nice_steps():
     for e in range(-4, 3):
         for s in (1, 2, 2.5, 5):
             yield s * 10**e
-    yield from (150.0, 300.0)
+    yield from (150.0, LARGEST_STEP)
+
+
+LARGEST_STEP = 300.0  # degrees: at most one or two lines, whatever the map
 
 
 def _decimals(step: float) -> int:
@@ -105,19 +108,24 @@ def graticule(f: Frame) -> tuple[list[float], float, list[float], float]:
     """(longitudes, their step, latitudes, their step): the smallest 'nice' steps whose labels
     fit between their lines (about 3 to 7 lines each way)."""
     lon_step = next(
-        s
-        for s in _nice_steps()
-        if f.span / s <= 7
-        and s / f.span * f.w >= text_width(lon_label(f.west + s, s), FONT_PX) + 10
+        (
+            s
+            for s in _nice_steps()
+            if f.span / s <= 7
+            and s / f.span * f.w >= text_width(lon_label(f.west + s, s), FONT_PX) + 10
+        ),
+        LARGEST_STEP,
     )
     lat_span = f.north - f.south
     lat_step = next(
-        s
-        for s in _nice_steps()
-        if lat_span / s <= 7
-        and min(
-            abs(f.y(a) - f.y(a + s)) for a in _ticks(f.south, f.north, s) or [f.south]
-        ) >= FONT_PX * 1.6
+        (
+            s
+            for s in _nice_steps()
+            if lat_span / s <= 7
+            and min(abs(f.y(a) - f.y(a + s)) for a in _ticks(f.south, f.north, s) or [f.south])
+            >= FONT_PX * 1.6
+        ),
+        LARGEST_STEP,
     )
     return (
         _ticks(f.west, f.west + f.span, lon_step),

@@ -61,7 +61,7 @@ def bar_chart(
 # Advance widths in em, rounded up from DejaVu Sans (the widest common sans-serif; Chromium's
 # system-ui on Linux), so an estimate is never shorter than the drawn text.
 _NARROW = set("ijl.,:;!|'`")
-_HALF = set("frt()[]{}/\\-\"*")
+_HALF = set('frt()[]{}/\\-"*')
 _WIDE_LOWER = {"m": 1.0, "w": 0.86}
 _WIDE_UPPER = {"M": 0.9, "W": 1.02}
 

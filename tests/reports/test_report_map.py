@@ -46,7 +46,9 @@ def legend_texts(svg: str) -> list[tuple[float, float, str]]:
     return out
 
 
-def _art(bbox, rows, cols, leaves, values, leaf_scale=None, unit="one point (one row of the table)"):
+def _art(
+    bbox, rows, cols, leaves, values, leaf_scale=None, unit="one point (one row of the table)"
+):
     return LocationArtefact(
         method="ug", label="UG", unit=unit, grid=GridSpec(bbox, rows, cols), leaves=leaves,
         values=values, leaf_scale=leaf_scale,
