@@ -202,6 +202,8 @@ def accuracy(release: Release, art: LocationArtefact) -> str:
 
 def figures(release: Release, art: LocationArtefact) -> str:
     g = art.grid
+    noise = leaf_noise(release, art)
+    half_widths = None if noise is None else [n.half_width for n in noise]
     intro = (
         f"<p>{escape(art.label)}: {len(art.leaves)} leaves on a {g.rows} × {g.cols} grid over the "
         f"public bounding box {', '.join(f'{x:g}' for x in g.bbox)} (west, south, east, north)"
@@ -217,7 +219,7 @@ def figures(release: Release, art: LocationArtefact) -> str:
     return (
         intro
         + '<div class="map-row"><div class="map">'
-        + leaves_map(art, "Released leaves: noisy points per km²")
+        + leaves_map(art, "Released leaves: noisy points per km²", half_widths)
         + "</div>"
         + note
         + "</div>"

@@ -299,8 +299,9 @@ def scale_bar(f: Frame) -> tuple[str, tuple[float, float, float, float] | None]:
 
 
 # -- the figure -------------------------------------------------------------------------------
-def leaves_map(art, title: str) -> str:
-    """The released leaves over the offline reference layers, with axes and a legend."""
+def leaves_map(art, title: str, half_widths=None) -> str:
+    """The released leaves over the offline reference layers, with axes and a legend; a leaf's
+    tooltip gives its 95 % noise half-width where `half_widths` (one per leaf) states it."""
     if not art.leaves:
         return f'<p class="muted">{escape(title)}: no leaves.</p>'
     g = art.grid
@@ -320,9 +321,11 @@ def leaves_map(art, title: str) -> str:
     total_w = max(left + f.w + right, 560)
     thin = len(art.leaves) > 2000
     leaf_svg = []
-    for (r0, r1, c0, c1), v, d, fill, op in zip(
-        art.leaves, art.values, dens, colours, opacity, strict=True
+    hws = half_widths if half_widths is not None else [None] * len(art.leaves)
+    for (r0, r1, c0, c1), v, d, fill, op, hw in zip(
+        art.leaves, art.values, dens, colours, opacity, hws, strict=True
     ):
+        pm = "" if hw is None else f" ± {hw:.4g} (95 %)"
         lat0 = g.bbox[1] + r0 * (g.bbox[3] - g.bbox[1]) / g.rows
         lat1 = g.bbox[1] + r1 * (g.bbox[3] - g.bbox[1]) / g.rows
         x0, x1 = c0 / g.cols * f.w, c1 / g.cols * f.w
@@ -330,7 +333,7 @@ def leaves_map(art, title: str) -> str:
         leaf_svg.append(
             f'<rect class="leaf" x="{x0:.2f}" y="{y0:.2f}" width="{x1 - x0:.2f}" '
             f'height="{y1 - y0:.2f}" fill="{fill}" fill-opacity="{op:g}" stroke="#555" '
-            f'stroke-width="{0.15 if thin else 0.4}"><title>noisy count {v:.4g}; {d:.4g} per km²'
+            f'stroke-width="{0.15 if thin else 0.4}"><title>noisy count {v:.4g}{pm}; {d:.4g} per km²'
             "</title></rect>"
         )
     bar, bar_box = scale_bar(f)

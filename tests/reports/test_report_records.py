@@ -86,6 +86,8 @@ def test_each_leaf_row_states_the_scale_and_interval_of_the_mechanism_that_drew_
         hw = m.half_width(0.95)  # the discrete Laplace's own 95 % half-width, an integer
         lo, hi = (float(x) for x in interval.strip("[]").split(","))
         assert (lo, hi) == (value - hw, value + hw)
+    # each leaf's tooltip on the map carries the same half-width
+    assert f"<title>noisy count 2341 ± {top.half_width(0.95)} (95 %);" in html
     # the plain sentence names the range of ± figures and the scales
     text = text_of(html)
     assert (
