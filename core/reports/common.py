@@ -69,13 +69,38 @@ def mechanism_table(release: Release) -> str:
             ]
         )
     if not rows:
-        return '<p class="muted">No noise mechanism recorded (no ε charged).</p>'
-    rows.append(["charged (basic composition)", None, release.epsilon, release.delta] + [None] * 4)
+        return f'<p class="muted">No noise mechanism recorded ({charge_status(release)}).</p>'
+    rows.append(
+        [f"total (basic composition): {charge_status(release)}", None, release.epsilon,
+         release.delta] + [None] * 4
+    )  # fmt: skip
     return table(
         ["measures", "mechanism", "ε", "δ", "sensitivity", "scale", "95% half-width", "note"],
         rows,
         "mechanisms",
     ).replace(f"<td>{MISSING}</td>", "<td></td>")
+
+
+def charge_status(release: Release) -> str:
+    """Whether this run's (ε, δ) counts against a dataset budget, in words; one wording per
+    `RunKind`, used by every line of a report that speaks of the charge."""
+    if release.kind is RunKind.RELEASE:
+        return f"charged to dataset {release.dataset}"
+    if release.kind is RunKind.DEMO:
+        return "not charged (seeded demo)"
+    return "not charged (files given directly; recorded only)"
+
+
+def cost_line(release: Release) -> str:
+    """The (ε, δ) and the charge in words: "ε = 1, δ = 0, not charged (seeded demo)"."""
+    return f"ε = {release.epsilon:g}, δ = {release.delta:g}, {charge_status(release)}"
+
+
+def charged_value(release: Release) -> str:
+    """The summary's 'charged' line: what was charged to which dataset, or why nothing was."""
+    if release.kind is RunKind.RELEASE:
+        return f"ε = {release.epsilon:g}, δ = {release.delta:g} to dataset {release.dataset}"
+    return charge_status(release)
 
 
 def dp_claim(release: Release, unit: str) -> str:
@@ -85,7 +110,7 @@ def dp_claim(release: Release, unit: str) -> str:
         "removing one unit's data changes the probability of any outcome of this release by at "
         f"most a factor e<sup>ε</sup> = {math.exp(min(eps, 700)):.4g}"
         + (f", except with probability δ = {delta:g}" if delta else "")
-        + ".</p>"
+        + f". This (ε, δ) is {escape(charge_status(release))}.</p>"
     )
 
 

@@ -31,6 +31,8 @@ td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:to
 th{background:#f3f3f3}.muted{color:#777}.warn{background:#fff3cd;border:1px solid #e0b000;padding:.6em}
 svg text{font-size:11px;font-family:system-ui,sans-serif}.fig-title{font-weight:bold;font-size:12px}
 code{background:#f3f3f3;padding:0 .2em}
+.map-row{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}
+.map-note{flex:1 1 220px;max-width:340px;font-size:.92em;border-left:3px solid #4c78a8;padding-left:.7em}
 """
 
 _PACKAGES = ("numpy", "pandas", "duckdb", "sqlglot", "opendp")
@@ -64,11 +66,22 @@ _TOOL_NAMES = {
 _SECTIONS = {LocationArtefact: location, SqlArtefact: sql, PPArtefact: pp}
 
 
-def _sections(release: Release) -> list[str]:
+def _unit(release: Release, dataset=None) -> str:
+    """The unit in words: the location sections follow the dataset's declared unit."""
+    art = artefact_of(release)
+    if isinstance(art, LocationArtefact):
+        return location.unit_words(art, dataset)
+    row_is_unit = dataset is not None and dataset.row_is_unit
+    if art is None and release.tool == Tool.LOCATION and row_is_unit:
+        return location.ROW_IS_UNIT
+    return release.claim.unit
+
+
+def _sections(release: Release, dataset=None) -> list[str]:
     """Guarantee, accuracy and result, rendered from the typed artefact of the record."""
     art = artefact_of(release)
     if art is None:
-        unit = release.claim.unit
+        unit = _unit(release, dataset)
         note = (
             f'<p class="muted">No result is attached (status: {release.status.value}'
             + (" — charged, never delivered" if release.status.value != "released" else "")
@@ -85,7 +98,7 @@ def _sections(release: Release) -> list[str]:
     module = _SECTIONS[type(art)]
     return [
         "<h2>Privacy guarantee</h2>",
-        module.guarantee(release, art),
+        module.guarantee(release, art, dataset),
         "<h2>Mechanisms</h2>",
         common.mechanism_table(release),
         "<h2>Accuracy (from public parameters)</h2>",
@@ -99,21 +112,23 @@ def render_report(
     release: Release,
     dataset_status: dict | None = None,
     planned: plan_report.PlannedVsRealized | None = None,
+    dataset=None,
 ) -> str:
     """The report of `release` as one HTML string, rendered from its registry record only.
-    `dataset_status` (spent/total) is shown when given, and `planned` (the saved budget plan
-    the release falls under, from registry records) as a "Planned vs realized" section."""
+    `dataset_status` (spent/total) is shown when given, `planned` (the saved budget plan
+    the release falls under, from registry records) as a "Planned vs realized" section, and
+    `dataset` (the registry's `Dataset`) gives the declared unit the guarantee names."""
     r = release
     summary = [
         ["release id", r.id],
         ["time (UTC)", r.time],
         ["tool", r.title],
         ["dataset", r.dataset or "(unregistered)"],
-        ["unit", r.claim.unit],
+        ["unit", _unit(r, dataset)],
         # a failure's message may depend on the data: reports (for stakeholders) withhold it
         ["status", r.status.value + (" — computation failed after the charge" if r.note else "")],
-        ["ε charged", r.epsilon if r.kind is RunKind.RELEASE else 0.0],
-        ["δ charged", r.delta if r.kind is RunKind.RELEASE else 0.0],
+        ["privacy cost (ε, δ)", common.cost_line(r)],
+        ["charged", common.charged_value(r)],
         ["noise mode", r.mode],
         ["artefact SHA-256", r.artefact_sha256],
     ]
@@ -147,7 +162,7 @@ def render_report(
                 if planned is None
                 else ["<h2>Planned vs realized</h2>", plan_report.section(r, planned)]
             ),
-            *_sections(r),
+            *_sections(r, dataset),
             "<h2>Parameters</h2>",
             common.table(["parameter", "value"], params, "params"),
             "<h2>Versions</h2>",
@@ -174,7 +189,7 @@ def write_report(path: str | Path, html_text: str) -> Path:
 
 def report_html(registry: Registry, release_id: int) -> str:
     release = registry.release(release_id)
-    status = planned = None
+    status = planned = d = None
     if release.dataset is not None:
         d = registry.dataset(release.dataset)
         eps, delta = registry.spent(d.name)
@@ -187,4 +202,4 @@ def report_html(registry: Registry, release_id: int) -> str:
         planned = plan_report.planned_vs_realized(
             release, registry.plans(d.name), registry.releases(d.name)
         )
-    return render_report(release, status, planned)
+    return render_report(release, status, planned, d)

@@ -7,14 +7,14 @@ from html import escape
 
 from core.balancing.record import PPArtefact
 from core.registry import Release
-from core.reports.common import does_not_mean, table
+from core.reports.common import cost_line, does_not_mean, table
 
 
-def guarantee(release: Release, art: PPArtefact) -> str:
+def guarantee(release: Release, art: PPArtefact, dataset=None) -> str:
     claim = release.claim
     plan_eps = (
-        f" The partition into sub-tables was planned from noisy counts: ε = {release.epsilon:g}"
-        f"{f', δ = {release.delta:g}' if release.delta else ''} (charged to the dataset)."
+        " The partition into sub-tables was planned from noisy counts: "
+        f"{escape(cost_line(release))}."
         if release.epsilon
         else ""
     )

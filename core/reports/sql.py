@@ -19,7 +19,7 @@ def unit_words(art: SqlArtefact) -> str:
     return "one row (each row is one person)"
 
 
-def guarantee(release: Release, art: SqlArtefact) -> str:
+def guarantee(release: Release, art: SqlArtefact, dataset=None) -> str:
     limits = [*DP_LIMITS, "It does not cover a person who appears under several units."]
     return dp_claim(release, unit_words(art)) + does_not_mean(release, limits)
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
-
-from core.viz.colorscale import density_scale, leaf_density
 
 
 def _fmt(v: float) -> str:
@@ -58,86 +57,67 @@ def bar_chart(
     return "".join(parts)
 
 
-def leaves_map(art, title: str, size: int = 560) -> str:
-    """The released leaves as rectangles coloured by noisy density (points per km², on bins
-    fitted to this release), over country and US-state boundaries, with a legend.
-    Row 0 is the south edge of the bounding box, so it is drawn at the bottom."""
-    if not art.leaves:
-        return f'<p class="muted">{escape(title)}: no leaves.</p>'
-    g = art.grid
-    sx, sy = size / g.cols, size / g.rows
-    dens = leaf_density(art.values, art.leaves, g.bbox, g.rows, g.cols)
-    scale = density_scale(dens)
-    colours = scale.colors_of(dens)
-    legend_h = 36
-    parts = [
-        f'<svg class="figure leaves-map" role="img" aria-label="{escape(title)}" '
-        f'width="{size}" height="{size + 24 + legend_h + 10}" '
-        f'viewBox="0 0 {size} {size + 24 + legend_h + 10}">',
-        f'<text x="0" y="16" class="fig-title">{escape(title)}</text>',
-        f'<g transform="translate(0,24)"><rect width="{size}" height="{size}" fill="#f4f4f4"/>',
-    ]
-    for (r0, r1, c0, c1), v, d, fill in zip(art.leaves, art.values, dens, colours, strict=True):
-        parts.append(
-            f'<rect class="leaf" x="{c0 * sx:.2f}" y="{(g.rows - r1) * sy:.2f}" width="{(c1 - c0) * sx:.2f}" '
-            f'height="{(r1 - r0) * sy:.2f}" fill="{fill}" stroke="#555" '
-            f'stroke-width="0.3"><title>noisy count {_fmt(v)}; {_fmt(d)} per km²</title></rect>'
-        )
-    parts.append(_boundaries(art, size))
-    parts.append("</g>")
-    parts.append(_legend(scale, size, size + 24 + 6))
-    parts.append("</svg>")
-    return "".join(parts)
+# -- text measure and legend layout ---------------------------------------------------------
+# Advance widths in em, rounded up from DejaVu Sans (the widest common sans-serif; Chromium's
+# system-ui on Linux), so an estimate is never shorter than the drawn text.
+_NARROW = set("ijl.,:;!|'`")
+_HALF = set('frt()[]{}/\\-"*')
+_WIDE_LOWER = {"m": 1.0, "w": 0.86}
+_WIDE_UPPER = {"M": 0.9, "W": 1.02}
 
 
-def _boundaries(art, size: int) -> str:
-    """Country and US-state outlines in the bbox (offline public layers), as SVG paths."""
-    try:
-        from core.viz.basemap import reference_layers
-    except Exception:  # noqa: BLE001 - a report without outlines is still a report
-        return ""
-    g = art.grid
-    minlon, minlat, _, maxlat = g.bbox
-    try:
-        layers = reference_layers(tuple(g.bbox))
-    except Exception:  # noqa: BLE001
-        return ""
-
-    def xy(lon: float, lat: float) -> str:
-        east = (lon - minlon) % 360 if g.bbox[0] > g.bbox[2] else lon - minlon
-        x = east / g.width * size if g.width else 0.0
-        y = size - (lat - minlat) / ((maxlat - minlat) or 1) * size
-        return f"{x:.1f},{y:.1f}"
-
-    paths = []
-    for layer, colour, width in ((layers.countries, "#222", 0.9), (layers.states, "#666", 0.5)):
-        for feature in layer.get("features", []):
-            geom = feature.get("geometry") or {}
-            polys = geom.get("coordinates", [])
-            if geom.get("type") == "Polygon":
-                polys = [polys]
-            for poly in polys:
-                for ring in poly:
-                    if len(ring) > 1:
-                        d = "M" + " L".join(xy(lon, lat) for lon, lat in ring) + " Z"
-                        paths.append(
-                            f'<path d="{d}" fill="none" stroke="{colour}" '
-                            f'stroke-width="{width}" opacity="0.8"/>'
-                        )
-    return '<g class="boundaries">' + "".join(paths) + "</g>"
+def _char_em(ch: str) -> float:
+    if ch == " ":
+        return 0.33
+    if ch in _NARROW:
+        return 0.3
+    if ch in _HALF:
+        return 0.52
+    if ch in _WIDE_LOWER:
+        return _WIDE_LOWER[ch]
+    if ch in _WIDE_UPPER:
+        return _WIDE_UPPER[ch]
+    if ch.isdigit():
+        return 0.65
+    if ch.isascii() and ch.isupper():
+        return 0.8
+    if ch.isascii():
+        return 0.66
+    return 0.9  # ≤, –, °, ², ε and the like
 
 
-def _legend(scale, size: int, y: int) -> str:
-    """The scale's classes as swatches with their bounds (the page's legend, in SVG)."""
-    rows = scale.legend()
-    w = size / max(1, len(rows))
-    parts = [f'<g class="legend" transform="translate(0,{y})">']
-    for k, (label, colour) in enumerate(rows):
-        short = label.split(" (")[0]
-        parts.append(
-            f'<rect x="{k * w:.1f}" y="0" width="{w:.1f}" height="10" fill="{colour}" '
-            f'stroke="#555" stroke-width="0.3"><title>{escape(label)}</title></rect>'
-            f'<text x="{k * w + 2:.1f}" y="21">{escape(short)}</text>'
-        )
-    parts.append(f'<text x="0" y="34">{escape(scale.unit)}</text></g>')
-    return "".join(parts)
+def text_width(text: str, font_px: float) -> float:
+    """An upper estimate of `text`'s drawn width in px at `font_px` (sans-serif)."""
+    return sum(_char_em(ch) for ch in str(text)) * font_px * 1.04
+
+
+@dataclass(frozen=True)
+class LegendBox:
+    """One legend entry: its box (x, y, w, h) holding a swatch then its label at `text_x`."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+    swatch: float
+    text_x: float
+
+
+def legend_layout(
+    labels: list[str], width: float, font_px: float = 11, swatch: float = 14, gap: float = 14
+) -> list[LegendBox]:
+    """Boxes for legend entries laid out left to right, each as wide as its swatch plus its
+    label's estimated text width, wrapping to a new row when the next box would pass `width`
+    (a box wider than `width` gets a row of its own). Boxes never overlap: each starts `gap`
+    after the previous box's end, and rows are one box height + a quarter font apart."""
+    h = font_px * 1.3
+    row_h = h + font_px * 0.25
+    boxes: list[LegendBox] = []
+    x = y = 0.0
+    for label in labels:
+        w = swatch + 4 + text_width(label, font_px)
+        if x > 0 and x + w > width:
+            x, y = 0.0, y + row_h
+        boxes.append(LegendBox(x, y, w, h, swatch, x + swatch + 4))
+        x += w + gap
+    return boxes

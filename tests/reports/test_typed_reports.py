@@ -3,7 +3,6 @@ per tool, a map with boundaries and a legend, lon/lat leaf tables, one spelling 
 
 from __future__ import annotations
 
-import math
 import re
 
 import pytest
@@ -53,12 +52,12 @@ def test_location_report_names_the_unit_and_states_each_leafs_interval(reg):
     html = render_report(rec)
     assert "each person (column stop_id, at most 3 points)" in html
     assert "Recommended chose <b>ag</b>" in html and "spread data" in html
-    # lon/lat leaf table with the 95 % interval ± b ln 20
-    half = 2.0 * math.log(20)
-    assert f"[{120 - half:.4g}, {120 + half:.4g}]" in html
+    # lon/lat leaf table with the 95 % interval of the mechanism that drew the counts
+    half = DiscreteLaplace("ag: cell counts", sensitivity=3, epsilon=1.5).half_width(0.95)
+    assert f"[{120 - half:g}, {120 + half:g}]" in html
     assert "-93.33" in html and "44.89" in html
     # a map with a legend and country/state boundaries (Minneapolis is in the US)
-    svg = re.search(r'<svg class="figure leaves-map".*?</svg>', html, re.S).group(0)
+    svg = re.search(r'<svg class="figure leaves-map".*?</svg></div>', html, re.S).group(0)
     assert svg.count('class="legend"') == 1 and '<g class="boundaries"><path' in svg
     assert "noisy count 120" in svg
 
