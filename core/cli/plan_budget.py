@@ -19,7 +19,7 @@ from core.errors import InputError
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
 from core.planning.budget import parse_item, plan_status, plan_vs_spend, save_split, split_budget
 from core.planning.releases import governed_bounds
-from core.privacy import Cost
+from core.privacy import Cost, PrivacyUnit
 from core.registry import Claim
 
 SCALE = cliargs.Real(0.0, 1e12, low_open=True, example="--scale 1")
@@ -139,14 +139,14 @@ def run_bounds(args) -> dict | str:
         uid = None if d.row_is_unit else d.uid
         if uid is None and not d.row_is_unit:
             raise InputError(f"dataset '{d.name}' declares no unit: bounds need one.")
-        words = d.unit_words
+        unit = d.unit
     else:
         if not args.input:
             raise InputError("dpx plan bounds needs INPUT or --dataset NAME.")
         if not args.uid and not args.row_is_unit:
             raise InputError("name the privacy unit: --uid COL or --row-is-unit.")
         uid = args.uid
-        words = f"one unit (column {uid})" if uid else "one row (each row is one unit)"
+        unit = PrivacyUnit.declared(uid, bool(args.row_is_unit) and not uid)
     columns = {"value": args.column, **({"unit": uid} if uid else {})}
 
     def load():
@@ -155,7 +155,7 @@ def run_bounds(args) -> dict | str:
 
     governed = governed_bounds(
         target.registry, target.role, target.dataset, target.noise, params_of(args),
-        args.epsilon, Claim(words, uid), load, column=args.column, statistic=args.statistic,
+        args.epsilon, Claim.of(unit), load, column=args.column, statistic=args.statistic,
         scale=args.scale, clip_share=args.clip_share,
         extra_checks=(lambda: require_columns(args.input, columns),),
     )  # fmt: skip

@@ -18,7 +18,7 @@ import streamlit as st
 from core.data.declared import ColumnType
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
 from core.planning.releases import governed_bounds
-from core.privacy import Noise
+from core.privacy import Noise, PrivacyUnit
 from core.registry import Claim
 from ui import state
 from ui.data import DataChoice
@@ -112,7 +112,7 @@ def _draw(choice: DataChoice, data: SqlData, noise: Noise, signature: tuple) -> 
     _, table, column, statistic, epsilon, clip = signature
     registry = choice.registry if choice.dataset is not None else open_registry()
     unit = None if data.row_is_unit else data.uid
-    claim = Claim(f"one person (column {unit})" if unit else "one row", unit)
+    claim = Claim.of(PrivacyUnit.declared(unit, data.row_is_unit))
     params = {
         "data": choice.key, "table": table, "via": "app", "session": state.session_id(),
         "role": role().value, "clip_share": clip,
