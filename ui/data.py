@@ -99,10 +99,16 @@ def _load_upload(kept: StoredUpload) -> pd.DataFrame:
     return _shared_upload(kept.digest, kept.name).copy(deep=False)
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=3600)
+def _shared_registered(sha256: str, path: str) -> pd.DataFrame:
+    """A registered table, read in place once by the fingerprint the registry verified and
+    shared by every session (no size limit but the machine's, as for the CLI)."""
+    return load_table(Path(path), name=Path(path).name)
+
+
 def _load_registered(sha256: str, path: str) -> pd.DataFrame:
-    """A registered table, read by the fingerprint the registry verified (pure)."""
-    return load_table(Path(path).read_bytes(), name=path)
+    """The shared registered table as a copy-on-write shallow copy (see `_load_upload`)."""
+    return _shared_registered(sha256, path).copy(deep=False)
 
 
 @st.cache_data(show_spinner="Loading the demo…", max_entries=8, ttl=3600)
