@@ -214,7 +214,10 @@ def kept_uploads(tool: str, multiple: bool) -> list[StoredUpload]:
             names = ", ".join(f.name for f in files)
             state.put(kept_key, refs, f"the uploaded file(s) {names}")
         return files
-    files = _kept_files(state.get(kept_key))
+    refs = state.get(kept_key)
+    files = _kept_files(refs)
+    if files and refs != [(f.name, f.digest, f.size) for f in files]:
+        state.put(kept_key, [(f.name, f.digest, f.size) for f in files], "the uploaded file(s)")
     if files is None or any(not f.exists() for f in files):
         state.drop(kept_key)
         st.warning(
@@ -255,13 +258,16 @@ def _stored(key: str, file) -> StoredUpload:
 
 
 def _kept_files(refs) -> list[StoredUpload] | None:
-    """The session's kept (name, digest, size) as `StoredUpload`s; None for anything else (a
-    session kept by an older version, which held the bytes themselves)."""
+    """The session's kept (name, digest, size) as `StoredUpload`s; None for anything else. A
+    session kept by an older version held (name, bytes): those bytes move to the upload store
+    (within its limits) and the session keeps their digest from then on."""
     if not refs:
         return []
     try:
+        if all(isinstance(r[1], bytes | bytearray) for r in refs):
+            return [upload_store.store(str(n), data) for n, data in refs]
         files = [StoredUpload(str(n), str(d), int(z)) for n, d, z in refs]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, InputError):
         return None
     return files if all(re.fullmatch(r"[0-9a-f]{64}", f.digest) for f in files) else None
 
