@@ -11,7 +11,8 @@ does in a real server), counted in the numbers.
     python bench/upload_memory.py [--mib 199] [--code DIR] [--run] [--second]
 
 `--second`: then a second session uploads the same file and reaches its query (is the table
-shared or copied per session?). `--code DIR` measures another checkout (e.g. the code before this change). Prints JSON.
+shared or copied per session?). `--code DIR` measures another checkout (e.g. the code before
+this change). Prints JSON.
 """
 
 from __future__ import annotations
@@ -46,9 +47,8 @@ def make_csv(path: Path, mib: float) -> Path:
             zone = rng.integers(0, 12, n)
             fare = rng.integers(0, 60, n)
             amount = rng.integers(0, 100_000, n) / 100
-            block = "".join(
-                f"r{r},z{z},{f},{a:.2f}\n" for r, z, f, a in zip(rider, zone, fare, amount, strict=True)
-            )
+            rows = zip(rider, zone, fare, amount, strict=True)
+            block = "".join(f"r{r},z{z},{f},{a:.2f}\n" for r, z, f, a in rows)
             if written + len(block) > target:
                 block = block[: target - written]
                 block = block[: block.rfind("\n") + 1]
@@ -110,7 +110,8 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=ROOT)
     ap.add_argument("--run", action="store_true", help="also press Run query")
     ap.add_argument("--second", action="store_true", help="then a second session, same file")
-    ap.add_argument("--csv", type=Path, default=Path(tempfile.gettempdir()) / "dpx-bench-upload.csv")
+    default_csv = Path(tempfile.gettempdir()) / "dpx-bench-upload.csv"
+    ap.add_argument("--csv", type=Path, default=default_csv)
     args = ap.parse_args()
     csv = make_csv(args.csv, args.mib)
     env = {k: v for k, v in os.environ.items() if k != "DPX_MODE"}

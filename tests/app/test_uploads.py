@@ -62,9 +62,8 @@ def test_an_upload_is_kept_once_by_content_not_in_each_session(app_test, registr
     from ui import upload_store
 
     digest = hashlib.sha256(TABLE).hexdigest()
-    assert [p.name for p in upload_store.uploads_root().iterdir() if not p.name.startswith(".")] == [
-        digest
-    ]
+    stored = [p.name for p in upload_store.uploads_root().iterdir() if p.name[0] != "."]
+    assert stored == [digest]
     assert (upload_store.uploads_root().stat().st_mode & 0o077) == 0
     assert (upload_store.uploads_root() / digest).stat().st_mode & 0o077 == 0
 
