@@ -205,6 +205,8 @@ def kept_uploads(tool: str, multiple: bool) -> list[StoredUpload]:
     uploaded = (up or []) if multiple else ([up] if up is not None else [])
     if uploaded:
         try:
+            for f in uploaded:  # every size first: one file too large, none of them is stored
+                upload_store.check_size(f.name, f.size)
             files = [_stored(key, f) for f in uploaded]
         except InputError as err:
             st.error(str(err))

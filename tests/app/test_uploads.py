@@ -51,6 +51,20 @@ def test_a_file_over_the_limit_is_refused_and_nothing_is_stored(app_test, regist
     assert not at.metric  # nothing was read either
 
 
+def test_one_file_too_large_among_several_stores_none_of_them(app_test, registry_dir):
+    big = b"x,sa\n" + b"1,a\n" * (201 * 1024 * 1024 // 4)
+    at = app_test(SQL).run()
+    at.radio(key="dpsql_source").set_value("Upload CSV/Parquet").run()
+    before = _files(registry_dir)
+    at.file_uploader(key="dpsql_upload").set_value(
+        [("small.csv", TABLE, "text/csv"), ("big.csv", big, "text/csv")]
+    ).run()
+    assert not at.exception
+    grown = {p: z for p, z in _files(registry_dir).items() if before.get(p) != z and z > 4096}
+    assert not grown, f"a refused upload left bytes on disk: {grown}"
+    assert [e.value for e in at.error if "over the 200 MB limit" in e.value]
+
+
 def test_an_upload_is_kept_once_by_content_not_in_each_session(app_test, registry_dir):
     from ui.state import sessions_root
 
