@@ -342,18 +342,105 @@ def write_texts(primary: tuple[str | Path, str], *companions: tuple[str | Path, 
             item.write_text(text)
 
 
+WORK_PREFIXES = ("dpx-pp-", "dpx-spill-", "dpx-spark-")  # every `work_directory` prefix
+PARENTS_ENV = "DPX_WORK_PARENTS"  # the file listing parents used (default: see parents_file)
+MAX_PARENTS = 64  # parents remembered (the most recent); missing ones are forgotten
+
+
+def parents_file() -> Path:
+    """The small file listing the directories other than the temp directory that held work
+    directories (`--spill-dir`): `$DPX_WORK_PARENTS`, else `$XDG_CACHE_HOME/dpx/work-parents`
+    (`~/.cache/dpx/work-parents`)."""
+    env = os.environ.get(PARENTS_ENV)
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "dpx" / "work-parents"
+
+
+def _recorded_parents() -> list[Path]:
+    try:
+        lines = parents_file().read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return list(dict.fromkeys(Path(line) for line in lines if line.startswith("/")))
+
+
+def _remember_parent(where: Path) -> None:
+    """Add `where` to the parents file (one line, appended; best effort: a read-only home
+    directory only means a killed run's directory there waits for the next run with it)."""
+    where = Path(os.path.realpath(where))
+    if where == Path(os.path.realpath(tempfile.gettempdir())) or where in _recorded_parents():
+        return
+    with contextlib.suppress(OSError, ValueError):
+        path = parents_file()
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as fh:
+            fh.write(f"{where}\n")
+
+
+def _stale_in(where: Path, prefixes: Sequence[str]) -> list[Path]:
+    """Work directories in `where` named `<prefix><pid>-…` whose process no longer runs and
+    that belong to this user (never a live process's, never another user's)."""
+    stale = []
+    try:
+        entries = list(os.scandir(where))
+    except OSError:
+        return stale
+    for entry in entries:
+        prefix = next((p for p in prefixes if entry.name.startswith(p)), None)
+        if prefix is None:
+            continue
+        pid_text, dash, _ = entry.name[len(prefix) :].partition("-")  # `<prefix><pid>-<random>`
+        if not (dash and pid_text.isdigit()):
+            continue  # not named by a process (e.g. an old mkdtemp name): never guessed
+        if int(pid_text) == os.getpid() or _pid_alive(int(pid_text)):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+            stale.append(Path(entry.path))
+    return stale
+
+
+def remove_stale_work_directories() -> list[Path]:
+    """Remove the private work directories (`WORK_PREFIXES`) of processes that no longer run (a
+    kill -9, a crash), wherever they were put: the temp directory and every parent in the
+    parents file. Called once by every `dpx` process and by the app at start. Never raises;
+    returns what was removed. Parents that no longer exist are forgotten."""
+    removed: list[Path] = []
+    try:
+        recorded = _recorded_parents()
+        places = list(dict.fromkeys([Path(tempfile.gettempdir()), *recorded]))
+        for where in places:
+            for path in _stale_in(where, WORK_PREFIXES):
+                shutil.rmtree(path, ignore_errors=True)
+                if not path.exists():
+                    removed.append(path)
+        kept = [p for p in recorded if p.is_dir()][-MAX_PARENTS:]
+        if kept != recorded:
+            write_text(parents_file(), "".join(f"{p}\n" for p in kept))
+    except Exception:  # noqa: BLE001 - housekeeping must never stop a command or the app
+        pass
+    return removed
+
+
 def work_directory(prefix: str, parent: str | Path | None = None) -> tempfile.TemporaryDirectory:
     """A fresh private directory (mode 0700) `<prefix><pid>-…` in `parent` (the system's temp
     directory by default; created if missing) for intermediate data a tool may write — DuckDB's
     spill files, PP's staged rows — removed when it is closed or collected. Directories of the
     same prefix left by processes that no longer run (a kill -9) are removed first: they may
-    hold private data."""
+    hold private data. A `parent` other than the temp directory is remembered (`parents_file`)
+    so that `remove_stale_work_directories` looks there too, at the start of any later run."""
     where = Path(parent).expanduser() if parent is not None else Path(tempfile.gettempdir())
     where.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for path in where.glob(f"{prefix}*-*"):
-        pid_text = path.name[len(prefix) :].split("-", 1)[0]
-        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
-            shutil.rmtree(path, ignore_errors=True)
+    if parent is not None:
+        _remember_parent(where)
+    for path in _stale_in(where, (prefix,)):
+        shutil.rmtree(path, ignore_errors=True)
     return tempfile.TemporaryDirectory(prefix=f"{prefix}{os.getpid()}-", dir=where)
 
 

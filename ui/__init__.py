@@ -5,6 +5,8 @@
     state      widget values across navigation, the session's work across a reload (on disk,
                named by a token in the URL), the releases a session has shown
     data       one chooser for all three tools (demo / upload / registered) -> `DataChoice`
+    upload_store  uploads kept once on disk by SHA-256, within a quota and a lifetime
+    housekeeping  what the app cleans once at start: killed runs' work dirs, expired uploads
     noise      the secure / reproducible-demo switch and the `Noise` a page releases with
     budget     a registered dataset's budget line, redrawn after every charge
     outcomes   what a button will charge (and the analyst's confirmation), refusals, failures

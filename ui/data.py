@@ -1,14 +1,15 @@
 """Choosing data: one chooser for all three tools, returning a typed `DataChoice`.
 
 Three sources, the same labels and the same widget keys (prefixed by the tool) on every page:
-a demo dataset, an upload (kept for the session, also across a reload), or a dataset the owner
+a demo dataset, an upload (kept for the session, also across a reload: once on the server's disk
+by its SHA-256, within a quota and a lifetime, `ui.upload_store`), or a dataset the owner
 registered (`dpx dataset add`; its releases are charged to its budget). Analyst mode offers
 registered datasets only.
 """
 
 from __future__ import annotations
 
-import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,13 +19,14 @@ import pandas as pd
 import streamlit as st
 
 from core.data.demos import DemoDataset, demos_of_kind
-from core.data.loading import load_table
+from core.data.loading import MAX_UPLOAD_BYTES, load_table
 from core.errors import InputError
 from core.registry import Dataset, Registry
-from ui import state
+from ui import state, upload_store
 from ui.budget import budget_line
 from ui.public_facts import show_public_facts
 from ui.shell import is_analyst
+from ui.upload_store import StoredUpload
 
 UPLOAD_TYPES = ["csv", "parquet", "pq"]
 
@@ -82,16 +84,31 @@ class DataChoice:
         return self.tables[private[0]]
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
-def _load(digest: str, name: str, _data: bytes) -> pd.DataFrame:
-    """A table from bytes, cached by the bytes' digest (pure; bounded in entries and age)."""
-    return load_table(_data, name=name)
+@st.cache_resource(show_spinner="Reading the upload…", max_entries=4, ttl=3600)
+def _shared_upload(digest: str, name: str) -> pd.DataFrame:
+    """An upload's table, read once from its one file on disk (`ui.upload_store`) and shared by
+    every session that uploaded the same bytes (keyed by their SHA-256; bounded in entries and
+    age). Never handed out itself: see `_load_upload`."""
+    return load_table(StoredUpload(name, digest, 0).path, name=name, max_bytes=MAX_UPLOAD_BYTES)
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def _load_upload(kept: StoredUpload) -> pd.DataFrame:
+    """The shared table as a shallow copy: no data is copied, and pandas' copy-on-write keeps
+    any change a page makes to its copy (a new column, a cast) out of the shared one."""
+    upload_store.touch(kept)  # used now: its lifetime and eviction order start again
+    return _shared_upload(kept.digest, kept.name).copy(deep=False)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=3600)
+def _shared_registered(sha256: str, path: str) -> pd.DataFrame:
+    """A registered table, read in place once by the fingerprint the registry verified and
+    shared by every session (no size limit but the machine's, as for the CLI)."""
+    return load_table(Path(path), name=Path(path).name)
+
+
 def _load_registered(sha256: str, path: str) -> pd.DataFrame:
-    """A registered table, read by the fingerprint the registry verified (pure)."""
-    return load_table(Path(path).read_bytes(), name=path)
+    """The shared registered table as a copy-on-write shallow copy (see `_load_upload`)."""
+    return _shared_registered(sha256, path).copy(deep=False)
 
 
 @st.cache_data(show_spinner="Loading the demo…", max_entries=8, ttl=3600)
@@ -161,21 +178,21 @@ def _upload(tool: str, multiple: bool, upload_help: str) -> DataChoice:
             + f" ({upload_help}), or pick a demo dataset."
         )
         st.stop()
-    tables, digests = {}, []
-    for file_name, data in files:
-        digest = hashlib.sha256(data).hexdigest()
-        tables[table_name(file_name)] = _load(digest, file_name, data)
-        digests.append(digest)
-    key = "upload:" + ",".join(digests)
+    tables = {table_name(f.name): _load_upload(f) for f in files}
+    key = "upload:" + ",".join(f.digest for f in files)
     return DataChoice(
-        Source.UPLOAD, key, tables, fingerprint=key, file_names=tuple(n for n, _ in files)
+        Source.UPLOAD, key, tables, fingerprint=key, file_names=tuple(f.name for f in files)
     )
 
 
-def kept_uploads(tool: str, multiple: bool) -> list[tuple[str, bytes]]:
-    """The uploaded files as (name, bytes), kept for the session: after navigating away and back
-    (or a reload) the uploader is empty, so the page keeps the files uploaded earlier and says
-    so; "Forget" drops them. A new upload replaces them."""
+def kept_uploads(tool: str, multiple: bool) -> list[StoredUpload]:
+    """The uploaded files, kept for the session: after navigating away and back (or a reload)
+    the uploader is empty, so the page keeps the files uploaded earlier and says so; "Forget"
+    drops them. A new upload replaces them.
+
+    A file over the size limit is refused from its size before a byte of it is read or stored.
+    The bytes are kept once on the server's disk by their SHA-256 (`ui.upload_store`, within
+    its quota and lifetime, stated in a caption); the session keeps only (name, digest, size)."""
     key = f"{tool}_upload"
     kept_key = key + "::files"
     up = st.file_uploader(
@@ -184,25 +201,77 @@ def kept_uploads(tool: str, multiple: bool) -> list[tuple[str, bytes]]:
         accept_multiple_files=multiple,
         key=key,
     )
+    st.caption(upload_store.quota_caption())
     uploaded = (up or []) if multiple else ([up] if up is not None else [])
     if uploaded:
-        files = [(f.name, f.getvalue()) for f in uploaded]
-        if state.get(kept_key) != files:
-            names = ", ".join(n for n, _ in files)
-            state.put(kept_key, files, f"the uploaded file(s) {names}")
+        try:
+            for f in uploaded:  # every size first: one file too large, none of them is stored
+                upload_store.check_size(f.name, f.size)
+            files = [_stored(key, f) for f in uploaded]
+        except InputError as err:
+            st.error(str(err))
+            st.stop()
+        refs = [(f.name, f.digest, f.size) for f in files]
+        if state.get(kept_key) != refs:
+            names = ", ".join(f.name for f in files)
+            state.put(kept_key, refs, f"the uploaded file(s) {names}")
         return files
-    files = state.get(kept_key) or []
+    refs = state.get(kept_key)
+    files = _kept_files(refs)
+    if files and refs != [(f.name, f.digest, f.size) for f in files]:
+        state.put(kept_key, [(f.name, f.digest, f.size) for f in files], "the uploaded file(s)")
+    if files is None or any(not f.exists() for f in files):
+        state.drop(kept_key)
+        st.warning(
+            "The file(s) uploaded earlier in this session are no longer kept on the server "
+            f"(uploads are kept {upload_store.LIFETIME_S // 3600} hours after their last use, "
+            f"{upload_store.QUOTA_BYTES // 1024**3} GB for all sessions; the least recently "
+            "used go first). Upload them again."
+        )
+        return []
     if files:
         c1, c2 = st.columns([4, 1])
         c1.caption(
             "Using the file(s) uploaded earlier in this session: "
-            + ", ".join(f"**{name}**" for name, _ in files)
+            + ", ".join(f"**{f.name}**" for f in files)
             + "."
         )
         if c2.button("Forget", key=key + "::forget"):
             state.drop(kept_key)
             st.rerun()
     return files
+
+
+def _stored(key: str, file) -> StoredUpload:
+    """An uploaded file (Streamlit's `UploadedFile`) kept on disk: its size is checked first;
+    the same file seen on an earlier run of this session is not hashed again."""
+    upload_store.check_size(file.name, file.size)
+    seen = st.session_state.setdefault(key + "::seen", {})  # file id -> StoredUpload
+    file_id = getattr(file, "file_id", None)
+    if file_id in seen and seen[file_id].exists():
+        return seen[file_id]
+    with file.getbuffer() as view:
+        kept = upload_store.store(file.name, view, file.size)
+    if file_id:
+        if len(seen) >= 32:  # bounded: the ids of this session's recent uploads
+            seen.clear()
+        seen[file_id] = kept
+    return kept
+
+
+def _kept_files(refs) -> list[StoredUpload] | None:
+    """The session's kept (name, digest, size) as `StoredUpload`s; None for anything else. A
+    session kept by an older version held (name, bytes): those bytes move to the upload store
+    (within its limits) and the session keeps their digest from then on."""
+    if not refs:
+        return []
+    try:
+        if all(isinstance(r[1], bytes | bytearray) for r in refs):
+            return [upload_store.store(str(n), data) for n, data in refs]
+        files = [StoredUpload(str(n), str(d), int(z)) for n, d, z in refs]
+    except (TypeError, ValueError, IndexError, InputError):
+        return None
+    return files if all(re.fullmatch(r"[0-9a-f]{64}", f.digest) for f in files) else None
 
 
 def _registered(tool: str) -> DataChoice:

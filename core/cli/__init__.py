@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from core import __version__, cliargs
 from core.cli.outputs import guard_outputs
 from core.errors import InputError
+from core.files import remove_stale_work_directories
 
 # subcommand name -> module with `register(subparsers, common)`. One line per subcommand.
 SUBCOMMANDS: dict[str, str] = {
@@ -193,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = None
     previous = _on_sigterm_raise()
+    remove_stale_work_directories()  # private rows a killed run left (issue 29); never raises
     try:
         parser = build_parser(argv)
         args = parser.parse_args(argv)

@@ -162,3 +162,24 @@ def test_unusable_coordinates_are_dropped_and_counted_never_refused():
 def test_only_a_missing_column_is_refused():
     with pytest.raises(InputError, match="'nope' is not in the table"):
         validate_points(pd.DataFrame({"lat": [1.0], "lon": [2.0]}), "nope", "lon")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,b\n1,x\n2,y\n3,z\n4,w\n5,v\n",
+        "a,b\n1,x\n2,y\n3,z\nfour,w\n5,v\n",  # numbers in the first block, text later
+        "a,b\n1,x\n2,y\n,z\n4.5,w\n5,\n",  # an empty cell and a decimal in later blocks
+    ],
+)
+def test_a_file_read_in_blocks_gives_the_frame_of_one_read(tmp_path, monkeypatch, text):
+    """Files are parsed in blocks of rows (bounded parser memory); the types are the whole
+    file's, as with one read."""
+    import core.data.loading as loading
+
+    monkeypatch.setattr(loading, "CSV_CHUNK_ROWS", 2)
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    got = load_table(path)
+    want = pd.read_csv(io.StringIO(text))
+    pd.testing.assert_frame_equal(got, want)

@@ -21,8 +21,6 @@ DuckDB's. Any failure while Spark reads data becomes a generic message that quot
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 import uuid
 from decimal import Decimal
@@ -41,6 +39,7 @@ from core.dpsql.execute.engine import table_sql
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped
 from core.dpsql.sql.sampling_key import is_key, spark_key
 from core.errors import InputError
+from core.files import work_directory
 from core.sparkutil import spark_session
 
 
@@ -140,7 +139,9 @@ class SparkEngine:
         self.spark = base.newSession()  # its own temporary views
         self.spark.conf.set("spark.sql.runSQLOnFiles", "false")
         self.catalog = catalog
-        self._tmp = Path(tempfile.mkdtemp(prefix="dpx-spark-"))
+        # named by this process (core.files): a killed run's copy is removed at the next start
+        self._work = work_directory("dpx-spark-")
+        self._tmp = Path(self._work.name)
         for spec in catalog.tables():
             schema = spark_schema(spec.schema)
             path = self._tmp / f"{spec.name}.parquet"
@@ -218,7 +219,7 @@ class SparkEngine:
     def close(self) -> None:
         for spec in self.catalog.tables():
             self.spark.catalog.dropTempView(spec.name)
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._work.cleanup()
 
 
 def _plain(value):
