@@ -268,7 +268,7 @@ def _clean(frame: pd.DataFrame) -> pd.DataFrame:
     """NaN and ±inf become NULL at load time (spec §2.4: they are NULL at row level).
     Categorical columns become plain values: DuckDB would load them as ENUM types whose
     category list (data, not schema) appears in type and error messages."""
-    out = frame.copy()
+    out = frame.copy(deep=False)  # copy-on-write (pandas >= 3): columns replaced below only
     for col in out.columns:
         if isinstance(out[col].dtype, pd.CategoricalDtype):
             out[col] = out[col].astype(out[col].cat.categories.dtype)
