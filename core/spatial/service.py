@@ -1,0 +1,366 @@
+"""Location histograms end to end — the one shape both front doors take (issue 28).
+
+    LocationParams  --prepare(params, dataset)-->  LocationPrepared  --run(prepared, data, acc)-->
+    (what a person asked for:                      (every check that needs no private data; the
+     typed, frozen; built once                      privacy unit; the mechanisms or the typed
+     at the edge: the page's widgets,               per-stage budgets the method will draw;
+     `dpx release`'s argv)                          the cost composed from them)
+
+The CLI (`core.cli.location_run`) and the page (`ui.location`) each turn their inputs into a
+`LocationParams` once, call `prepare`, then `core.governance.location.location_request` (the
+only place a location governance request is built) and `govern`, whose `compute` calls `run`
+with an `Accountant` holding exactly `prepared.cost`.
+
+What is stated before drawing (`LocationPrepared.mechanisms` / `.budgets`):
+
+* data-independent methods (identity, uniform, privelet, ug) state the mechanism objects that
+  will draw, and the cost is their composition (a test holds the objects that drew equal);
+* adaptive methods, whose mechanisms follow structure built from noisy statistics (tree
+  heights, chosen splits, the method `auto` picks), state typed `StageBudget`s: ε per stage,
+  each stage naming the parts of `Release.epsilon` it covers. The cost is the composition of
+  the stages, and what the accountant records composes to it (HTF: less exactly the split
+  levels the tree never reaches, which the accountant has planned but nobody drew).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+
+from core.errors import InputError
+from core.privacy import ZERO, Accountant, Cost, DiscreteLaplace, Laplace, Mechanism, PrivacyUnit
+from core.privacy.unit import UnitKind
+from core.registry import Dataset
+from core.spatial.baselines.privelet import privelet_sensitivity
+from core.spatial.common import N_SHARE, count_mechanism
+from core.spatial.grid import MAX_GRID, Grid
+from core.spatial.htf import HTFParams
+from core.spatial.methods import Door, Method, method
+from core.spatial.pipeline import DEFAULT_GRID
+from core.spatial.pipeline import Prepared as Binned
+from core.spatial.regions import check_bbox
+from core.spatial.release import Release
+from core.spatial.unit import POINT, PersonUnit, Unit
+
+BBox = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class HTFOptions:
+    """HTF's numeric parameters and §2.10 flags (the page's sidebar, `dpx htf`'s options); the
+    defaults are the paper's (`core.spatial.htf.HTFParams`). A method takes only the ones its
+    row of the method table lists (`Method.params`); a variant keeps its own flags."""
+
+    eps_height: float = 1e-4
+    eps_prt_level: float = 1e-3
+    T: int = 3
+    stop_count: float = 100.0
+    stop_cells: int = 5
+    height: int | None = None
+    combine_pruned: bool = False
+    consistency: bool = False
+    cap_height: bool = False
+
+    def keywords(self, row: Method) -> dict[str, float | int | bool | None]:
+        """The builder keywords `row` takes (`Method.params`), typed values only."""
+        return {k: v for k, v in asdict(self).items() if k in row.params}
+
+
+@dataclass(frozen=True)
+class LocationParams:
+    """One location histogram as a person asked for it: public parameters only.
+
+    `method`: a name of the method table (`core.spatial.methods.CATALOG`); `epsilon`: the
+    release's total ε; `bbox` (MINLON, MINLAT, MAXLON, MAXLAT) and `rows` x `cols` (None: square)
+    the public grid; `bbox_from_data`: a labelled demo run whose box is derived from the data
+    (seeded noise on unregistered data only: `location_request` checks the noise); `lat`/`lon`
+    the coordinate columns (None: detected); `person` and `max_points` the unit choice (a person
+    column and at most K points each, both or neither); `htf` HTF's options (methods that take
+    none ignore them). The noise (secure or seeded) is not a parameter: it is passed apart.
+    """
+
+    method: str
+    epsilon: float
+    bbox: BBox | None
+    rows: int = DEFAULT_GRID
+    cols: int | None = None
+    lat: str | None = None
+    lon: str | None = None
+    person: str | None = None
+    max_points: int | None = None
+    htf: HTFOptions = field(default_factory=HTFOptions)
+    bbox_from_data: bool = False
+
+    def to_json(self) -> dict:
+        """The public parameters a release records (`Request.params`)."""
+        out = asdict(self)
+        out["bbox"] = None if self.bbox is None else list(self.bbox)
+        return out
+
+
+@dataclass(frozen=True)
+class StageBudget:
+    """ε (and δ) one stage of a method spends, stated before drawing. `parts`: the keys of the
+    release's `Release.epsilon` breakdown this stage covers (None: every part no other stage
+    names — a stage whose split into parts follows noisy structure)."""
+
+    stage: str
+    epsilon: float
+    parts: tuple[str, ...] | None
+    what: str
+    delta: float = 0.0
+
+    @property
+    def cost(self) -> Cost:
+        return Cost(self.epsilon, self.delta)
+
+
+@dataclass(frozen=True)
+class LocationPrepared:
+    """A checked location histogram: nothing read, nothing charged.
+
+    `unit`: whom it protects (`core.privacy.PrivacyUnit`); `mechanisms`: the objects that will
+    draw, where the method states them before drawing (else empty); `budgets`: ε per stage,
+    always, composing to `cost`; `grid`: the public grid (None for a demo box from the data)."""
+
+    params: LocationParams
+    row: Method
+    unit: PrivacyUnit
+    grid: Grid | None
+    mechanisms: tuple[Mechanism, ...]
+    budgets: tuple[StageBudget, ...]
+
+    @property
+    def method(self) -> str:
+        return self.row.name
+
+    @property
+    def cost(self) -> Cost:
+        """(ε, δ) of the release: the composition (sum) of its stated mechanisms' costs, or of
+        its stage budgets where the mechanisms follow noisy structure."""
+        stated = self.mechanisms or self.budgets
+        total = ZERO
+        for part in stated:
+            total = total + part.cost
+        return total
+
+    @property
+    def spatial_unit(self) -> Unit:
+        """The unit the builders scale sensitivities by: K points for a person, else 1."""
+        if self.unit.kind is UnitKind.PERSON:
+            return PersonUnit(str(self.unit.column), int(self.unit.max_contributions or 0))
+        return POINT
+
+    @property
+    def keywords(self) -> dict:
+        return self.params.htf.keywords(self.row)
+
+
+def location_params_from_json(data: dict) -> LocationParams:
+    """The inverse of `LocationParams.to_json` (a recorded request read back)."""
+    data = dict(data)
+    data["htf"] = HTFOptions(**(data.get("htf") or {}))
+    if data.get("bbox") is not None:
+        data["bbox"] = tuple(float(v) for v in data["bbox"])
+    return LocationParams(**data)
+
+
+def prepare(params: LocationParams, dataset: Dataset | None = None) -> LocationPrepared:
+    """Every check of a location histogram that needs no private data, in one place: the method
+    (offered for release by the table), ε, the public box and grid, the unit (what the
+    registered `dataset` declares, or the person column and K given for files given directly),
+    HTF's options. Reads nothing, charges nothing; raises `InputError` naming the fix."""
+    row = method(params.method, Door.RELEASE)
+    eps = params.epsilon
+    if isinstance(eps, bool) or not (isinstance(eps, int | float) and math.isfinite(eps)):
+        raise InputError(f"--epsilon must be a finite number > 0, got {eps!r}.")
+    if not eps > 0:
+        raise InputError(f"--epsilon must be > 0, got {eps:g}.")
+    unit = _unit(params, dataset)
+    grid = _grid(params, dataset)
+    if row.params:
+        p = params.htf
+        HTFParams(**{**params.htf.keywords(row), "height": p.height}).validate(float(eps))
+    mechanisms = _stated_mechanisms(row, float(eps), unit, params)
+    budgets = _budgets(row, float(eps), params, mechanisms)
+    asked = replace(
+        params, method=row.name, epsilon=float(eps), htf=params.htf if row.params else HTFOptions()
+    )  # a method that takes no HTF options records the defaults, whatever the sidebar says
+    return LocationPrepared(asked, row, unit, grid, mechanisms, budgets)
+
+
+def _unit(params: LocationParams, dataset: Dataset | None) -> PrivacyUnit:
+    """The privacy unit: the registered dataset's declaration wins (each row a person, or its
+    person column, which then needs K); files given directly: the person column and K given,
+    or one record."""
+    person, k = params.person, params.max_points
+    if dataset is not None and dataset.row_is_unit:
+        if person is not None or k is not None:
+            raise InputError(
+                f"dataset '{dataset.name}' declares each row one person: drop the person column "
+                "and --max-points-per-person (one point per row is already one person)."
+            )
+        return PrivacyUnit.row_is_person()
+    if dataset is not None and dataset.uid:
+        if person not in (None, dataset.uid):
+            raise InputError(
+                f"--uid {person} differs from dataset '{dataset.name}''s unit {dataset.uid}."
+            )
+        if k is None:
+            raise InputError(
+                f"dataset '{dataset.name}' protects people (column {dataset.uid}), who may have "
+                "many points: add --max-points-per-person K (each person then keeps at most K "
+                "points, chosen at random)."
+            )
+        person = dataset.uid
+    if person is None and k is None:
+        return PrivacyUnit.record()
+    if person is None:
+        raise InputError(
+            "--max-points-per-person needs the person column: add --uid COL (without one, "
+            "the unit is one point)."
+        )
+    if k is None:
+        raise InputError(
+            f"--uid {person} needs a bound: add --max-points-per-person K (each person then "
+            "keeps at most K points)."
+        )
+    checked = PersonUnit(str(person), k)  # K: a whole number in [1, MAX_POINTS_LIMIT]
+    return PrivacyUnit.person(checked.column, checked.k)
+
+
+def _grid(params: LocationParams, dataset: Dataset | None) -> Grid | None:
+    rows, cols = params.rows, params.rows if params.cols is None else params.cols
+    for name, n in (("rows", rows), ("columns", cols)):
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= MAX_GRID:
+            raise InputError(f"grid {name} must be a whole number in 1..{MAX_GRID}, got {n!r}.")
+    if params.bbox_from_data:
+        if params.bbox is not None:
+            raise InputError("give a public bounding box or derive it from the data, not both.")
+        if dataset is not None:
+            raise InputError(
+                f"dataset '{dataset.name}' needs a public bounding box: pass --bbox or --region."
+            )
+        return None
+    if params.bbox is None:
+        raise InputError(
+            "no --bbox given. The bounding box is public and must not come from the private "
+            "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
+        )
+    return Grid(int(rows), int(cols), check_bbox(params.bbox))
+
+
+# -- what each method states before drawing -------------------------------------------------------
+def _stated_mechanisms(
+    row: Method, eps: float, unit: PrivacyUnit, params: LocationParams
+) -> tuple[Mechanism, ...]:
+    """The mechanism objects of a data-independent method (None of their labels, sensitivities
+    or ε depends on the data); empty for adaptive methods."""
+    k = unit.max_contributions if unit.kind is UnitKind.PERSON else 1
+    su = POINT if k == 1 else PersonUnit(str(unit.column), int(k))
+    rows, cols = params.rows, params.rows if params.cols is None else params.cols
+    name = row.name
+    if name == "identity":
+        return (count_mechanism("identity: every cell count (disjoint cells)", eps, su),)
+    if name == "uniform":
+        return (count_mechanism("uniform: total number of points (one measurement)", eps, su),)
+    if name == "privelet":
+        s = privelet_sensitivity(int(rows), int(cols))
+        label = "privelet: all Haar coefficients (one vector)"
+        return (DiscreteLaplace(label, sensitivity=s * su.max_points, epsilon=eps),)
+    if name == "ug":
+        eps_n = N_SHARE * eps
+        return (
+            Laplace(
+                "ug: noisy number of points (sizes the structure)",
+                sensitivity=su.max_points,
+                epsilon=eps_n,
+            ),
+            count_mechanism("ug: grid cell counts (disjoint cells)", eps - eps_n, su),
+        )
+    return ()
+
+
+# Adaptive methods whose first stage is a noisy N bought with the share N_SHARE of ε (their
+# defaults; the doors set no eps_n), the rest following the structure it sizes.
+_SIZED_BY_N = ("ag", "quadtree", "quadtree-leaves", "kdtree-geo", "kdtree-uniform",
+               "kdtree-hybrid")  # fmt: skip
+# Adaptive methods whose whole ε is split by noisy structure (no public first stage).
+_WHOLE = {
+    "auto": "noisy features (a share set by the noisy N), then the method they choose",
+    "privtree": "biased node counts steering the splits, then the leaf counts",
+    "dawa": "the data-aware partition, then the bucket counts",
+    "hb": "one level of the hierarchy after another (disjoint nodes each)",
+}
+_HTF_FAMILY = ("htf", "htf+", "htf-combine", "htf-consistency", "htf-cap")
+STAGED = frozenset({"identity", "uniform", "privelet", "ug", *_SIZED_BY_N, *_WHOLE, *_HTF_FAMILY})
+
+
+def _budgets(
+    row: Method, eps: float, params: LocationParams, stated: tuple[Mechanism, ...]
+) -> tuple[StageBudget, ...]:
+    """ε per stage (see the module docstring); they compose to the release's cost."""
+    name = row.name
+    if name in ("identity", "uniform", "privelet"):
+        return (StageBudget("count", eps, ("count",), stated[0].label),)
+    if name == "ug" or name in _SIZED_BY_N:
+        eps_n = N_SHARE * eps
+        rest = "grid cell counts" if name == "ug" else "the structure the noisy N sizes"
+        return (
+            StageBudget("n", eps_n, ("n",), "noisy number of points (sizes the structure)"),
+            StageBudget("rest", eps - eps_n, None, rest),
+        )
+    if name in _HTF_FAMILY:
+        if params.htf.height is not None:  # a fixed height: no noisy N is bought
+            eps_h = 0.0
+        else:  # the variants buy their N with a share of ε (their builders fix eps_height=None)
+            own = params.htf.eps_height if name == "htf" else None
+            eps_h = HTFParams(eps_height=own).eps_height_for(eps)
+        stages = [] if eps_h == 0 else [
+            StageBudget("height", eps_h, ("height",), "noisy N (sizes the height)")
+        ]  # fmt: skip
+        rest = "split search per level, then counts on each root-to-leaf path (geometric)"
+        return (*stages, StageBudget("partition and data", eps - eps_h, None, rest))
+    if name in _WHOLE:
+        return (StageBudget("whole", eps, None, _WHOLE[name]),)
+    raise AssertionError(f"method {name!r} states no budget: add it to core/spatial/service.py")
+
+
+# -- the release -----------------------------------------------------------------------------
+def check_binned(prepared: LocationPrepared, data: Binned) -> None:
+    """The binned counts fit the prepared release: the same public grid, and bounded for the
+    same unit (K points per person). A mismatch is a fault of the caller; it is refused before
+    a charge where the data was binned first (the page), or before the build otherwise."""
+    if prepared.grid is not None and (
+        (data.grid.ny, data.grid.nx) != (prepared.grid.ny, prepared.grid.nx)
+        or tuple(data.grid.bbox) != tuple(prepared.grid.bbox)
+    ):
+        raise InputError("the binned points are not on the prepared grid: bin them again.")
+    if data.unit != prepared.spatial_unit:
+        raise InputError(
+            "the points were bounded for another unit than the release protects: bin them "
+            "again with the person column and K."
+        )
+
+
+def run(prepared: LocationPrepared, data: Binned, accountant: Accountant) -> Release:
+    """Build the histogram of the binned counts `data.F`. Charges nothing: the caller charged
+    `prepared.cost` and passes `Accountant(noise, budget=prepared.cost)`.
+
+    Privacy claim: the release is ε-DP, ε = `prepared.cost.epsilon` (δ = 0), for
+    `prepared.unit` (one row; each row one person; or a person with at most K points, the
+    counts bounded so when they were binned: every sensitivity is K times a point's). Every
+    noisy statistic is drawn by a mechanism object on `accountant` (Laplace / discrete Laplace
+    / lattice Laplace / exponential, sensitivity stated on each), in the stages of
+    `prepared.budgets`; a draw past the charge is refused before it draws (`Overdraw`)."""
+    accountant.require(prepared.cost, f"{prepared.method} (the whole release)")
+    check_binned(prepared, data)
+    return prepared.row.build(
+        data.F,
+        prepared.params.epsilon,
+        accountant,
+        unit=prepared.spatial_unit,
+        **prepared.keywords,
+    )
