@@ -25,6 +25,7 @@ from ui.location.inputs import (
     choose_methods,
     sidebar_parameters,
 )
+from ui.location.params import all_location_params
 from ui.location.release import BUILD_KEY, TOOL, Build, build_step
 from ui.location.results import show_results
 from ui.location.selection import WHEN_NOT_HTF
@@ -70,14 +71,14 @@ def describe_grid(prep, person: str | None) -> None:
     st.caption(where)
 
 
-def build_button(choice, params: dict, params_json: str, prep, noise) -> None:
+def build_button(choice, asked, params: dict, params_json: str, prep, noise) -> None:
     """What Build will charge, the analyst's confirmation, and the build itself."""
     k, eps = len(params["methods"]), params["epsilon"]
     plan = ChargePlan.of(
         choice.registry, choice.dataset, k * eps, releases=k, seeded=not noise.is_secure
     )
     if release_button("Build releases", plan, key="lh_run"):
-        build_step(choice, params, params_json, prep, noise)
+        build_step(choice, asked, params, params_json, prep, noise)
     show_kept_outcome("lh")
 
 
@@ -125,9 +126,10 @@ with user_errors():
     describe_grid(prep, columns.person)
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
+    asked = all_location_params(epsilon, htf, methods, columns, bbox, from_data)
 
 plan_step(choice, prep, columns, noise, methods)
-build_button(choice, params, params_json, prep, noise)
+build_button(choice, asked, params, params_json, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)
 if result is None:
