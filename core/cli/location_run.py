@@ -25,7 +25,7 @@ from core.files import write_text, write_texts
 from core.governance import Role, current_role, govern, require_owner
 from core.governance.artefacts import artefact_of, to_json
 from core.governance.location import location_request
-from core.privacy import Noise
+from core.privacy import Noise, UnitKind
 from core.registry import Tool
 from core.spatial.evaluate import EVALUATION_LABEL, compare, stream
 from core.spatial.export import (
@@ -46,6 +46,10 @@ from core.spatial.service import HTFOptions, LocationParams, LocationPrepared, r
 from core.spatial.service import prepare as prepare_location
 from core.spatial.unit import unit_from
 
+ROW_IS_PERSON_GUARANTEE = (
+    "row-level epsilon-DP: neighbouring datasets differ by one row, and the dataset declares "
+    "each row one person"
+)
 OWNER_COUNTS_NOTE = (
     "n_points_*: exact counts, private - for you, the data owner, only (never written to --out; "
     "an analyst never sees them). Dropped: outside the bbox, or a coordinate missing, not a "
@@ -340,6 +344,8 @@ def run_location(args, method: str) -> dict | str:
     result = release_json(rel, data, target.noise, out, method=rel.method)
     result["requested_method"] = method
     result["claim_unit"] = prepared.unit.to_json()
+    if prepared.unit.kind is UnitKind.ROW_IS_PERSON:  # not "a person with k points ..."
+        result["privacy_unit"] = ROW_IS_PERSON_GUARANTEE
     result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
     selection = rel.info.get("selection")
     if selection is not None:

@@ -185,9 +185,14 @@ def prepare(params: LocationParams, dataset: Dataset | None = None) -> LocationP
         HTFParams(**{**params.htf.keywords(row), "height": p.height}).validate(float(eps))
     mechanisms = _stated_mechanisms(row, float(eps), unit, params)
     budgets = _budgets(row, float(eps), params, mechanisms)
-    asked = replace(
-        params, method=row.name, epsilon=float(eps), htf=params.htf if row.params else HTFOptions()
-    )  # a method that takes no HTF options records the defaults, whatever the sidebar says
+    asked = replace(  # as resolved: the table's name, the unit's column and K (a dataset's
+        params,  # declared column fills an absent --uid), HTF's options where the method
+        method=row.name,  # takes them (else the defaults, whatever the sidebar says)
+        epsilon=float(eps),
+        person=unit.column,
+        max_points=unit.max_contributions,
+        htf=params.htf if row.params else HTFOptions(),
+    )
     return LocationPrepared(asked, row, unit, grid, mechanisms, budgets)
 
 
