@@ -106,7 +106,7 @@ def release_methods(
         built.append(
             ChargedRelease(
                 p.method,
-                p.cost.epsilon,
+                p.params.epsilon,  # the ε it was built with (its cost: that ε, composed)
                 governed.result,
                 request.noise.label,
                 None if record is None else record.id,

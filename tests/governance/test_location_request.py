@@ -356,3 +356,19 @@ def test_a_row_is_person_dataset_is_described_as_such(registry, capsys):
     assert out["privacy_unit"] == ROW_IS_PERSON_GUARANTEE
     assert out["claim_unit"]["kind"] == "row"
     assert record.epsilon == 0.5 and record.params["method"] == "uniform"
+
+
+def test_releases_built_together_evaluate_together(registry):
+    """At ε 1.51 UG's stated mechanisms compose to 1.5100000000000002 (float sum), HTF's to
+    1.51: the releases still carry the ε they were built with, so evaluation takes them."""
+    from core.spatial.releases import evaluate
+
+    columns = Columns("lat", "lon", GRID)
+    prepared = prepare_all(all_location_params(1.51, SIDEBAR, ["ug", "htf"], columns, BBOX,
+                                               False), None)  # fmt: skip
+    assert prepared[0].cost.epsilon == pytest.approx(1.51, rel=1e-12)
+    data = counts()
+    built = release_methods(None, Role.OWNER, None, prepared, data, lambda m: Noise.seeded(4))
+    assert [b.epsilon for b in built] == [1.51, 1.51]
+    ev = evaluate(built, data.F, n_queries=20, reps=1, seed=3)
+    assert set(ev.released_mre) == {"ug", "htf"}
