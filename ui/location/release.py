@@ -1,8 +1,9 @@
 """The location page's release step: one release per chosen method, each charged once.
 
-`build_step` is the ONE place this page makes a release. The widgets' values arrive as typed
-`LocationParams` (`ui.location.params`), one per method; `core.spatial.service.prepare` checks
-each (the same checks `dpx release` makes), and the governed flow
+`build_step` is the ONE place this page makes a release. The widgets' values become typed
+`LocationParams` (`ui.location.params`), one per method, and `prepare_all` checks each with
+`core.spatial.service.prepare` (the same checks `dpx release` makes) before the points are
+binned; `build_step` takes those `LocationPrepared` releases, and the governed flow
 (`core.governance.location.release_methods`: one `location_request` and one `govern` per
 method) charges each its prepared cost: a registered dataset's budget is charged in the release
 registry (a refusal is shown and recorded, nothing is built); a demo table or an upload is
@@ -62,7 +63,7 @@ class Build:
 
 def build_step(
     choice: DataChoice,
-    asked: tuple[LocationParams, ...],
+    prepared: tuple[LocationPrepared, ...],
     params: dict,
     params_json: str,
     prep,
@@ -81,7 +82,6 @@ def build_step(
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
     registry = choice.registry if choice.dataset is not None else open_registry()
     with governed("Build", key="lh"):
-        prepared = prepare_all(asked, choice.dataset)  # every check before any charge
         b = _build(prepared, params, params_json, prep, noise, registry, choice)
         state.put(BUILD_KEY, b, "the location releases")
         state.mark_shown(c.charge_id for c in b.charged)
