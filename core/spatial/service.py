@@ -158,6 +158,17 @@ class LocationPrepared:
         return self.params.htf.keywords(self.row)
 
 
+def privacy_unit_of(unit: Unit, dataset: Dataset | None = None) -> PrivacyUnit:
+    """The `PrivacyUnit` of counts bounded for `unit` (for code that holds a spatial unit
+    only, e.g. the planners' pilot): a person with K points, else each row one person when the
+    dataset declares so, else one record."""
+    if isinstance(unit, PersonUnit):
+        return PrivacyUnit.person(unit.column, unit.k)
+    if dataset is not None and dataset.row_is_unit:
+        return PrivacyUnit.row_is_person()
+    return PrivacyUnit.record()
+
+
 def location_params_from_json(data: dict) -> LocationParams:
     """The inverse of `LocationParams.to_json` (a recorded request read back)."""
     data = dict(data)

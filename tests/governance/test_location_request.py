@@ -372,3 +372,14 @@ def test_releases_built_together_evaluate_together(registry):
     assert [b.epsilon for b in built] == [1.51, 1.51]
     ev = evaluate(built, data.F, n_queries=20, reps=1, seed=3)
     assert set(ev.released_mre) == {"ug", "htf"}
+
+
+def test_a_pilot_on_a_row_is_person_dataset_claims_that_unit(registry, capsys):
+    """The planners' pilot (core.planning.releases) takes its claim's words from PrivacyUnit
+    too: a dataset registered --row-is-unit is "one row (each row is one person)"."""
+    argv = ["plan", "release", "--dataset", "rows", BBOX_ARG, "--grid", "64", "--lat", "lat",
+            "--lon", "lon", "--target-mre", "0.3", "--pilot-epsilon", "0.1", "--json"]  # fmt: skip
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    (pilot,) = registry.releases("rows")
+    assert pilot.tool == "pilot" and pilot.claim.unit == "one row (each row is one person)"
