@@ -17,13 +17,17 @@ What is stated before drawing (`LocationPrepared.mechanisms` / `.budgets`):
   will draw, and the cost is their composition (a test holds the objects that drew equal);
 * adaptive methods, whose mechanisms follow structure built from noisy statistics (tree
   heights, chosen splits, the method `auto` picks), state typed `StageBudget`s: ε per stage,
-  each stage naming the parts of `Release.epsilon` it covers. The cost is the composition of
-  the stages, and what the accountant records composes to it (HTF: less exactly the split
-  levels the tree never reaches, which the accountant has planned but nobody drew).
+  each stage naming the parts of `Release.epsilon` it covers (the noisy N, the splits, the
+  counts for kd-trees, AG, QuadTree, PrivTree and DAWA; HTF's noisy N, then its partition and
+  data together, whose split follows the noisy height; HB and `auto` one stage). The cost is
+  the composition of the stages, and what the accountant records composes to it (HTF: less
+  exactly the split levels the tree never reaches, which the accountant has planned but
+  nobody drew) — tests/governance/test_location_request.py holds every method to it.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import asdict, dataclass, field, replace
 
@@ -33,6 +37,9 @@ from core.errors import InputError
 from core.privacy import ZERO, Accountant, Cost, DiscreteLaplace, Laplace, Mechanism, PrivacyUnit
 from core.privacy.unit import UnitKind
 from core.registry import Dataset
+from core.spatial.baselines.ag import build_ag
+from core.spatial.baselines.dawa import build_dawa
+from core.spatial.baselines.kdtree import build_kdtree
 from core.spatial.baselines.privelet import privelet_sensitivity
 from core.spatial.common import N_SHARE, count_mechanism
 from core.spatial.grid import MAX_GRID, Grid
@@ -299,34 +306,75 @@ def _stated_mechanisms(
     return ()
 
 
-# Adaptive methods whose first stage is a noisy N bought with the share N_SHARE of ε (their
-# defaults; the doors set no eps_n), the rest following the structure it sizes.
-_SIZED_BY_N = ("ag", "quadtree", "quadtree-leaves", "kdtree-geo", "kdtree-uniform",
-               "kdtree-hybrid")  # fmt: skip
-# Adaptive methods whose whole ε is split by noisy structure (no public first stage).
+def _default(build, name: str) -> float:
+    """A builder's default share (the doors set none): read off its signature, so the stated
+    split is the one the builder uses."""
+    return float(inspect.signature(build).parameters[name].default)
+
+
+# Adaptive methods: the split of ε between their stages is public (shares of ε fixed by the
+# builder's defaults); what each stage's mechanisms are follows the noisy structure.
+_KDTREES = ("kdtree-geo", "kdtree-uniform", "kdtree-hybrid")
+_QUADTREES = ("quadtree", "quadtree-leaves")
+# Adaptive methods whose stages' shares themselves follow noisy statistics (auto: the features'
+# shares follow its noisy N) or the domain (hb: its number of levels): one stage.
 _WHOLE = {
     "auto": "noisy features (a share set by the noisy N), then the method they choose",
-    "privtree": "biased node counts steering the splits, then the leaf counts",
-    "dawa": "the data-aware partition, then the bucket counts",
     "hb": "one level of the hierarchy after another (disjoint nodes each)",
 }
 _HTF_FAMILY = ("htf", "htf+", "htf-combine", "htf-consistency", "htf-cap")
-STAGED = frozenset({"identity", "uniform", "privelet", "ug", *_SIZED_BY_N, *_WHOLE, *_HTF_FAMILY})
+STAGED = frozenset({
+    "identity", "uniform", "privelet", "ug", "ag", "privtree", "dawa", *_KDTREES, *_QUADTREES,
+    *_WHOLE, *_HTF_FAMILY,
+})  # fmt: skip
+_N = "noisy number of points (sizes the structure)"
 
 
 def _budgets(
     row: Method, eps: float, params: LocationParams, stated: tuple[Mechanism, ...]
 ) -> tuple[StageBudget, ...]:
-    """ε per stage (see the module docstring); they compose to the release's cost."""
+    """ε per stage (see the module docstring); they compose to the release's cost. Each stage
+    names the parts of `Release.epsilon` it covers (a test holds every method to it)."""
     name = row.name
+    eps_n = N_SHARE * eps
     if name in ("identity", "uniform", "privelet"):
         return (StageBudget("count", eps, ("count",), stated[0].label),)
-    if name == "ug" or name in _SIZED_BY_N:
-        eps_n = N_SHARE * eps
-        rest = "grid cell counts" if name == "ug" else "the structure the noisy N sizes"
+    if name == "ug":
         return (
-            StageBudget("n", eps_n, ("n",), "noisy number of points (sizes the structure)"),
-            StageBudget("rest", eps - eps_n, None, rest),
+            StageBudget("n", eps_n, ("n",), _N),
+            StageBudget("count", eps - eps_n, ("count",), "grid cell counts (disjoint cells)"),
+        )
+    if name in _QUADTREES:
+        return (
+            StageBudget("n", eps_n, ("n",), _N),
+            StageBudget("count", eps - eps_n, ("count",), "node counts, every level (geometric)"),
+        )
+    if name in _KDTREES:
+        rest = eps - eps_n
+        split = _default(build_kdtree, "split_share") * rest
+        return (
+            StageBudget("n", eps_n, ("n",), _N),
+            StageBudget("split", split, ("split",), "noisy medians (exponential mechanism)"),
+            StageBudget("count", rest - split, ("count",), "node counts per level"),
+        )
+    if name == "ag":
+        rest = eps - eps_n
+        level1 = _default(build_ag, "alpha") * rest
+        return (
+            StageBudget("n", eps_n, ("n",), _N),
+            StageBudget("level1", level1, ("level1",), "first-level cell counts"),
+            StageBudget("level2", rest - level1, ("level2",), "second-level sub-cell counts"),
+        )
+    if name == "privtree":  # PrivTree's theorem: half on the structure, half on the leaves
+        return (
+            StageBudget("structure", eps / 2, ("structure",), "biased node counts (splits)"),
+            StageBudget("count", eps - eps / 2, ("count",), "leaf counts (disjoint leaves)"),
+        )
+    if name == "dawa":
+        partition = _default(build_dawa, "ratio") * eps
+        return (
+            StageBudget("partition", partition, ("partition",), "the data-aware partition"),
+            StageBudget("counts", eps - partition, ("counts",), "bucket counts"),
         )
     if name in _HTF_FAMILY:
         if params.htf.height is not None:  # a fixed height: no noisy N is bought
@@ -337,8 +385,9 @@ def _budgets(
         stages = [] if eps_h == 0 else [
             StageBudget("height", eps_h, ("height",), "noisy N (sizes the height)")
         ]  # fmt: skip
-        rest = "split search per level, then counts on each root-to-leaf path (geometric)"
-        return (*stages, StageBudget("partition and data", eps - eps_h, None, rest))
+        what = "split search per level (h levels: h from the noisy N), then the counts on each "
+        what += "root-to-leaf path (geometric)"
+        return (*stages, StageBudget("partition and data", eps - eps_h, None, what))
     if name in _WHOLE:
         return (StageBudget("whole", eps, None, _WHOLE[name]),)
     raise AssertionError(f"method {name!r} states no budget: add it to core/spatial/service.py")
