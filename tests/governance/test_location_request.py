@@ -383,3 +383,22 @@ def test_a_pilot_on_a_row_is_person_dataset_claims_that_unit(registry, capsys):
     capsys.readouterr()
     (pilot,) = registry.releases("rows")
     assert pilot.tool == "pilot" and pilot.claim.unit == "one row (each row is one person)"
+
+
+def test_the_pages_demo_box_from_the_data_builds_on_seeded_noise_only(registry):
+    """The page's "derive the bbox from the data" (seeded demo): no box is a parameter, the
+    CLI's `--seed` without `--bbox` prepares the same; secure noise is refused, nothing run."""
+    columns = Columns("lat", "lon", GRID)
+    world = (-180.0, -90.0, 180.0, 90.0)  # what the page's widget hands over in that case
+    (page,) = prepare_all(all_location_params(EPS, SIDEBAR, ["ug"], columns, world, True), None)
+    argv = ["release", "x.csv", "--method", "ug", "--lat", "lat", "--lon", "lon", "--grid",
+            str(GRID), "--epsilon", str(EPS), "--seed", "3"]  # fmt: skip
+    cli = prepare(location_params(build_parser(argv).parse_args(argv), "ug"))
+    assert page == cli and page.grid is None and page.params.bbox_from_data
+    data = counts()
+    demo = Binned(data.F, data.grid, data.n_used, 0, True, "lat", "lon")
+    (built,) = release_methods(registry, Role.OWNER, None, [page], demo, lambda m: Noise.seeded(2))
+    assert registry.release(built.charge_id).kind is RunKind.DEMO
+    with pytest.raises(InputError, match="seeded demo runs only"):
+        release_methods(registry, Role.OWNER, None, [page], demo, lambda m: Noise.secure())
+    assert len(registry.releases()) == 1 and len(registry.refusals()) == 1
