@@ -13,8 +13,9 @@ with an `Accountant` holding exactly `prepared.cost`.
 
 What is stated before drawing (`LocationPrepared.mechanisms` / `.budgets`):
 
-* data-independent methods (identity, uniform, privelet, ug) state the mechanism objects that
-  will draw, and the cost is their composition (a test holds the objects that drew equal);
+* methods whose mechanism objects do not depend on the data (identity, uniform, privelet, ug,
+  ag, privtree) state the objects that will draw, and the cost is their composition (a test
+  holds the objects that drew equal);
 * adaptive methods, whose mechanisms follow structure built from noisy statistics (tree
   heights, chosen splits, the method `auto` picks), state typed `StageBudget`s: ε per stage,
   each stage naming the parts of `Release.epsilon` it covers (the noisy N, the splits, the
@@ -41,6 +42,7 @@ from core.spatial.baselines.ag import build_ag
 from core.spatial.baselines.dawa import build_dawa
 from core.spatial.baselines.kdtree import build_kdtree
 from core.spatial.baselines.privelet import privelet_sensitivity
+from core.spatial.baselines.privtree import build_privtree, structure_sensitivity
 from core.spatial.common import N_SHARE, count_mechanism
 from core.spatial.grid import MAX_GRID, Grid
 from core.spatial.htf import HTFParams
@@ -52,6 +54,7 @@ from core.spatial.release import Release
 from core.spatial.unit import POINT, PersonUnit, Unit
 
 BBox = tuple[float, float, float, float]
+_N = "noisy number of points (sizes the structure)"  # the label of a sizing N
 
 
 @dataclass(frozen=True)
@@ -279,8 +282,9 @@ def _grid(params: LocationParams, dataset: Dataset | None) -> Grid | None:
 def _stated_mechanisms(
     row: Method, eps: float, unit: PrivacyUnit, params: LocationParams
 ) -> tuple[Mechanism, ...]:
-    """The mechanism objects of a data-independent method (None of their labels, sensitivities
-    or ε depends on the data); empty for adaptive methods."""
+    """The mechanism objects of a method none of whose labels, sensitivities or ε depends on
+    the data (identity, uniform, privelet, ug, ag, privtree: their noisy structure changes what
+    the objects measure, not which objects draw); empty for the others."""
     k = unit.max_contributions if unit.kind is UnitKind.PERSON else 1
     su = POINT if k == 1 else PersonUnit(str(unit.column), int(k))
     rows, cols = params.rows, params.rows if params.cols is None else params.cols
@@ -296,12 +300,29 @@ def _stated_mechanisms(
     if name == "ug":
         eps_n = N_SHARE * eps
         return (
-            Laplace(
-                "ug: noisy number of points (sizes the structure)",
-                sensitivity=su.max_points,
-                epsilon=eps_n,
-            ),
+            Laplace("ug: " + _N, sensitivity=su.max_points, epsilon=eps_n),
             count_mechanism("ug: grid cell counts (disjoint cells)", eps - eps_n, su),
+        )
+    if name == "ag":
+        eps_n = N_SHARE * eps
+        eps_c = eps - eps_n
+        alpha = _default(build_ag, "alpha")
+        return (
+            Laplace("ag: " + _N, sensitivity=su.max_points, epsilon=eps_n),
+            count_mechanism("ag: first-level cell counts (disjoint cells)", alpha * eps_c, su),
+            count_mechanism(
+                "ag: second-level sub-cell counts (disjoint cells)", (1 - alpha) * eps_c, su
+            ),
+        )
+    if name == "privtree":
+        beta = _default(build_privtree, "beta")
+        return (
+            Laplace(
+                "privtree: biased node counts steering the splits (PrivTree theorem, whole tree)",
+                sensitivity=structure_sensitivity(beta, su.max_points),
+                epsilon=eps / 2,
+            ),
+            count_mechanism("privtree: leaf counts (disjoint leaves)", eps / 2, su),
         )
     return ()
 
@@ -327,7 +348,6 @@ STAGED = frozenset({
     "identity", "uniform", "privelet", "ug", "ag", "privtree", "dawa", *_KDTREES, *_QUADTREES,
     *_WHOLE, *_HTF_FAMILY,
 })  # fmt: skip
-_N = "noisy number of points (sizes the structure)"
 
 
 def _budgets(

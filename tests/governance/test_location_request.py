@@ -41,6 +41,7 @@ BBOX_ARG = "--bbox=-118.5,33.7,-117.9,34.3"
 EPS = 0.5
 GRID = 64
 # the page's sidebar at its defaults (ui/location/inputs.py: sidebar_parameters)
+STATES_MECHANISMS = {"identity", "uniform", "privelet", "ug", "ag", "privtree"}
 SIDEBAR = {
     "eps_height": 1e-4, "eps_prt_level": 1e-3, "T": 3, "stop_count": 100.0, "stop_cells": 5,
     "height": None, "combine_pruned": False, "consistency": False, "cap_height": False,
@@ -235,8 +236,10 @@ def test_the_charge_is_the_composition_of_what_the_accountant_recorded(
             rest = sum(v for p, v in rel.epsilon.items() if p != "total" and p not in named)
             assert rest == pytest.approx(stage.epsilon, rel=1e-9), stage
     # methods that state their mechanisms before drawing: exactly the objects that drew
+    assert bool(prepared.mechanisms) == (name in STATES_MECHANISMS)
     if prepared.mechanisms:
         assert prepared.mechanisms == accountant.mechanisms
+        assert prepared.cost == accountant.spent
 
 
 # -- failures after the charge, refusals before it ----------------------------------------------
