@@ -31,7 +31,13 @@ from core.spatial.methods import Door, location_method_names
 from core.spatial.pipeline import Prepared as Binned
 from core.spatial.record import location_artefact
 from core.spatial.release import Release
-from core.spatial.service import STAGED, LocationParams, LocationPrepared, prepare
+from core.spatial.service import (
+    STAGED,
+    LocationParams,
+    LocationPrepared,
+    location_params_from_json,
+    prepare,
+)
 from core.spatial.unit import POINT, PersonUnit
 from ui.location.params import Columns, all_location_params
 from ui.location.release import prepare_all
@@ -132,6 +138,8 @@ def test_the_page_and_the_cli_prepare_the_same_release(
     assert page.params == cli.params and page.unit == cli.unit and page.cost == cli.cost
     assert page.mechanisms == cli.mechanisms and page.budgets == cli.budgets
     assert page.unit.kind is kind and page.cost == Cost(EPS)
+    recorded = json.loads(json.dumps(page.params.to_json()))  # as the registry keeps it
+    assert location_params_from_json(recorded) == page.params
     if kind is UnitKind.PERSON:
         assert page.unit == PrivacyUnit.person("user", k)
         assert page.spatial_unit == PersonUnit("user", k)
