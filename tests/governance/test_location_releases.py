@@ -14,8 +14,8 @@ from core.privacy import Noise, PrivacyUnit, same_mechanism
 from core.registry import Policy, Registry, RunKind, Status
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
-from core.spatial.release import Release, release_cost
 from core.spatial.pipeline import Prepared as Binned
+from core.spatial.release import Release, release_cost
 from core.spatial.releases import ChargedRelease, evaluate
 from core.spatial.service import LocationParams, prepare
 

@@ -147,9 +147,10 @@ def test_the_page_and_the_cli_prepare_the_same_release(
         assert page.spatial_unit == POINT
     if kind is UnitKind.ROW_IS_PERSON:
         assert page.unit.words() == "one row (each row is one person)"
-    assert location_request(
-        page, role=Role.OWNER, dataset=None, noise=Noise.secure()
-    ).claim == location_request(cli, role=Role.OWNER, dataset=None, noise=Noise.secure()).claim
+    assert (
+        location_request(page, role=Role.OWNER, dataset=None, noise=Noise.secure()).claim
+        == location_request(cli, role=Role.OWNER, dataset=None, noise=Noise.secure()).claim
+    )
 
 
 def test_every_release_method_states_its_budget():
@@ -231,7 +232,8 @@ def test_the_charge_is_the_composition_of_what_the_accountant_recorded(
     total = accountant.spent.epsilon + sum(m.cost.epsilon for m in left)
     assert total == pytest.approx(record.epsilon, rel=1e-12)
     assert len(record.mechanisms) == len(accountant.mechanisms)
-    assert all(same_mechanism(r, m) for r, m in zip(record.mechanisms, accountant.mechanisms, strict=True))
+    pairs = zip(record.mechanisms, accountant.mechanisms, strict=True)
+    assert all(same_mechanism(r, m) for r, m in pairs)
     # stage by stage: each stated stage is the part of the release's ε breakdown it names
     named = set()
     for stage in prepared.budgets:

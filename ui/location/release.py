@@ -7,10 +7,10 @@ binned; `build_step` takes those `LocationPrepared` releases, and the governed f
 (`core.governance.location.release_methods`: one `location_request` and one `govern` per
 method) charges each its prepared cost: a registered dataset's budget is charged in the release
 registry (a refusal is shown and recorded, nothing is built); a demo table or an upload is
-recorded as an unregistered run (a seeded run as a demo run), exactly as `dpx release` does. Each charge records
-this browser session's id in its params, so a reload or a restart during the build still finds
-the releases it paid for ("charged, not shown"). The map and the downloads show exactly the
-releases of the kept `Build`.
+recorded as an unregistered run (a seeded run as a demo run), exactly as `dpx release` does.
+Each charge records this browser session's id in its params, so a reload or a restart during
+the build still finds the releases it paid for ("charged, not shown"). The map and the
+downloads show exactly the releases of the kept `Build`.
 """
 
 from __future__ import annotations
@@ -76,8 +76,9 @@ def build_step(
     one person for a dataset that declares it; or each person with at most K points: the counts
     were bounded so when they were binned); it is charged that cost before its builder reads
     the counts, so k methods cost k·ε (basic composition) of the registered dataset's budget —
-    the same `Cost` sets the charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
-    nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
+    the same `Cost` sets the charge and the builder's own accountant. A set that does not fit
+    is refused whole (recorded, nothing built). Demo tables and uploads are recorded as
+    unregistered runs, not limited.
     """
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
     registry = choice.registry if choice.dataset is not None else open_registry()
