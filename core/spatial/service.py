@@ -14,7 +14,7 @@ with an `Accountant` holding exactly `prepared.cost`.
 What is stated before drawing (`LocationPrepared.mechanisms` / `.budgets`):
 
 * methods whose mechanism objects do not depend on the data (identity, uniform, privelet, ug,
-  ag, privtree) state the objects that will draw, and the cost is their composition (a test
+  ag, privtree, dawa) state the objects that will draw, and the cost is their composition (a test
   holds the objects that drew equal);
 * adaptive methods, whose mechanisms follow structure built from noisy statistics (tree
   heights, chosen splits, the method `auto` picks), state typed `StageBudget`s: ε per stage,
@@ -40,6 +40,7 @@ from core.privacy.unit import UnitKind
 from core.registry import Dataset
 from core.spatial.baselines.ag import build_ag
 from core.spatial.baselines.dawa import build_dawa
+from core.spatial.baselines.dawa import privtree_constants as dawa_constants
 from core.spatial.baselines.kdtree import build_kdtree
 from core.spatial.baselines.privelet import privelet_sensitivity
 from core.spatial.baselines.privtree import build_privtree, structure_sensitivity
@@ -283,8 +284,8 @@ def _stated_mechanisms(
     row: Method, eps: float, unit: PrivacyUnit, params: LocationParams
 ) -> tuple[Mechanism, ...]:
     """The mechanism objects of a method none of whose labels, sensitivities or ε depends on
-    the data (identity, uniform, privelet, ug, ag, privtree: their noisy structure changes what
-    the objects measure, not which objects draw); empty for the others."""
+    the data (identity, uniform, privelet, ug, ag, privtree, dawa: their noisy structure
+    changes what the objects measure, not which objects draw); empty for the others."""
     k = unit.max_contributions if unit.kind is UnitKind.PERSON else 1
     su = POINT if k == 1 else PersonUnit(str(unit.column), int(k))
     rows, cols = params.rows, params.rows if params.cols is None else params.cols
@@ -313,6 +314,17 @@ def _stated_mechanisms(
             count_mechanism(
                 "ag: second-level sub-cell counts (disjoint cells)", (1 - alpha) * eps_c, su
             ),
+        )
+    if name == "dawa" and int(rows) * int(cols) > 1:  # one cell: no partition (all counts)
+        eps1 = _default(build_dawa, "ratio") * eps
+        return (
+            Laplace(
+                "dawa: biased L1 deviations of the Hilbert runs steering the splits "
+                "(PrivTree theorem, whole run tree)",
+                sensitivity=dawa_constants(eps1, su.max_points)[0],
+                epsilon=eps1,
+            ),
+            count_mechanism("dawa: bucket counts (disjoint buckets)", eps - eps1, su),
         )
     if name == "privtree":
         beta = _default(build_privtree, "beta")
@@ -391,7 +403,8 @@ def _budgets(
             StageBudget("count", eps - eps / 2, ("count",), "leaf counts (disjoint leaves)"),
         )
     if name == "dawa":
-        partition = _default(build_dawa, "ratio") * eps
+        one_cell = params.rows * (params.rows if params.cols is None else params.cols) == 1
+        partition = 0.0 if one_cell else _default(build_dawa, "ratio") * eps
         return (
             StageBudget("partition", partition, ("partition",), "the data-aware partition"),
             StageBudget("counts", eps - partition, ("counts",), "bucket counts"),

@@ -47,7 +47,7 @@ BBOX_ARG = "--bbox=-118.5,33.7,-117.9,34.3"
 EPS = 0.5
 GRID = 64
 # the page's sidebar at its defaults (ui/location/inputs.py: sidebar_parameters)
-STATES_MECHANISMS = {"identity", "uniform", "privelet", "ug", "ag", "privtree"}
+STATES_MECHANISMS = {"identity", "uniform", "privelet", "ug", "ag", "privtree", "dawa"}
 SIDEBAR = {
     "eps_height": 1e-4, "eps_prt_level": 1e-3, "T": 3, "stop_count": 100.0, "stop_cells": 5,
     "height": None, "combine_pruned": False, "consistency": False, "cap_height": False,
@@ -415,3 +415,18 @@ def test_the_pages_demo_box_from_the_data_builds_on_seeded_noise_only(registry):
     with pytest.raises(InputError, match="seeded demo runs only"):
         release_methods(registry, Role.OWNER, None, [page], demo, lambda m: Noise.secure())
     assert len(registry.releases()) == 1 and len(registry.refusals()) == 1
+
+
+def test_dawa_on_one_cell_states_no_partition():
+    """One grid cell has no Hilbert runs to split: DAWA spends all of ε on the count, and the
+    prepared stages say so (a partition stage there would misstate what draws)."""
+    from core.privacy import Accountant
+    from core.spatial.service import run
+
+    prepared = prepare(LocationParams("dawa", EPS, BBOX, rows=1))
+    assert [(b.stage, b.epsilon) for b in prepared.budgets] == [("partition", 0.0), ("counts", EPS)]
+    one = Binned(np.array([[40]]), Grid(1, 1, BBOX), 40, 0, False, "lat", "lon")
+    accountant = Accountant(Noise.seeded(1), prepared.cost)
+    rel = run(prepared, one, accountant)
+    assert rel.epsilon["partition"] == 0.0 and rel.epsilon["counts"] == EPS
+    assert accountant.spent == prepared.cost
