@@ -14,6 +14,7 @@ import json
 
 import streamlit as st
 
+from core.privacy import PrivacyUnit
 from core.spatial.export import DEMO_BBOX_LABEL
 from ui import state
 from ui.data import DemoKind, choose_data
@@ -25,7 +26,8 @@ from ui.location.inputs import (
     choose_methods,
     sidebar_parameters,
 )
-from ui.location.release import BUILD_KEY, TOOL, Build, build_step
+from ui.location.params import all_location_params
+from ui.location.release import BUILD_KEY, TOOL, Build, build_step, prepare_all
 from ui.location.results import show_results
 from ui.location.selection import WHEN_NOT_HTF
 from ui.location.stepper import show_htf_stepper
@@ -55,7 +57,7 @@ def release_params(epsilon, htf, methods, columns, prep, noise, choice) -> dict:
     }  # fmt: skip
 
 
-def describe_grid(prep, person: str | None) -> None:
+def describe_grid(prep, person: str | None, unit: PrivacyUnit) -> None:
     grid = prep.grid
     if prep.bbox_from_data:
         st.warning(DEMO_BBOX_LABEL)
@@ -66,18 +68,19 @@ def describe_grid(prep, person: str | None) -> None:
             f"{prep.n_dropped:,} outside or without coordinates"
             + (f", {prep.n_capped:,} left out by the per-person bound." if person else ".")
         )
-    st.caption(f"Privacy unit: {prep.unit.describe()}.")
+    st.caption(f"Privacy unit: {unit.words()}.")  # the claim's words (core.privacy)
     st.caption(where)
 
 
-def build_button(choice, params: dict, params_json: str, prep, noise) -> None:
-    """What Build will charge, the analyst's confirmation, and the build itself."""
-    k, eps = len(params["methods"]), params["epsilon"]
+def build_button(choice, prepared, params: dict, params_json: str, prep, noise) -> None:
+    """What Build will charge (the prepared releases' costs, added up: basic composition), the
+    analyst's confirmation, and the build itself."""
+    total = sum(p.cost.epsilon for p in prepared)
     plan = ChargePlan.of(
-        choice.registry, choice.dataset, k * eps, releases=k, seeded=not noise.is_secure
+        choice.registry, choice.dataset, total, releases=len(prepared), seeded=not noise.is_secure
     )
     if release_button("Build releases", plan, key="lh_run"):
-        build_step(choice, params, params_json, prep, noise)
+        build_step(choice, prepared, params, params_json, prep, noise)
     show_kept_outcome("lh")
 
 
@@ -121,13 +124,16 @@ with user_errors():
     bbox, from_data = choose_bbox(choice, noise.is_secure)
     methods = choose_methods()
     st.info(WHEN_NOT_HTF)
+    # the widgets as typed LocationParams, every check that needs no data made before binning
+    asked = all_location_params(epsilon, htf, methods, columns, bbox, from_data)
+    prepared = prepare_all(asked, choice.dataset)
     prep = bin_points(choice, df, columns, bbox, from_data, noise.seed)
-    describe_grid(prep, columns.person)
+    describe_grid(prep, columns.person, prepared[0].unit)
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
 
 plan_step(choice, prep, columns, noise, methods)
-build_button(choice, params, params_json, prep, noise)
+build_button(choice, prepared, params, params_json, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)
 if result is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from core.cli.common import (
-    params_of,
     registry_info,
     registry_line,
     release_view,
@@ -23,10 +22,11 @@ from core.cli.common import (
 from core.data.schema import require_columns
 from core.errors import InputError
 from core.files import write_text, write_texts
-from core.governance import Request, Role, current_role, govern, require_owner
+from core.governance import Role, current_role, govern, require_owner
 from core.governance.artefacts import artefact_of, to_json
-from core.privacy import Cost, Noise
-from core.registry import Claim, Tool
+from core.governance.location import location_request
+from core.privacy import Noise, UnitKind
+from core.registry import Tool
 from core.spatial.evaluate import EVALUATION_LABEL, compare, stream
 from core.spatial.export import (
     CSV_SIDECAR_SUFFIX,
@@ -37,17 +37,19 @@ from core.spatial.export import (
     to_geojson_text,
 )
 from core.spatial.io import read_points_table
-from core.spatial.methods import (
-    LABELS,
-    get_method,
-    parse_methods,
-)
+from core.spatial.methods import LABELS, parse_methods
 from core.spatial.pipeline import Prepared, parse_bbox, prepare
 from core.spatial.record import location_artefact
 from core.spatial.regions import check_bbox, region_bbox
 from core.spatial.release import charge_rows
+from core.spatial.service import HTFOptions, LocationParams, LocationPrepared, run
+from core.spatial.service import prepare as prepare_location
 from core.spatial.unit import unit_from
 
+ROW_IS_PERSON_GUARANTEE = (
+    "row-level epsilon-DP: neighbouring datasets differ by one row, and the dataset declares "
+    "each row one person"
+)
 OWNER_COUNTS_NOTE = (
     "n_points_*: exact counts, private - for you, the data owner, only (never written to --out; "
     "an analyst never sees them). Dropped: outside the bbox, or a coordinate missing, not a "
@@ -176,20 +178,9 @@ def release_json(rel, data: Prepared, noise: Noise, out, method: str) -> dict:
     return result
 
 
-def _htf_params(args, method: str) -> dict:
-    if method != "htf" or not hasattr(args, "eps_height"):
-        return {}
-    return {
-        "eps_height": args.eps_height,
-        "eps_prt_level": args.eps_prt_level,
-        "T": args.T,
-        "stop_count": args.stop_count,
-        "stop_cells": args.stop_cells,
-    }
-
-
 def _use_dataset(args, target) -> None:
-    """A registered dataset supplies INPUT, and its unit column is the person column."""
+    """A registered dataset supplies INPUT, and its unit column is the person column (the
+    planners' commands; a release reads the dataset's unit in `core.spatial.service.prepare`)."""
     d = target.dataset
     args.input = single_table(d, "release")
     if d.uid:
@@ -204,48 +195,145 @@ def _use_dataset(args, target) -> None:
             )
 
 
+def location_params(args, method: str) -> LocationParams:
+    """The CLI's edge: `dpx htf` / `dpx release` arguments as the typed `LocationParams` the
+    page builds from its widgets too. The argparse namespace goes no further than this."""
+    bbox = bbox_from_args(args)
+    htf = HTFOptions()
+    if hasattr(args, "eps_height"):  # `dpx htf`'s own options
+        htf = HTFOptions(
+            eps_height=float(args.eps_height),
+            eps_prt_level=float(args.eps_prt_level),
+            T=int(args.T),
+            stop_count=float(args.stop_count),
+            stop_cells=int(args.stop_cells),
+        )
+    return LocationParams(
+        method=method,
+        epsilon=args.epsilon,
+        bbox=bbox,
+        rows=args.grid,
+        cols=args.grid_cols,
+        lat=args.lat,
+        lon=args.lon,
+        person=args.uid,
+        max_points=args.max_points_per_person,
+        htf=htf,
+        bbox_from_data=bbox is None and args.seed is not None and not args.dataset,
+    )
+
+
+def _bin(
+    prepared: LocationPrepared,
+    path: str,
+    noise: Noise,
+    total: bool,
+    engine: str = "numpy",
+    spark_master: str | None = None,
+) -> Prepared:
+    """Read and bin INPUT on the prepared grid; each person keeps at most K points (drawn with
+    `noise`, the run's own source). Unusable coordinates are dropped on every path; `total` (an
+    analyst's run) refuses nothing on the data either: the outcome may not depend on one
+    private row."""
+    p = prepared.params
+    bbox = None if prepared.grid is None else prepared.grid.bbox
+    if engine == "spark":
+        return _load_spark_typed(p, bbox, path, spark_master, total)
+    from core.spatial.scan import ScanUnavailable, scan_prepare
+
+    options = {
+        "bbox": bbox,
+        "rows": p.rows,
+        "cols": p.cols,
+        "allow_data_bbox": p.bbox_from_data,
+        "unit": prepared.spatial_unit,
+        "noise": noise,
+        "total": total,
+    }
+    try:  # binned where the file lies (DuckDB): memory does not grow with the file
+        return scan_prepare(path, p.lat, p.lon, **options)
+    except ScanUnavailable:  # a file DuckDB cannot read: the careful reader explains
+        df = read_points_table(path, p.lat, p.lon, prepared.spatial_unit.column)
+        return prepare(df, p.lat, p.lon, **options)
+
+
+def _load_spark_typed(p: LocationParams, bbox, path: str, master, total: bool) -> Prepared:
+    from core.sparkutil import spark_failure, spark_session
+    from core.spatial.spark_pass import prepare_spark
+
+    session = spark_session(master)
+    try:
+        return prepare_spark(
+            session, path, p.lat, p.lon, bbox, p.rows, p.cols,
+            allow_data_bbox=p.bbox_from_data, total=total,
+        )  # fmt: skip
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a Spark read/analysis failure: one line
+        raise spark_failure(f"bin the points of {path}", err) from None
+
+
+def _engine_checks(args, prepared: LocationPrepared) -> None:
+    """The data pass's own refusals, before anything is charged."""
+    if getattr(args, "engine", "numpy") != "spark":
+        return
+    if prepared.unit.column is not None:
+        raise InputError(
+            "--uid is not supported with --engine spark yet: bin on numpy (the default) "
+            "or drop --uid (the unit is then one point)."
+        )
+    if not (args.lat and args.lon):
+        raise InputError("--engine spark needs the coordinate columns: pass --lat COL --lon COL.")
+
+
 def run_location(args, method: str) -> dict | str:
     """One governed location histogram (`dpx htf`, `dpx release --method M`).
 
-    Privacy claim: `method`'s mechanisms draw through an accountant holding ε = --epsilon,
-    charged to the dataset (or recorded as an unregistered run) before INPUT is read; the unit
-    is one point, or each person (--uid) with at most --max-points-per-person points. A
+    Privacy claim: `core.spatial.service.run`'s: `method`'s mechanisms draw through an
+    accountant holding `prepared.cost` (the composition of the mechanisms or stage budgets it
+    states), charged to the dataset (or recorded as an unregistered run) before INPUT is read;
+    the unit is `prepared.unit` (one row; each row one person, as a dataset registered
+    --row-is-unit declares; or each person with at most --max-points-per-person points). A
     coordinate outside its domain is dropped like a point outside the bbox (issue 27); for an
-    analyst nothing after the charge is refused on the data (`_load`'s `total`).
+    analyst nothing after the charge is refused on the data.
     """
     target = resolve(args, Tool.LOCATION.value, files=("input",))
+    path = args.input
     if target.dataset is not None:
-        _use_dataset(args, target)
-    elif not args.input:
+        path = single_table(target.dataset, "release")
+    elif not path:
         raise InputError(f"dpx {args.command} needs INPUT (a CSV/Parquet file) or --dataset NAME.")
-    unit = unit_of(args)  # a bad --uid/--max-points-per-person: refused, nothing charged
-    bbox = bbox_from_args(args)
-    if bbox is None and (args.seed is None or target.dataset is not None):
+    if target.dataset is None and args.seed is None and bbox_from_args(args) is None:
         raise InputError(
             "no --bbox given. The bounding box is public and must not come from the private "
-            "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME."
+            "data: pass --bbox MINLON,MINLAT,MAXLON,MAXLAT or --region NAME (or add --seed for "
+            "a labelled demo run)."
         )
+    prepared = prepare_location(location_params(args, method), target.dataset)
+    _engine_checks(args, prepared)
     out = args.out
     if out and not out.lower().endswith((".geojson", ".json", ".csv")):
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
-    columns = {"latitude": args.lat, "longitude": args.lon, "person": unit.column}
-    request = Request(
-        tool=Tool.LOCATION.value,
+    p = prepared.params
+    columns = {"latitude": p.lat, "longitude": p.lon, "person": prepared.spatial_unit.column}
+    door = {"via": "cli", "seed": args.seed}
+    if target.dataset is None:  # the owner's own file (a registered dataset's path is not kept)
+        door["input"] = path
+    request = location_request(
+        prepared,
         role=target.role,
         dataset=target.dataset,
-        params={**params_of(args), "method": method},
-        cost=Cost(args.epsilon),
-        claim=Claim(unit.describe(), unit.column),
-        noise=release_noise(target.noise, method),
-        extra_checks=(lambda: require_columns(args.input, columns),),
+        noise=release_noise(target.noise, prepared.method),
+        door=door,
+        extra_checks=(lambda: require_columns(path, columns),),
     )
+    engine = getattr(args, "engine", "numpy")
+    master = getattr(args, "spark_master", None)
 
     def compute(accountant):
         # seeded: the person sample the page draws; analysts: no refusal on the data's values
-        data = _load(args, target.noise, total=target.role is Role.ANALYST)
-        build = get_method(method)
-        rel = build(data.F, args.epsilon, accountant, unit=data.unit, **_htf_params(args, method))
-        return rel, data
+        data = _bin(prepared, path, target.noise, target.role is Role.ANALYST, engine, master)
+        return run(prepared, data, accountant), data
 
     governed = govern(
         target.registry, request, compute, lambda r: to_json(location_artefact(r[0], r[1].grid))
@@ -255,6 +343,9 @@ def run_location(args, method: str) -> dict | str:
         return _analyst_output(target.registry, governed.record, args)
     result = release_json(rel, data, target.noise, out, method=rel.method)
     result["requested_method"] = method
+    result["claim_unit"] = prepared.unit.to_json()
+    if prepared.unit.kind is UnitKind.ROW_IS_PERSON:  # not "a person with k points ..."
+        result["privacy_unit"] = ROW_IS_PERSON_GUARANTEE
     result["label"] = rel.info.get("label") or LABELS.get(rel.method, rel.method)
     selection = rel.info.get("selection")
     if selection is not None:
@@ -263,7 +354,7 @@ def run_location(args, method: str) -> dict | str:
         result["registry"] = registry_info(target.registry, governed.record)
     if args.json:
         return result
-    text = _text(result, data)
+    text = _text(result, data, prepared)
     return text + ("\n" + registry_line(result["registry"]) if "registry" in result else "")
 
 
@@ -322,7 +413,7 @@ def _release_of(record):
     return rel, Grid(art.grid.rows, art.grid.cols, art.grid.bbox)
 
 
-def _text(result: dict, data) -> str:
+def _text(result: dict, data, prepared: LocationPrepared) -> str:
     eps = result["epsilon"]
     lines = [
         f"{result['label']} release ({result['method']}, requested {result['requested_method']}): "
@@ -339,7 +430,7 @@ def _text(result: dict, data) -> str:
         )
         lines.append(f"choice: rule '{sel['rule']}' ({sel['condition']}); noisy features: {feats}")
     lines.append(f"grid {result['grid']['rows']} x {result['grid']['cols']}")
-    lines.append(f"privacy unit: {data.unit.describe()}")
+    lines.append(f"privacy unit: {prepared.unit.words()}")
     lines.append(owner_counts(data))
     if "warning" in result:
         lines.append(result["warning"])

@@ -20,6 +20,7 @@ from core.planning.pilot import TOOL as PILOT_TOOL
 from core.planning.pilot import Pilot, measure_pilot
 from core.privacy import Cost, Noise
 from core.registry import Claim, Dataset, Registry, Release, RunKind
+from core.spatial.service import privacy_unit_of
 from core.spatial.unit import Unit
 
 
@@ -43,7 +44,7 @@ def governed_pilot(
         dataset=dataset,
         params={**params, "pilot_epsilon": epsilon},
         cost=Cost(float(epsilon)),
-        claim=Claim(unit.describe(), unit.column),
+        claim=Claim.of(privacy_unit_of(unit, dataset)),  # the unit's words (core.privacy)
         noise=noise,
         extra_checks=tuple(extra_checks),
     )

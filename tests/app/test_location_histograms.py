@@ -216,7 +216,7 @@ def test_a_person_column_makes_the_release_protect_people(app_test):
     _fast(at, ("ug",)).run()
     assert not at.exception, at.exception
     captions = " ".join(c.value for c in at.caption)
-    assert "each person (at most 5 points; person column 'user')" in captions
+    assert "Privacy unit: one person (column user; at most 5 rows each)." in captions
     assert "left out by the per-person bound" in captions
     at.button(key="lh_run").click().run()
     assert not at.exception, at.exception

@@ -53,7 +53,7 @@ def test_analyst_release_is_rendered_from_the_record(dataset, capsys, monkeypatc
     record = Registry().release(view["release_id"])
     assert view["result"] == record.artefact and view["registry"]["epsilon_charged"] == 1.0
     assert [m["label"] for m in view["mechanisms"]] == [m.label for m in record.mechanisms]
-    assert view["unit"].startswith("each person (at most 4 points")
+    assert view["unit"] == "one person (column person; at most 4 rows each)"  # PrivacyUnit
     written = out_file.read_text()
     for text in (out, err, written):
         # the sentinel, and the exact count as a number on its own (noisy floats may hold "537")

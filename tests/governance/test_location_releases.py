@@ -10,12 +10,14 @@ import pytest
 from core.errors import BudgetExceededError
 from core.governance import Role
 from core.governance.location import release_methods
-from core.privacy import Noise, same_mechanism
+from core.privacy import Noise, PrivacyUnit, same_mechanism
 from core.registry import Policy, Registry, RunKind, Status
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
+from core.spatial.pipeline import Prepared as Binned
 from core.spatial.release import Release, release_cost
 from core.spatial.releases import ChargedRelease, evaluate
+from core.spatial.service import LocationParams, prepare
 
 METHODS = ["htf", "ug", "uniform"]
 
@@ -49,7 +51,11 @@ def seeded(method: str) -> Noise:
 
 def build(registry, F, grid, methods, eps, noise_for=lambda m: Noise.secure(), dataset="visits"):
     d = None if dataset is None else registry.dataset(dataset)
-    return release_methods(registry, Role.OWNER, d, F, grid, methods, eps, noise_for, {"grid": 32})
+    prepared = [
+        prepare(LocationParams(m, eps, grid.bbox, rows=grid.ny, cols=grid.nx), d) for m in methods
+    ]
+    data = Binned(F, grid, int(F.sum()), 0, False, "lat", "lon")
+    return release_methods(registry, Role.OWNER, d, prepared, data, noise_for, {"via": "test"})
 
 
 def test_each_method_charged_once_and_recorded_with_what_drew(F, grid, registry):
@@ -62,7 +68,7 @@ def test_each_method_charged_once_and_recorded_with_what_drew(F, grid, registry)
     ]
     for record, b in zip(records, built, strict=True):
         assert record.kind is RunKind.RELEASE and record.status is Status.RELEASED
-        assert record.epsilon == 1.0 and record.params["grid"] == 32
+        assert record.epsilon == 1.0 and record.params["rows"] == 32
         assert len(record.artefact["leaves"]) == b.release.n_leaves
         assert record.artefact["values"] == b.release.values.tolist()  # what the map shows
         assert release_cost(b.release).epsilon <= b.epsilon + 1e-9
@@ -70,7 +76,7 @@ def test_each_method_charged_once_and_recorded_with_what_drew(F, grid, registry)
         assert len(record.mechanisms) == len(b.release.mechanisms)
         for row, m in zip(record.mechanisms, b.release.mechanisms, strict=True):
             assert same_mechanism(row, m)
-        assert record.claim.unit == "one point (one row of the table)"
+        assert record.claim.unit == PrivacyUnit.record().words()
 
 
 def test_a_set_over_budget_builds_nothing(F, grid, registry):

@@ -54,7 +54,7 @@ def test_person_level_release_states_its_unit_and_scales_sensitivities(people_cs
 def test_text_output_names_the_unit(people_csv, capsys):
     code, out = run(capsys, "release", str(people_csv), *COMMON, "--method", "ug",
                     "--uid", "person", "--max-points-per-person", "4")  # fmt: skip
-    assert code == 0 and "privacy unit: each person (at most 4 points" in out.out
+    assert code == 0 and "privacy unit: one person (column person; at most 4 rows each)" in out.out
 
 
 @pytest.mark.parametrize(

@@ -153,10 +153,14 @@ def test_the_charged_build_path_records_what_drew(monkeypatch):
     from core.governance import Role
     from core.governance.location import release_methods
     from core.spatial.grid import Grid
+    from core.spatial.pipeline import Prepared as Binned
+    from core.spatial.service import LocationParams, prepare
 
     F = grid()
     box = Grid(F.shape[0], F.shape[1], (0.0, 0.0, 1.0, 1.0))
-    built = release_methods(None, Role.OWNER, None, F, box, ALL, 0.3, lambda m: Noise.seeded(3), {})
+    prepared = [prepare(LocationParams(m, 0.3, box.bbox, box.ny, box.nx)) for m in ALL]
+    data = Binned(F, box, int(F.sum()), 0, False, "lat", "lon")
+    built = release_methods(None, Role.OWNER, None, prepared, data, lambda m: Noise.seeded(3))
     drew = draws.check_scales()
     recorded = [m for b in built for m in b.release.mechanisms]
     assert len(recorded) == len(drew) and all(m is d for m, d in zip(recorded, drew, strict=True))

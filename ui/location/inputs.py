@@ -3,8 +3,6 @@ bounding box, the methods, and the binning of the chosen points (pure, cached)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 import streamlit as st
 
@@ -20,6 +18,7 @@ from core.spatial.total_prepare import prepare_total
 from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
 from ui.data import DataChoice, Source
+from ui.location.params import Columns
 from ui.plan.location import planned_epsilon_choices
 from ui.shell import is_analyst
 from ui.state import kept, persist
@@ -32,15 +31,6 @@ DEMO_EXTENT, CUSTOM, CHOOSE = "demo", "custom", "choose"
 
 
 NO_PERSON = "— none: each point is the unit —"
-
-
-@dataclass(frozen=True)
-class Columns:
-    lat: str
-    lon: str
-    rows: int  # grid rows = columns
-    person: str | None = None  # whose point it is (None: the unit is one point)
-    per_person: int | None = None  # at most K points per person
 
 
 def sidebar_parameters() -> tuple[float, dict]:
@@ -111,17 +101,21 @@ def choose_columns(choice: DataChoice, df: pd.DataFrame) -> Columns:
     )  # fmt: skip
     if not is_analyst():  # unusable coordinates: dropped; the owner is told how many (labelled)
         _note_unusable(_count_unusable(choice.cache_key, df, lat, lon))
-    person, per_person = _person(cols, choice.key)
+    declared = choice.dataset.uid if choice.dataset is not None else None
+    person, per_person = _person(cols, choice.key, declared if declared in cols else None)
     return Columns(lat, lon, int(rows), person, per_person)
 
 
-def _person(cols: list[str], data_key: str) -> tuple[str | None, int | None]:
-    """Which column says whose point it is (none: the unit is one point), and K."""
+def _person(
+    cols: list[str], data_key: str, declared: str | None = None
+) -> tuple[str | None, int | None]:
+    """Which column says whose point it is (none: the unit is one point; a registered
+    dataset's declared unit column by default), and K."""
     c1, c2 = st.columns(2)
     options = [NO_PERSON, *cols]
     choice = c1.selectbox(
         "Person column (whose point is it?)", options, persist_state="session",
-        key=kept(f"lh_person_{data_key}", options, NO_PERSON),
+        key=kept(f"lh_person_{data_key}", options, declared or NO_PERSON),
         help="With a person column the release protects each person, not each point: every "
         "person keeps at most K of their points (a random subset) and every noise scale grows "
         "K times.",

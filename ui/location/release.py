@@ -1,12 +1,16 @@
 """The location page's release step: one release per chosen method, each charged once.
 
-`build_step` is the ONE place this page makes a release, through the governed flow
-(`core.governance.location.release_methods`: one `govern` per method): a registered dataset's budget is charged in the release registry (a
-refusal is shown and recorded, nothing is built); a demo table or an upload is recorded as an
-unregistered run (a seeded run as a demo run), exactly as `dpx htf` does. Each charge records
-this browser session's id in its params, so a reload or a restart during the build still finds
-the releases it paid for ("charged, not shown"). The map and the downloads show exactly the
-releases of the kept `Build`.
+`build_step` is the ONE place this page makes a release. The widgets' values become typed
+`LocationParams` (`ui.location.params`), one per method, and `prepare_all` checks each with
+`core.spatial.service.prepare` (the same checks `dpx release` makes) before the points are
+binned; `build_step` takes those `LocationPrepared` releases, and the governed flow
+(`core.governance.location.release_methods`: one `location_request` and one `govern` per
+method) charges each its prepared cost: a registered dataset's budget is charged in the release
+registry (a refusal is shown and recorded, nothing is built); a demo table or an upload is
+recorded as an unregistered run (a seeded run as a demo run), exactly as `dpx release` does.
+Each charge records this browser session's id in its params, so a reload or a restart during
+the build still finds the releases it paid for ("charged, not shown"). The map and the
+downloads show exactly the releases of the kept `Build`.
 """
 
 from __future__ import annotations
@@ -21,9 +25,9 @@ from core.privacy import Noise
 from core.registry import Dataset, Registry
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
-from core.spatial.methods import htf_method_params
 from core.spatial.release import Release
 from core.spatial.releases import ChargedRelease
+from core.spatial.service import LocationParams, LocationPrepared, prepare
 from core.spatial.unit import unit_from
 from ui import state
 from ui.data import DataChoice
@@ -58,21 +62,28 @@ class Build:
 
 
 def build_step(
-    choice: DataChoice, params: dict, params_json: str, prep, noise: Noise
+    choice: DataChoice,
+    prepared: tuple[LocationPrepared, ...],
+    params: dict,
+    params_json: str,
+    prep,
+    noise: Noise,
 ) -> Build | None:
     """Charge, then build, one release per chosen method; keep the result for the session.
 
-    Privacy claim: each method's release is ε-DP (ε = params["epsilon"]) for the unit in
-    `params["person"]` (one point, or each person with at most K points: the counts were bounded
-    so when they were binned); it is charged ε before its builder reads the counts, so k methods
-    cost k·ε (basic composition) of the registered dataset's budget — the same `Cost` sets the
-    charge and the builder's own accountant. A set that does not fit is refused whole (recorded,
-    nothing built). Demo tables and uploads are recorded as unregistered runs, not limited.
+    Privacy claim: each method's release is ε-DP (ε = its prepared cost, the composition of
+    the mechanisms or stage budgets `prepare` states) for its `PrivacyUnit` (one row; each row
+    one person for a dataset that declares it; or each person with at most K points: the counts
+    were bounded so when they were binned); it is charged that cost before its builder reads
+    the counts, so k methods cost k·ε (basic composition) of the registered dataset's budget —
+    the same `Cost` sets the charge and the builder's own accountant. A set that does not fit
+    is refused whole (recorded, nothing built). Demo tables and uploads are recorded as
+    unregistered runs, not limited.
     """
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
     registry = choice.registry if choice.dataset is not None else open_registry()
     with governed("Build", key="lh"):
-        b = _build(params, params_json, prep, noise, registry, choice.dataset)
+        b = _build(prepared, params, params_json, prep, noise, registry, choice)
         state.put(BUILD_KEY, b, "the location releases")
         state.mark_shown(c.charge_id for c in b.charged)
         charged(choice.dataset)
@@ -80,24 +91,35 @@ def build_step(
     return None
 
 
-def _build(params, params_json, prep, noise: Noise, registry: Registry | None, dataset) -> Build:
-    methods, eps = params["methods"], float(params["epsilon"])
-    app = {**params, "via": "app", "session": state.session_id()}
-    with st.status(f"Building {len(methods)} release(s)…", expanded=True) as status:
+def prepare_all(
+    asked: tuple[LocationParams, ...], dataset: Dataset | None
+) -> tuple[LocationPrepared, ...]:
+    """`core.spatial.service.prepare` for each method the page asks for (nothing read)."""
+    return tuple(prepare(p, dataset) for p in asked)
+
+
+def _build(
+    prepared: tuple[LocationPrepared, ...],
+    params: dict,
+    params_json: str,
+    prep,
+    noise: Noise,
+    registry: Registry | None,
+    choice: DataChoice,
+) -> Build:
+    dataset = choice.dataset
+    door = {"via": "app", "session": state.session_id(), "seed": noise.seed, "data": choice.key}
+    with st.status(f"Building {len(prepared)} release(s)…", expanded=True) as status:
         built = release_methods(
             registry,
             Role.ANALYST if is_analyst() else Role.OWNER,
             dataset,
-            prep.F,
-            prep.grid,
-            methods,
-            eps,
+            prepared,
+            prep,
             # secure unless demo mode; seeded: the method's own stream, the one a seeded
             # `dpx release --method M` draws (core.cli.location_run.release_noise)
             lambda m: stream(noise.seed, 0, f"release:{m}"),
-            app,
-            method_params=htf_method_params(methods, params["htf"]),
-            unit=unit_of(params),
+            door,
         )
         status.update(label="Releases built and charged", state="complete", expanded=False)
     return Build(
