@@ -1,0 +1,52 @@
+"""The one governance request of a PP publication, built from its `PPPrepared` (issue 28).
+
+`dpx balance --perturb` and the PP page both call `pp_request`: the cost is the prepared
+publication's (composed from the mechanisms that will draw), the claim is its (ρ1, ρ2) per
+record with its `PrivacyUnit`, and the checks before the charge are the same on both doors
+(`PPPrepared.missing_check`, the rule of `core.balancing.precharge`; the header and policy
+checks ran in `prepare`). Nothing else assembles a PP request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from core.balancing.service import PPPrepared
+from core.governance.flow import Request
+from core.governance.roles import Role
+from core.privacy import Noise
+from core.registry import Dataset, Tool
+
+
+def pp_request(
+    prepared: PPPrepared,
+    *,
+    role: Role,
+    dataset: Dataset | None,
+    noise: Noise,
+    params: Mapping[str, object] = (),
+    extra_checks: tuple[Callable[[], None], ...] = (),
+) -> Request:
+    """The governed request of one PP publication.
+
+    Privacy claim: (ρ1, ρ2)-privacy per record (`prepared.rho`) + (ε, δ) = `prepared.cost`,
+    the composition of `prepared.mechanisms` (discrete Laplace on the value counts; without
+    declared categories the noisy threshold's δ), for the partition plan, protecting
+    `prepared.unit`. `params`: how the request came (e.g. "via", the page's "session"),
+    recorded beside `prepared.params`, which it may not override."""
+    if dataset is not prepared.source.dataset and dataset != prepared.source.dataset:
+        raise ValueError("the request's dataset is not the one the publication was prepared on")
+    recorded = {**dict(params), **prepared.params.to_json()}
+    recorded["published_columns"] = list(prepared.published_header)
+    recorded["categories_from"] = prepared.categories_from
+    return Request(
+        tool=Tool.PP.value,
+        role=role,
+        dataset=dataset,
+        params=recorded,
+        cost=prepared.cost,
+        claim=prepared.claim,
+        noise=noise,
+        rho=prepared.rho,
+        extra_checks=(prepared.missing_check(role is Role.ANALYST), *extra_checks),
+    )
