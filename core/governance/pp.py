@@ -37,7 +37,7 @@ def pp_request(
     if dataset is not prepared.source.dataset and dataset != prepared.source.dataset:
         raise ValueError("the request's dataset is not the one the publication was prepared on")
     recorded = {**dict(params), **prepared.params.to_json()}
-    recorded["published_columns"] = list(prepared.published_header)
+    recorded["columns"] = list(prepared.columns)  # published: the SA and the others, in order
     recorded["categories_from"] = prepared.categories_from
     return Request(
         tool=Tool.PP.value,
