@@ -25,6 +25,7 @@ import pandas as pd
 
 from core.balancing.columns import check_requested, published_columns
 from core.balancing.names import SUBTABLE_COLUMN, published_name
+from core.balancing.params import parse_rho
 from core.balancing.persons import pp_unit_words
 from core.balancing.precharge import count_missing_in_file, missing_policy
 from core.balancing.publish import Publication, publish
@@ -74,8 +75,8 @@ class PPParams:
     def __post_init__(self):
         if not isinstance(self.sa, str) or not self.sa:
             raise InputError("name the sensitive attribute column with --sa COL.")
-        object.__setattr__(self, "rho1", Fraction(self.rho1))
-        object.__setattr__(self, "rho2", Fraction(self.rho2))
+        object.__setattr__(self, "rho1", _exact(self.rho1, "rho1"))
+        object.__setattr__(self, "rho2", _exact(self.rho2, "rho2"))
         object.__setattr__(self, "columns", tuple(str(c) for c in self.columns))
         if self.categories is not None:
             object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
@@ -99,6 +100,16 @@ class PPParams:
         out["columns"] = list(self.columns)
         out["categories"] = None if self.categories is None else list(self.categories)
         return out
+
+
+def _exact(value, name: str) -> Fraction:
+    """ρ as an exact fraction: a Fraction or int as is, a text ("1/3", "0.3") parsed, a float
+    by its shortest decimal (0.3 -> 3/10, never its binary expansion)."""
+    if isinstance(value, str):
+        return parse_rho(value, name)
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    return Fraction(value)
 
 
 @dataclass(frozen=True)
