@@ -6,7 +6,10 @@ dpx balance (INPUT --sa COL | --freqs "x1=12,x2=8,...") --rho1 R --rho2 R
 
 Without --perturb the command prints the EXACT plan (thesis Phase 1 on the exact counts): the
 owner's teaching and evaluation view, not a release (refused in analyst mode). With --perturb
-it publishes a PP release through the governed flow (`core.governance.govern`): the plan's ε
+it publishes a PP release through the governed flow: argv becomes a typed `PPParams` once
+(`pp_params`), `core.balancing.service.prepare` makes every check that needs no private data,
+`core.governance.pp.pp_request` builds the request (the page builds the same one), and
+`core.governance.govern` charges it: the plan's ε
 (--plan-epsilon) is charged before the table is read, the plan is made from DP-noised counts
 (`core.balancing.release`), only the SA plus the published columns leave — on a registered
 dataset, only columns its owner declared (`dpx dataset policy NAME --pp-columns ...`) — and
@@ -31,7 +34,6 @@ from core.balancing.service import (
     PPParams,
     PPPrepared,
     PPSource,
-    prepare,
     run_to_file,
     spark_counts,
 )
@@ -51,7 +53,7 @@ from core.data.validation import require_column
 from core.errors import InputError
 from core.files import work_directory
 from core.governance import Role, current_role, govern, require_owner
-from core.governance.pp import pp_request
+from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
 from core.registry import Tool
 
@@ -209,7 +211,8 @@ def run_publication(args) -> dict | str:
     if not args.out:
         raise InputError("--perturb needs --out FILE for the published CSV.")
     params = pp_params(args)
-    prepared = prepare(params, PPSource.of_file(path, target.dataset))
+    source = PPSource.of_file(path, target.dataset)
+    prepared = prepared_or_refused(target.registry, params, source, params_of(args))
     request = pp_request(
         prepared, role=target.role, dataset=target.dataset, noise=target.noise,
         params=params_of(args),

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from core.balancing.service import PPPrepared
+from core.balancing.service import PPParams, PPPrepared, PPSource, prepare
+from core.errors import InputError
 from core.governance.flow import Request
 from core.governance.roles import Role
 from core.privacy import Noise
-from core.registry import Dataset, Tool
+from core.registry import Dataset, Registry, Tool
 
 
 def pp_request(
@@ -50,3 +51,20 @@ def pp_request(
         rho=prepared.rho,
         extra_checks=(prepared.missing_check(role is Role.ANALYST), *extra_checks),
     )
+
+
+def prepared_or_refused(
+    registry: Registry | None,
+    params: PPParams,
+    source: PPSource,
+    context: Mapping[str, object] = (),
+) -> PPPrepared:
+    """`prepare(params, source)`; on a registered dataset a refusal (nothing read, nothing
+    charged) is recorded like any other refusal of the governed flow, on both doors."""
+    try:
+        return prepare(params, source)
+    except InputError as err:
+        if registry is not None and source.dataset is not None:
+            recorded = {**dict(context), **params.to_json()}
+            registry.refuse(Tool.PP.value, source.dataset.name, str(err), recorded)
+        raise

@@ -119,3 +119,22 @@ def test_a_failure_after_the_charge_is_failed_with_the_charge_standing(reg):
     assert release.status.value == "failed"
     assert registry.spent("stops") == pytest.approx((prepared.cost.epsilon, 0.0))
     assert prepared.cost.delta == 0  # declared categories: no selection delta
+
+
+def test_a_refusal_of_prepare_on_a_dataset_is_recorded_and_charges_nothing(
+    reg, capsys, monkeypatch, tmp_path
+):
+    """The CLI's door: a column the owner did not declare is refused by `prepare` (header and
+    declarations only), recorded as a refusal of the dataset, before anything is charged."""
+    from core.cli import main
+
+    registry, _ = reg
+    monkeypatch.setenv("DPX_MODE", "analyst")
+    argv = ["balance", "--dataset", "stops", "--sa", "race", "--rho1", "0.3", "--rho2", "0.6",
+            "--perturb", "--out", str(tmp_path / "o.csv"), "--missing", "drop",
+            "--columns", "person"]  # fmt: skip
+    assert main(argv) == 2
+    assert "not declared it publishable" in capsys.readouterr().err
+    (refusal,) = registry.refusals("stops")
+    assert "person" in refusal.reason and refusal.params["sa"] == "race"
+    assert registry.spent("stops") == (0.0, 0.0) and registry.releases("stops") == []

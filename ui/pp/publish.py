@@ -31,7 +31,7 @@ from core.balancing.record import pp_artefact
 from core.balancing.release import DEFAULT_PLAN_EPSILON
 from core.balancing.service import PPPrepared, PPSource, prepare, run
 from core.governance import govern
-from core.governance.pp import pp_request
+from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
 from ui import state
 from ui.data import DataChoice, Source
@@ -174,7 +174,8 @@ def publish_step(
         "role": role().value,
     }  # fmt: skip
     with governed("Publish", key="pp"):
-        prepared = prepared_of(choice, df, s, options)
+        source = PPSource.of_frame(df, choice.dataset)
+        prepared = prepared_or_refused(registry, page_params(s, options), source, context)
         request = pp_request(
             prepared, role=role(), dataset=choice.dataset, noise=noise, params=context
         )
