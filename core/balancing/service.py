@@ -81,7 +81,9 @@ class PPParams:
         if self.categories is not None:
             object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
         if self.missing not in MISSING_POLICIES:
-            raise InputError(f"unknown missing-value policy {self.missing!r}: use drop or category.")
+            raise InputError(
+                f"unknown missing-value policy {self.missing!r}: use drop or category."
+            )
         if self.engine not in ENGINES:
             raise InputError(f"unknown engine {self.engine!r}: use pandas or spark.")
 
@@ -196,9 +198,9 @@ class PPPrepared:
         return (*self.columns, SUBTABLE_COLUMN)
 
     def missing_check(self, analyst: bool):
-        """The missing-value rule of `core.precharge`, as a check the governed flow runs before
-        the charge: an analyst must have declared drop/category (nothing read); the owner is
-        asked only when the SA has missing values (reads that one column)."""
+        """The missing-value rule of `core.balancing.precharge`, as a check the governed flow
+        runs before the charge: an analyst must have declared drop/category (nothing read);
+        the owner is asked only when the SA has missing values (reads that one column)."""
         source = self.source
 
         def count() -> int:
@@ -395,20 +397,3 @@ def _spark(prepared, accountant, out: Path, meta: Path, master) -> FileOutcome:
         meta_file.write_text(json.dumps(metadata, indent=2))
     return FileOutcome(out, meta, metadata, plan, int(metadata.get("rows_published", 0)))
 
-
-def summary(prepared: PPPrepared) -> dict:
-    """What a publication will be, from public parameters only (both doors show it)."""
-    cost = prepared.cost
-    return {
-        "sa": prepared.params.sa,
-        "rho1": str(prepared.rho.rho1),
-        "rho2": str(prepared.rho.rho2),
-        "columns": list(prepared.published_header),
-        "categories": None if prepared.settings.categories is None
-        else list(prepared.settings.categories),
-        "categories_from": prepared.categories_from,
-        "unit": prepared.unit.to_json(),
-        "epsilon": cost.epsilon,
-        "delta": cost.delta,
-        "mechanisms": [m.to_json() for m in prepared.mechanisms],
-    }
