@@ -57,3 +57,28 @@ def test_the_schema_s_categories_are_the_default(app_test, patients):
     assert not at.exception and not at.error, [e.value for e in at.error]
     (release,) = reg.releases("patients")
     assert release.delta == 0
+
+
+def test_a_failure_after_the_charge_on_the_page_is_failed_and_the_charge_stands(
+    app_test, patients, monkeypatch
+):
+    """The page's door through the same service: a fault injected in `run` (after the
+    charge) is reported without its text, the release is failed and its charge stands."""
+    import ui.pp.publish
+
+    reg, path = patients
+    reg.add_dataset("patients", [("patients", path)], Policy(2.0, 1e-5))
+
+    def broken(prepared, accountant):
+        raise RuntimeError("injected fault after the charge")
+
+    monkeypatch.setattr(ui.pp.publish, "run", broken)
+    at = _ready(app_test(PAGE))
+    _, diseases = _diseases()
+    at.text_input(key=FIELD).set_value(", ".join(diseases)).run()
+    publish(at)
+    errors = " ".join(e.value for e in at.error)
+    assert "stands" in errors and "injected" not in errors, errors
+    (release,) = reg.releases("patients")
+    assert release.status.value == "failed"
+    assert reg.spent("patients") == pytest.approx((1.0, 0.0))
