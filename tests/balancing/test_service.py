@@ -54,13 +54,13 @@ def cli_prepared(monkeypatch, argv):
     import core.cli.balance as balance
 
     seen = []
+    real = balance.prepared_or_refused
 
-    def spy(params, source):
-        seen.append(balance_prepare(params, source))
+    def spy(registry, params, source, context=()):
+        seen.append(real(registry, params, source, context))
         raise InputError("stopped after prepare")
 
-    balance_prepare = balance.prepare
-    monkeypatch.setattr(balance, "prepare", spy)
+    monkeypatch.setattr(balance, "prepared_or_refused", spy)
     monkeypatch.setenv("DPX_MODE", "owner")
     assert main(argv) == 2
     (prepared,) = seen
