@@ -31,6 +31,7 @@ from ui.pp.publish import (
     PP_TOOL,
     drop_publication,
     kept_publication,
+    prepared_of,
     publish_step,
     release_options,
 )
@@ -82,7 +83,7 @@ def publish_section(choice, df, plan: PartitionPlan, s: PPSettings) -> None:
     show_mode(noise)
     with user_errors():
         options = release_options(choice, df, s, plan)
-        cost = options.release_settings(s).cost
+        cost = prepared_of(choice, df, s, options).cost
     charge = ChargePlan.of(
         choice.registry, choice.dataset, cost.epsilon, cost.delta, seeded=not noise.is_secure
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from core.errors import InputError
-from core.privacy import Noise
+from core.privacy import Noise, PrivacyUnit, UnitKind
 from core.spatial.persons import bound_points_per_person
 
 ONE_RECORD_PER_PERSON = (
@@ -30,6 +30,16 @@ ONE_RECORD_PER_PERSON = (
 def unit_words(unit: str | None) -> str:
     """The unit a PP publication protects, in the registry's words."""
     return "one record" if unit is None else f"one person (column {unit}; {ONE_RECORD_PER_PERSON})"
+
+
+def pp_unit_words(unit: PrivacyUnit) -> str:
+    """`unit_words` for a typed unit: a person column keeps one record per person; a dataset
+    whose rows are each one person says so; otherwise one record."""
+    if unit.kind is UnitKind.PERSON:
+        return unit_words(unit.column)
+    if unit.kind is UnitKind.ROW_IS_PERSON:
+        return "one record (each row is one person)"
+    return unit_words(None)
 
 
 def one_record_per_person(frame: pd.DataFrame, unit: str | None, noise: Noise) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from core import __version__
 from core.balancing.assign import Slots, draw_record_subtables, perturb, slot_rows
+from core.balancing.colspec import Kind, OutColumn, column_spec, declared_cells, header
 from core.balancing.csv_out import write_table_csv
 from core.balancing.names import (
     SEEDED_MARKER,
@@ -72,14 +73,13 @@ class Publication:
         write_table_csv(table, path)
 
 
-def with_missing_label(frame: pd.DataFrame) -> pd.DataFrame:
-    """Missing cells written as `MISSING_LABEL`, the one spelling of missing in a publication."""
-    out = frame.copy()
-    for col in out.columns:
-        gaps = out[col].isna()
-        if gaps.any():
-            out[col] = out[col].astype(object).where(~gaps, MISSING_LABEL)
-    return out
+def _cells(column: OutColumn, rows: pd.DataFrame | None, perturbed, group: np.ndarray):
+    """One published column's cells, as `core.balancing.colspec` says it is written."""
+    if column.kind is Kind.SA:
+        return perturbed
+    if column.kind is Kind.SUBTABLE:
+        return group + 1
+    return declared_cells(rows[column.name])  # Kind.DECLARED (the marker: files only)
 
 
 def publish(
@@ -120,15 +120,18 @@ def publish(
         kept = encoded.codes >= 0
         value_index = slots.codes_of(encoded.labels)[encoded.codes[kept]]
         group, local = draw_record_subtables(value_index, slots, accountant, plan.mechanisms[0])
-        out = with_missing_label(df.loc[kept, columns])
+        rows = df.loc[kept, columns].reset_index(drop=True)
         assignment = np.full(len(df), -1, dtype=np.int64)
         assignment[kept] = group
     else:
         group, local = slot_rows(slots)
-        out = pd.DataFrame(index=range(group.size))
+        rows = None
         assignment = None
-    out[sa] = perturb(accountant, plan.mechanisms, slots, group, local)
-    out[SUBTABLE_COLUMN] = group + 1
+    perturbed = perturb(accountant, plan.mechanisms, slots, group, local)
+    out = pd.DataFrame(
+        {c.name: _cells(c, rows, perturbed, group) for c in column_spec(sa, columns, False)},
+        index=pd.RangeIndex(group.size),
+    )
     noise = accountant.noise
     out = out.iloc[noise.permutation(len(out))].reset_index(drop=True)
     metadata = publication_metadata(
@@ -226,7 +229,7 @@ def publication_metadata(
         "software": f"dp-explorer {__version__}",
         "sa_column": sa,
         "subtable_column": SUBTABLE_COLUMN,
-        "published_columns": [*columns, SUBTABLE_COLUMN],
+        "published_columns": header(column_spec(sa, columns, False), files=False),
         "rows": rows_from,
         "privacy": {
             "rho1": frac(settings.rho1),

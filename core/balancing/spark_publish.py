@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from core.balancing.assign import Slots
-from core.balancing.names import SEEDED_MARKER, SEEDED_VALUE, SUBTABLE_COLUMN
+from core.balancing.colspec import Kind, OutColumn, column_spec
+from core.balancing.names import SEEDED_VALUE
 from core.balancing.publish import ROWS_FROM_RECORDS, ROWS_FROM_SLOTS, publication_metadata
 from core.balancing.records import MISSING_LABEL
 from core.balancing.release import ReleasePlan, ReleaseSettings, release_plan
@@ -103,15 +104,19 @@ def publish_spark(
         data = runs.withColumn("_i", fn.explode(fn.sequence(fn.col("_lo"), fn.col("_hi") - 1)))
         data = data.withColumn("_rid", fn.col("_i").cast("string"))
     data = _perturbed(data, plan, slots, key, spark)
-    published = [
-        fn.col("_y").alias(sa)
-        if c == sa
-        else fn.coalesce(fn.col(f"`{c}`").cast("string"), fn.lit(MISSING_LABEL)).alias(c)
-        for c in columns
-    ]
-    leading = [] if accountant.noise.is_secure else [fn.lit(SEEDED_VALUE).alias(SEEDED_MARKER)]
+    def cell(column: OutColumn):  # core.balancing.colspec: the same columns as the others
+        if column.kind is Kind.MARKER:
+            return fn.lit(SEEDED_VALUE).alias(column.name)
+        if column.kind is Kind.SA:
+            return fn.col("_y").alias(column.name)
+        if column.kind is Kind.SUBTABLE:
+            return (fn.col("_g") + 1).alias(column.name)
+        value = fn.col(f"`{column.name}`").cast("string")  # a boolean: true/false
+        return fn.coalesce(value, fn.lit(MISSING_LABEL)).alias(column.name)
+
+    spec = column_spec(sa, columns, not accountant.noise.is_secure)
     table = data.orderBy(draw(key, "shuffle", fn.col("_rid"), 2**62), "_rid").select(
-        *leading, *published, (fn.col("_g") + 1).alias(SUBTABLE_COLUMN)
+        *[cell(c) for c in spec]
     )
     _write_one_csv(table, out)
     metadata = publication_metadata(

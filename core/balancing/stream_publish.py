@@ -48,8 +48,9 @@ from pathlib import Path
 import numpy as np
 
 from core.balancing.assign import Slots, draw_record_subtables
+from core.balancing.colspec import Kind, column_spec
 from core.balancing.file_scan import RECORDS, FileCounts, FileRecords, open_records, value_counts
-from core.balancing.names import SEEDED_MARKER, SEEDED_VALUE, SUBTABLE_COLUMN
+from core.balancing.names import SEEDED_VALUE
 from core.balancing.publish import ROWS_FROM_RECORDS, ROWS_FROM_SLOTS, publication_metadata
 from core.balancing.records import MISSING_LABEL
 from core.balancing.release import ReleasePlan, ReleaseSettings, release_plan
@@ -229,16 +230,20 @@ class _Stage:
             raise InputError("there are no records to publish. Provide data rows.")
         sa = self.records.sa
         others = iter(range(len(columns)))
-        select = [f"{literal(SEEDED_VALUE)} AS {identifier(SEEDED_MARKER)}"] if seeded else []
-        for name in columns:
-            if name == sa:
-                select.append(f"sa AS {identifier(sa)}")
-                continue
-            ref = f"c{next(others)}"
-            if missing_cells.get(name):  # missing cells spelled as in every publication
-                ref = f"coalesce(CAST({ref} AS VARCHAR), {literal(MISSING_LABEL)})"
-            select.append(f"{ref} AS {identifier(name)}")
-        select.append(f"sub AS {identifier(SUBTABLE_COLUMN)}")
+        select = []
+        for column in column_spec(sa, columns, seeded):  # core.balancing.colspec
+            name = identifier(column.name)
+            if column.kind is Kind.MARKER:
+                select.append(f"{literal(SEEDED_VALUE)} AS {name}")
+            elif column.kind is Kind.SA:
+                select.append(f"sa AS {name}")
+            elif column.kind is Kind.SUBTABLE:
+                select.append(f"sub AS {name}")
+            else:  # declared: unchanged (DuckDB spells booleans true/false), missing labelled
+                ref = f"c{next(others)}"
+                if missing_cells.get(column.name):
+                    ref = f"coalesce(CAST({ref} AS VARCHAR), {literal(MISSING_LABEL)})"
+                select.append(f"{ref} AS {name}")
         query = f"SELECT {', '.join(select)} FROM {STAGE} ORDER BY key"
         self.con.execute(
             f"COPY ({query}) TO {literal(str(out))} (HEADER, DELIMITER ',', USE_TMP_FILE false)"

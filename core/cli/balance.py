@@ -6,7 +6,10 @@ dpx balance (INPUT --sa COL | --freqs "x1=12,x2=8,...") --rho1 R --rho2 R
 
 Without --perturb the command prints the EXACT plan (thesis Phase 1 on the exact counts): the
 owner's teaching and evaluation view, not a release (refused in analyst mode). With --perturb
-it publishes a PP release through the governed flow (`core.governance.govern`): the plan's ε
+it publishes a PP release through the governed flow: argv becomes a typed `PPParams` once
+(`pp_params`), `core.balancing.service.prepare` makes every check that needs no private data,
+`core.governance.pp.pp_request` builds the request (the page builds the same one), and
+`core.governance.govern` charges it: the plan's ε
 (--plan-epsilon) is charged before the table is read, the plan is made from DP-noised counts
 (`core.balancing.release`), only the SA plus the published columns leave — on a registered
 dataset, only columns its owner declared (`dpx dataset policy NAME --pp-columns ...`) — and
@@ -16,21 +19,24 @@ the registry records the mechanisms that drew and the publication's typed record
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from core import cliargs
-from core.balancing.columns import check_requested, parse_columns, published_columns
-from core.balancing.names import published_name
+from core.balancing.columns import parse_columns
 from core.balancing.params import parse_freqs, parse_rho
-from core.balancing.persons import unit_words
 from core.balancing.plan import plan_partition
-from core.balancing.precharge import count_missing_in_file, missing_policy
-from core.balancing.publish import publish
 from core.balancing.record import pp_artefact
 from core.balancing.records import encode_sa
-from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
+from core.balancing.release import DEFAULT_PLAN_EPSILON
 from core.balancing.report import MERGE_LABEL, plan_json, plan_text
+from core.balancing.service import (
+    CategoriesFrom,
+    PPParams,
+    PPPrepared,
+    PPSource,
+    run_to_file,
+    spark_counts,
+)
 from core.cli.common import (
     add_dataset_argument,
     params_of,
@@ -42,13 +48,14 @@ from core.cli.common import (
     view_text,
 )
 from core.data.loading import load_table
-from core.data.schema import columns_of, require_columns
+from core.data.schema import require_columns
 from core.data.validation import require_column
 from core.errors import InputError
-from core.files import atomic_outputs, work_directory
-from core.governance import Request, Role, current_role, govern, require_owner
+from core.files import work_directory
+from core.governance import Role, current_role, govern, require_owner
+from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
-from core.registry import Claim, Tool
+from core.registry import Tool
 
 
 def register(sub, common) -> None:
@@ -123,7 +130,9 @@ def register(sub, common) -> None:
         "--categories",
         type=cliargs.CATEGORIES,
         help="comma-separated list of the SA's possible values, declared public (delta 0); "
-        "default: read from the data and listed only above a noisy threshold (delta <= 1e-6)",
+        "default: the categories the dataset's schema declares for the SA (said in the "
+        "output), else read from the data and listed only above a noisy threshold "
+        "(delta <= 1e-6)",
     )
     p.add_argument(  # replaced by --columns: refused with a pointer
         "--drop-columns", type=cliargs.TEXT, help=argparse.SUPPRESS
@@ -144,201 +153,89 @@ def register(sub, common) -> None:
     p.set_defaults(handler=run)
 
 
-def metadata_path(out: Path) -> Path:
-    return out.with_name(out.stem + ".metadata.json")
-
-
-def _spark_counts(args):
-    """The SA value counts from a Spark pass (issue 11), and the Spark table they came from;
-    only counts reach the driver."""
-    if args.perturb and not args.out:
-        raise InputError("--perturb needs --out FILE for the published CSV.")
-    from core.balancing.spark_pass import count_values, read_table
-    from core.sparkutil import spark_failure, spark_session
-
-    session = spark_session(args.spark_master)
-    try:
-        frame = read_table(session, args.input)
-        return count_values(frame, args.sa, missing=args.missing), frame
-    except InputError:
-        raise
-    except Exception as err:  # noqa: BLE001 - a Spark read/analysis failure: one line
-        raise spark_failure(f"count the values of {args.input}", err) from None
-
-
-def _spark_publish(args, frame, counts, columns, settings, accountant, out: Path):
-    """--perturb on Spark: records assigned and perturbed on the executors with draws derived
-    from a secret key drawn here under the release's mechanisms (core.balancing.spark_publish)."""
-    from core.balancing.spark_publish import publish_spark
-    from core.sparkutil import spark_failure
-
-    try:
-        return publish_spark(
-            frame.sparkSession, frame, args.sa, counts, columns, settings, accountant, out
-        )
-    except InputError:
-        raise
-    except Exception as err:  # noqa: BLE001 - a Spark failure: one line, no partial file
-        out.unlink(missing_ok=True)
-        raise spark_failure(f"publish the perturbed table to {out}", err) from None
-
-
-def release_settings(args, rho1, rho2) -> ReleaseSettings:
-    """The public parameters of `dpx balance --perturb` (what the registry charges: `.cost`)."""
+def pp_params(args) -> PPParams:
+    """The typed parameters of `dpx balance --perturb`, built once from argv (the argparse
+    namespace never leaves core/cli/)."""
     categories = parse_columns(getattr(args, "categories", None)) or None
-    return ReleaseSettings(
-        rho1,
-        rho2,
+    return PPParams(
+        sa=args.sa,
+        rho1=parse_rho(args.rho1, "rho1"),
+        rho2=parse_rho(args.rho2, "rho2"),
+        categories=None if categories is None else tuple(categories),
+        missing=args.missing,
+        columns=tuple(parse_columns(args.columns)),
         plan_epsilon=args.plan_epsilon,
         tie_policy=args.tie_policy,
         merge_policy=args.merge,
-        missing=args.missing,
         accept_fallback=args.accept_fallback,
-        categories=None if categories is None else tuple(categories),
+        perturb=True,
+        engine=getattr(args, "engine", "pandas"),
     )
 
 
-def _columns(args, table_columns) -> list[str]:
-    """The published columns: the SA plus --columns. For a registered dataset --columns must be
-    among the columns its owner declared publishable (`Dataset.publishable`, set on `args` by
-    the governance); the unit column never."""
-    asked = parse_columns(args.columns)
-    unit = getattr(args, "unit_column", None)
-    publishable = getattr(args, "publishable", None)
-    if publishable is None:  # files given directly: the owner declares with --columns
-        return published_columns(table_columns, args.sa, unit, asked)
-    return published_columns(table_columns, args.sa, unit, publishable, [args.sa, *asked])
-
-
-def _publish(args, settings: ReleaseSettings, accountant) -> tuple[dict, int]:
-    """The publication itself (after the charge): the noisy plan, the published rows, the CSV
-    and its metadata written together. Returns (the command's JSON, rows published)."""
-    noise = accountant.noise
-    out = published_name(args.out, noise)  # a seeded publication says so in its name
-    meta_path = metadata_path(out)
-    pub = frame = None
-    if getattr(args, "engine", "pandas") == "spark":
-        counts, frame = _spark_counts(args)
-        columns = _columns(args, frame.columns)
-    elif getattr(args, "unit_column", None) is None:
-        streamed = _publish_streamed(args, settings, accountant, out, meta_path)
-        if streamed is not None:
-            return _publication_result(args, noise, out, meta_path, *streamed)
-    if frame is None:
-        df = load_table(args.input)
-        require_column(df, args.sa, "sensitive attribute column")
-        cliargs.refuse_nested_columns(df, [args.sa])
-        columns = _columns(args, df.columns)
-        unit = getattr(args, "unit_column", None)
-        pub = publish(df, args.sa, columns, settings, accountant, unit=unit)
-    # the CSV and its metadata appear together or not at all (core.files)
-    with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
-        if pub is None:
-            metadata, release_plan = _spark_publish(
-                args, frame, counts, columns, settings, accountant, table_file.temp
-            )
-            rows = int(metadata.get("rows_published", 0))
-        else:
-            pub.write_csv(table_file.temp)  # in bulk: the bytes pub.csv() holds
-            metadata, release_plan = pub.metadata, pub.release
-            rows = len(pub.table)
-        meta_file.write_text(json.dumps(metadata, indent=2))
-    return _publication_result(args, noise, out, meta_path, metadata, release_plan, rows)
-
-
-def _publish_streamed(args, settings, accountant, out: Path, meta_path: Path):
-    """The publication of a Parquet/CSV file read where it lies (`publish_file`: value counts
-    in DuckDB, rows randomized in chunks, shuffled and written by DuckDB): (metadata, plan,
-    rows), or None when DuckDB cannot read the file (nothing drawn yet: the caller loads it).
-
-    Datasets with a person column never come here: one record per person needs each person's
-    records together (`core.balancing.persons`), which the in-memory path does."""
-    from core.balancing.stream_publish import publish_file
-    from core.spatial.scan import ScanUnavailable
-
-    columns = _columns(args, columns_of(args.input))  # the header/footer: public
-    try:
-        with atomic_outputs(out, meta_path, make_parents=True) as (table_file, meta_file):
-            filed = publish_file(
-                args.input, args.sa, columns, settings, accountant, table_file.temp
-            )
-            meta_file.write_text(json.dumps(filed.metadata, indent=2))
-    except ScanUnavailable:
-        return None
-    return filed.metadata, filed.release, filed.rows
-
-
-def _publication_result(args, noise, out, meta_path, metadata, release_plan, rows):
-    """The command's JSON for a written publication, and its rows."""
-    result = plan_json(release_plan.plan)
+def _publish(prepared: PPPrepared, out: Path, spark_master, accountant) -> tuple[dict, int]:
+    """The publication itself (after the charge): `core.balancing.service.run_to_file`.
+    Returns (the command's JSON, rows published)."""
+    filed = run_to_file(prepared, accountant, out, spark_master)
+    result = plan_json(filed.release.plan)
     result["plan"] = RELEASE_PLAN_LABEL
-    result["privacy"] = metadata["privacy"]
-    result["metadata_object"] = metadata
+    result["privacy"] = filed.metadata["privacy"]
+    result["metadata_object"] = filed.metadata
     result["published"] = {
-        "out": str(out),
-        "metadata": str(meta_path),
-        "columns": metadata["published_columns"],
-        "single_table_fallback": metadata["single_table_fallback"],
-        "noise": noise.describe(),
+        "out": str(filed.out),
+        "metadata": str(filed.metadata_path),
+        "columns": filed.metadata["published_columns"],
+        "single_table_fallback": filed.metadata["single_table_fallback"],
+        "categories_from": prepared.categories_from,
+        "noise": accountant.noise.describe(),
     }
-    return result, rows
+    return result, filed.rows
 
 
 def run_publication(args) -> dict | str:
-    """`dpx balance --perturb`: one governed PP release.
+    """`dpx balance --perturb`: one governed PP release (`core.governance.pp.pp_request`).
 
     Privacy claim: (ρ1, ρ2)-privacy per record (one `PPRandomization` per sub-table) and
-    (ε, δ) = the plan's cost for the partition (discrete Laplace on the value counts, unit: one
-    record's SA value), charged to the dataset before the table is read (the data owner's
-    missing-value check counts the SA's missing values first; an analyst's reads nothing)."""
+    (ε, δ) = `prepared.cost` for the partition plan (discrete Laplace on the value counts,
+    unit: one record's SA value; δ = 0 with declared categories), charged to the dataset
+    before the table is read. Every check that needs no private data comes first (`prepare`;
+    the missing-value rule in the governed flow, before the charge)."""
     if args.freqs is not None:
         raise InputError("--perturb needs a table of records: give INPUT --sa COL, not --freqs.")
     target = resolve(args, Tool.PP.value, files=("input",))
-    if target.dataset is not None:
-        args.input = single_table(target.dataset, "balance")
-        args.unit_column = target.dataset.uid  # never published (core.balancing.columns)
-        args.publishable = target.dataset.publishable  # the owner's declared columns
-        check_requested(args.sa, args.publishable, parse_columns(args.columns))
-    elif not args.input:
+    path = single_table(target.dataset, "balance") if target.dataset is not None else args.input
+    if not path:
         raise InputError("dpx balance needs INPUT (a CSV/Parquet file) or --dataset NAME.")
     if not args.sa:
         raise InputError("name the sensitive attribute column with --sa COL.")
     if not args.out:
         raise InputError("--perturb needs --out FILE for the published CSV.")
-    settings = release_settings(args, parse_rho(args.rho1, "rho1"), parse_rho(args.rho2, "rho2"))
-    unit = getattr(args, "unit_column", None)
-    if unit is not None and getattr(args, "engine", "pandas") == "spark":
-        raise InputError(
-            f"dataset '{args.dataset}' has a person column ({unit}): PP keeps one record per "
-            "person, which the Spark engine does not do yet. Fix: drop --engine spark."
-        )
-    request = Request(
-        tool=Tool.PP.value,
-        role=target.role,
-        dataset=target.dataset,
+    params = pp_params(args)
+    source = PPSource.of_file(path, target.dataset)
+    prepared = prepared_or_refused(target.registry, params, source, params_of(args))
+    request = pp_request(
+        prepared, role=target.role, dataset=target.dataset, noise=target.noise,
         params=params_of(args),
-        cost=settings.cost,
-        claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
-        noise=target.noise,
-        rho=settings.claim,
-        extra_checks=_checks_before_the_charge(args, target.role),
-    )
+    )  # fmt: skip
+    out, master = Path(args.out), getattr(args, "spark_master", None)
     governed = govern(
         target.registry,
         request,
-        lambda accountant: _publish(args, settings, accountant),
+        lambda accountant: _publish(prepared, out, master, accountant),
         lambda r: pp_artefact(r[0]["metadata_object"], r[1]).to_json(),
     )
     result, _ = governed.result
     result.pop("metadata_object")
+    categories_line = _categories_line(prepared)
     if target.role is Role.ANALYST:
         view = release_view(target.registry, governed.record)
         view["out"] = result["published"]["out"]
         view["metadata"] = result["published"]["metadata"]
+        view["categories_from"] = prepared.categories_from
         if args.json:
             return view
         headline = f"PP publication written to {view['out']} (metadata {view['metadata']})"
-        return view_text(view, headline)
+        return view_text(view, headline) + "\n" + categories_line
     if governed.record is not None:
         result["registry"] = registry_info(target.registry, governed.record)
     if args.json:
@@ -347,6 +244,7 @@ def run_publication(args) -> dict | str:
     lines = [
         f"published {pubd['out']} (metadata {pubd['metadata']}); columns "
         f"{', '.join(pubd['columns'])}",
+        categories_line,
         *result["privacy"]["statement"],
     ]
     if args.seed is not None:
@@ -356,29 +254,12 @@ def run_publication(args) -> dict | str:
     return "\n".join(lines)
 
 
-def _checks_before_the_charge(args, role: Role) -> tuple:
-    """Every check of `dpx balance --perturb` that needs no private data, run by the governed
-    flow before the charge (issue 28): the SA (and a dataset's person column) are columns of
-    the file, the published columns are columns the owner may publish (the header and the
-    dataset's declaration are public), and the missing-value policy is declared
-    (`core.balancing.precharge`, the page's rule too: an analyst always declares it; the
-    owner, when the SA has missing values). A refusal here is recorded and charges nothing."""
-    analyst = role is Role.ANALYST
-
-    def missing() -> None:
-        missing_policy(
-            args.missing,
-            analyst=analyst,
-            sa=args.sa,
-            count_missing=lambda: count_missing_in_file(args.input, args.sa),
-        )
-
-    named = {"sensitive attribute": args.sa, "person": getattr(args, "unit_column", None)}
-    return (
-        lambda: require_columns(args.input, named),
-        lambda: _columns(args, columns_of(args.input)),
-        missing,
-    )
+def _categories_line(prepared: PPPrepared) -> str:
+    """Where the SA's categories came from, in one line (a schema default is said so)."""
+    cats = prepared.settings.categories
+    if cats is None:
+        return f"SA categories: {CategoriesFrom.DATA} (delta {prepared.cost.delta:.2g})."
+    return f"SA categories: {', '.join(cats)} ({prepared.categories_from}; delta 0)."
 
 
 def _exact_counts(args) -> dict[str, int]:
@@ -434,7 +315,7 @@ def run(args) -> dict | str:
             raise InputError("name the sensitive attribute column with --sa COL.")
         given_order = None
         if getattr(args, "engine", "pandas") == "spark":
-            counts, _ = _spark_counts(args)
+            counts, _ = spark_counts(args.input, args.sa, args.missing, args.spark_master)
         else:
             counts = _exact_counts(args)
     plan = plan_partition(

@@ -20,7 +20,7 @@ from ui.data import DataChoice
 from ui.outcomes import ChargePlan, release_button, show_kept_outcome, user_errors
 from ui.pp.inputs import PPSettings
 from ui.pp.publication import analyst_publication, downloads, show_kept
-from ui.pp.publish import kept_publication, publish_step, release_options
+from ui.pp.publish import kept_publication, prepared_of, publish_step, release_options
 
 
 def analyst_view(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
@@ -39,7 +39,7 @@ def analyst_view(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
     noise = Noise.secure()
     with user_errors():
         options = release_options(choice, df, s, None)
-        cost = options.release_settings(s).cost
+        cost = prepared_of(choice, df, s, options).cost
     plan = ChargePlan.of(choice.registry, choice.dataset, cost.epsilon, cost.delta)
     if release_button("Publish (perturb)", plan, key="pp_publish"):
         publish_step(choice, df, s, options, noise)

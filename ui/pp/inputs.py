@@ -1,10 +1,7 @@
 """The PP page's inputs: the sensitive attribute, (ρ1, ρ2), missing values and the options —
-one typed `PPSettings` — and the partition plan they give (pure, cached)."""
+one typed `PPSettings` (`ui.pp.params`) — and the partition plan they give (pure, cached)."""
 
 from __future__ import annotations
-
-from dataclasses import asdict, dataclass
-from fractions import Fraction
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +13,7 @@ from core.balancing.precharge import must_declare_missing
 from core.balancing.records import MISSING_LABEL, check_categorical, encode_sa
 from core.balancing.report import MERGE_LABEL
 from ui.data import DataChoice, Source
+from ui.pp.params import PPSettings
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
@@ -24,30 +22,6 @@ RHO_HELP = (
     "Type a decimal (0.3) or a fraction (1/3); values are used exactly."
 )
 MISSING_CHOICES = ["drop those records", f"count them as the category {MISSING_LABEL}"]
-
-
-@dataclass(frozen=True)
-class PPSettings:
-    """Everything the plan and the publication are made from (public parameters)."""
-
-    data: str  # the DataChoice key
-    sa: str
-    rho1: str
-    rho2: str
-    missing: str  # "error" (none missing) | "drop" | "category"
-    tie: str
-    merge: str
-
-    def params(self) -> dict:
-        return asdict(self)
-
-    def plan_inputs(self) -> tuple:
-        """What the exact (teaching) plan depends on."""
-        return (self.data, self.sa, self.missing, self.rho1, self.rho2, self.tie, self.merge)
-
-    @property
-    def rho_values(self) -> tuple[Fraction, Fraction]:
-        return parse_rho(self.rho1, "ρ1"), parse_rho(self.rho2, "ρ2")
 
 
 def choose_settings(choice: DataChoice, df: pd.DataFrame) -> PPSettings:

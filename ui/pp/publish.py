@@ -1,7 +1,9 @@
 """The PP page's release step, shared by the owner and analyst views.
 
-`publish_step` is the ONE place this page makes a release (the lead rewires it to
-`core.governance.govern`). A PP release (`core.balancing.publish`) plans its sub-tables from
+`publish_step` is the ONE place this page makes a release: the widgets become a `PPParams`
+once (`ui.pp.params.page_params`), `core.balancing.service.prepare` checks them and states the
+cost, and `core.governance.pp.pp_request` builds the request, exactly as `dpx balance --perturb`
+does. A PP release (`core.balancing.publish`) plans its sub-tables from
 DP-noised value counts — the plan's ε (and, without declared categories, the δ of listing only
 values above a noisy threshold) is charged to a registered dataset before the table is read — and
 claims (ρ1, ρ2) per record for the randomized SA; a demo table or an upload is recorded as an
@@ -22,41 +24,30 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from core.balancing.columns import parse_columns, published_columns
-from core.balancing.persons import unit_words
+from core.balancing.columns import published_columns
 from core.balancing.plan import PartitionPlan
-from core.balancing.publish import Publication, publish
+from core.balancing.publish import Publication
 from core.balancing.record import pp_artefact
-from core.balancing.release import DEFAULT_PLAN_EPSILON, ReleaseSettings
-from core.governance import Request, govern
+from core.balancing.release import DEFAULT_PLAN_EPSILON
+from core.balancing.service import PPPrepared, PPSource, prepare, run
+from core.governance import govern
+from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
-from core.registry import Claim
 from ui import state
 from ui.data import DataChoice, Source
 from ui.outcomes import charged, governed, open_registry, recorded_text
-from ui.pp.inputs import PPSettings
+from ui.pp.params import (
+    PPSettings,
+    ReleaseOptions,
+    categories_of,
+    default_categories,
+    page_params,
+)
 from ui.shell import is_analyst, role
 from ui.state import kept, persist
 
 PP_TOOL = "pp"
 PUBLICATION = "pp_publication"
-
-
-@dataclass(frozen=True)
-class ReleaseOptions:
-    """What the person chose for the release (beside the plan's settings)."""
-
-    columns: tuple[str, ...]  # published: the SA and the declared/chosen columns, table order
-    plan_epsilon: float
-    categories: tuple[str, ...] | None  # declared public; None: read above a noisy threshold
-    accept_fallback: bool
-
-    def release_settings(self, s: PPSettings) -> ReleaseSettings:
-        rho1, rho2 = s.rho_values
-        return ReleaseSettings(
-            rho1, rho2, plan_epsilon=self.plan_epsilon, tie_policy=s.tie, merge_policy=s.merge,
-            missing=s.missing, accept_fallback=self.accept_fallback, categories=self.categories,
-        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,21 +79,7 @@ def release_options(
         help="The published sub-tables are planned from value counts with discrete Laplace noise "
         "of scale 2/ε (sensitivity 2: one record's value changes two counts by one).",
     )  # fmt: skip
-    categories = None
-    if not is_analyst():
-        demo = choice.source is Source.DEMO
-        text = st.text_input(
-            "Categories of the SA, declared public (comma-separated; empty: read from the data, "
-            "each listed only above a noisy threshold)", persist_state="session",
-            key=persist(f"pp_categories_{choice.key}_{s.sa}",
-                        ", ".join(exact.canonical) if demo and exact is not None else ""),
-            help="Declared categories are public, so listing them costs nothing (δ = 0). Read "
-            "from the data, a value is listed only when its noisy count reaches a threshold, so "
-            "a value held by a few records is not revealed (δ ≤ 1e-6).",
-        )  # fmt: skip
-        if demo:
-            st.caption("Demo table: its categories are public and prefilled from the table.")
-        categories = tuple(parse_columns(text)) or None
+    categories = _categories(choice, s.sa, exact)
     fallback = False
     if exact is None or not exact.refused:
         fallback = st.checkbox(
@@ -112,6 +89,41 @@ def release_options(
     else:
         fallback = True  # accepted above, for the exact plan's refusal
     return ReleaseOptions(columns, float(epsilon), categories, fallback)
+
+
+def _categories(
+    choice: DataChoice, sa: str, exact: PartitionPlan | None
+) -> tuple[str, ...] | None:
+    """The SA's categories declared public, typed by the person (owner and analyst alike: a
+    publication with them costs δ = 0, as `dpx balance --categories`). The default: a demo
+    table's (owner only: read from the public demo table), a registered dataset's schema's
+    for the SA; never read from a registered table's data."""
+    demo = choice.source is Source.DEMO
+    default = default_categories(choice.dataset, sa)
+    if not default and demo and exact is not None and not is_analyst():
+        default = ", ".join(exact.canonical)
+    text = st.text_input(
+        "Categories of the SA, declared public (comma-separated; empty: read from the data, "
+        "each listed only above a noisy threshold)", persist_state="session",
+        key=persist(f"pp_categories_{choice.key}_{sa}", default),
+        help="Declared categories are public, so listing them costs nothing (δ = 0). Read "
+        "from the data, a value is listed only when its noisy count reaches a threshold, so "
+        "a value held by a few records is not revealed (δ ≤ 1e-6). A value outside the "
+        "declared list gets no slot in the plan.",
+    )  # fmt: skip
+    if default and default == text and not demo:
+        st.caption("Prefilled with the categories the data owner declared in the schema.")
+    elif demo and not is_analyst():
+        st.caption("Demo table: its categories are public and prefilled from the table.")
+    return categories_of(text)
+
+
+def prepared_of(
+    choice: DataChoice, df: pd.DataFrame, s: PPSettings, options: ReleaseOptions
+) -> PPPrepared:
+    """The page's publication, prepared (`core.balancing.service.prepare`: no data read) —
+    the same object `dpx balance --perturb` prepares from the same choices."""
+    return prepare(page_params(s, options), PPSource.of_frame(df, choice.dataset))
 
 
 def _columns(choice: DataChoice, df: pd.DataFrame, sa: str) -> tuple[str, ...]:
@@ -151,35 +163,26 @@ def publish_step(
 ) -> Published | None:
     """Charge, publish (recorded in the registry) and keep the publication for the session.
 
-    Privacy claim: ((ρ1, ρ2) per record for the SA) + (ε for the partition plan, unit: one
-    record's SA value), ε charged before the table is read; the columns in `options.columns`
+    Privacy claim: ((ρ1, ρ2) per record for the SA) + ((ε, δ) = `prepared.cost` for the
+    partition plan, unit: `prepared.unit`; δ = 0 with declared categories), charged before the
+    table is read; the columns in `options.columns`
     other than the SA are published unchanged and are not protected."""
     state.drop(PUBLICATION)  # a refused publish leaves no earlier table on screen
     registry = choice.registry if choice.dataset is not None else open_registry()
-    params = {
-        **s.params(), "columns": list(options.columns), "plan_epsilon": options.plan_epsilon,
-        "categories": list(options.categories or []), "accept_fallback": options.accept_fallback,
-        "noise": noise.mode, "via": "app", "session": state.session_id(), "role": role().value,
+    context = {
+        "data": s.data, "noise": noise.mode, "via": "app", "session": state.session_id(),
+        "role": role().value,
     }  # fmt: skip
-    unit = choice.dataset.uid if choice.dataset is not None else None
     with governed("Publish", key="pp"):
-        settings = options.release_settings(s)
-        request = Request(
-            tool=PP_TOOL,
-            role=role(),
-            dataset=choice.dataset,
-            params=params,
-            cost=settings.cost,
-            claim=Claim(unit_words(unit), unit, str(settings.rho1), str(settings.rho2)),
-            noise=noise,
-            rho=settings.claim,
+        source = PPSource.of_frame(df, choice.dataset)
+        prepared = prepared_or_refused(registry, page_params(s, options), source, context)
+        request = pp_request(
+            prepared, role=role(), dataset=choice.dataset, noise=noise, params=context
         )
         done = govern(
             registry,
             request,
-            lambda accountant: publish(
-                df, s.sa, list(options.columns), settings, accountant, unit=unit
-            ),
+            lambda accountant: run(prepared, accountant),
             lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
         )
         release, pub = done.record, done.result
