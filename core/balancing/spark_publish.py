@@ -69,6 +69,24 @@ def _key_under_mechanisms(plan: ReleasePlan, accountant: Accountant) -> str:
     return key
 
 
+def _boolean_columns(frame, names: Sequence[str]) -> set[str]:
+    """The declared columns whose every present value is a boolean spelling (true/false in any
+    case): the columns pandas and DuckDB read as booleans, which Spark reads as text. Owner-side
+    formatting of columns that are published unchanged anyway."""
+    from pyspark.sql import functions as fn
+
+    if not names:
+        return set()
+
+    def is_boolean(name: str):
+        col = fn.col(f"`{name}`")
+        ok = col.isNull() | fn.lower(fn.trim(col)).isin("true", "false")
+        return fn.min(fn.when(ok, 1).otherwise(0)).alias(name)
+
+    row = frame.select(*[is_boolean(n) for n in names]).collect()[0]
+    return {n for n in names if row[n] == 1}
+
+
 def publish_spark(
     spark,
     frame,
@@ -111,10 +129,13 @@ def publish_spark(
             return fn.col("_y").alias(column.name)
         if column.kind is Kind.SUBTABLE:
             return (fn.col("_g") + 1).alias(column.name)
-        value = fn.col(f"`{column.name}`").cast("string")  # a boolean: true/false
+        value = fn.col(f"`{column.name}`").cast("string")
+        if column.name in boolean:  # read as text ('True'): one spelling, as pandas and DuckDB
+            value = fn.lower(value)
         return fn.coalesce(value, fn.lit(MISSING_LABEL)).alias(column.name)
 
     spec = column_spec(sa, columns, not accountant.noise.is_secure)
+    boolean = _boolean_columns(frame, [c.name for c in spec if c.kind is Kind.DECLARED])
     table = data.orderBy(draw(key, "shuffle", fn.col("_rid"), 2**62), "_rid").select(
         *[cell(c) for c in spec]
     )
