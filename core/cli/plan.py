@@ -36,10 +36,10 @@ from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
 from core.governance import Role
+from core.governance.planning import governed_pilot, recorded_pilot
 from core.planning.location import plan_location, recommended_methods
 from core.planning.pilot import DEFAULT_PILOT_EPSILON
 from core.planning.pp import PPShape, plan_pp, rho_frontier, strictest_rho2
-from core.planning.releases import governed_pilot, recorded_pilot
 from core.planning.shape import DeclaredShape, PilotShape, ShapeKind
 from core.planning.sql import plan_sql
 from core.planning.sql_targets import parse_target

@@ -16,9 +16,9 @@ from core.cli.common import (
 from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
+from core.governance.planning import governed_bounds
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
 from core.planning.budget import parse_item, plan_status, plan_vs_spend, save_split, split_budget
-from core.planning.releases import governed_bounds
 from core.privacy import Cost, PrivacyUnit
 from core.registry import Claim
 

@@ -37,32 +37,24 @@ class BudgetHistory:
                     f"dataset '{name}' has already spent epsilon {eps_spent:g}, delta "
                     f"{delta_spent:g}; a total below that is refused (there is no reset)."
                 )
-            time = now()
+            change = (
+                now(),
+                name,
+                d.policy.epsilon_total,
+                new.epsilon_total,
+                d.policy.delta_total,
+                new.delta_total,
+            )  # the row stored and the BudgetChange returned, field for field
             cur = con.execute(
                 "INSERT INTO budget_changes(time, dataset, epsilon_before, epsilon_after, "
                 "delta_before, delta_after) VALUES (?,?,?,?,?,?)",
-                (
-                    time,
-                    name,
-                    d.policy.epsilon_total,
-                    new.epsilon_total,
-                    d.policy.delta_total,
-                    new.delta_total,
-                ),
+                change,
             )
             con.execute(
                 "UPDATE datasets SET epsilon_total=?, delta_total=? WHERE name=?",
                 (new.epsilon_total, new.delta_total, name),
             )
-        return BudgetChange(
-            cur.lastrowid,
-            time,
-            name,
-            d.policy.epsilon_total,
-            new.epsilon_total,
-            d.policy.delta_total,
-            new.delta_total,
-        )
+        return BudgetChange(cur.lastrowid, *change)
 
     def budget_history(self, name: str) -> list[BudgetChange]:
         """Every change of `name`'s budget account, oldest first: `dpx dataset budget`

@@ -106,7 +106,7 @@ def test_analyst_confirms_the_pilot_then_a_recorded_pilot_charges_nothing(
     basis.set_value(basis.options[1]).run()
     at.button(key="lh_plan_run").click().run()
     assert not at.exception, at.exception
-    from core.planning.releases import recorded_pilot
+    from core.governance.planning import recorded_pilot
 
     recorded = recorded_pilot(reg, pilot.id, "visits")
     expected = plan_location(PilotShape(recorded), ["auto"], 0.1, unit=recorded.unit)

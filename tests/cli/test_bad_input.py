@@ -13,14 +13,6 @@ TABLE = "SA,x,y\n" + "".join(f"{'abc'[i % 3]},{i},{i % 2}\n" for i in range(60))
 PP = ["--sa", "SA", "--rho1", "1/3", "--rho2", "2/3", "--perturb"]
 
 
-@pytest.fixture
-def reg(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPX_MODE", "owner")
-    where = tmp_path / "reg"
-    monkeypatch.setenv("DPX_REGISTRY", str(where))
-    return where
-
-
 def refused(capsys, argv) -> str:
     code = main(argv)
     err = capsys.readouterr().err

@@ -19,14 +19,6 @@ BBOX = "--bbox=-118.6,33.7,-117.2,34.6"
 PP = ["--sa", "SA", "--rho1", "1/3", "--rho2", "2/3", "--perturb"]
 
 
-@pytest.fixture
-def reg(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPX_MODE", "owner")
-    where = tmp_path / "reg"
-    monkeypatch.setenv("DPX_REGISTRY", str(where))
-    return where
-
-
 def refused(capsys, argv) -> str:
     code = main(argv)
     err = capsys.readouterr().err

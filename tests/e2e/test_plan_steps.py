@@ -104,7 +104,7 @@ def _location_plan(page, target: str = "0.2") -> None:
 
 
 def _expected_location(registry: Registry, pilot_id: int, target: float):
-    from core.planning.releases import recorded_pilot
+    from core.governance.planning import recorded_pilot
 
     pilot = recorded_pilot(registry, pilot_id, None)
     return plan_location(PilotShape(pilot), ["auto"], target, unit=pilot.unit)

@@ -388,7 +388,7 @@ def test_releases_built_together_evaluate_together(registry):
 
 
 def test_a_pilot_on_a_row_is_person_dataset_claims_that_unit(registry, capsys):
-    """The planners' pilot (core.planning.releases) takes its claim's words from PrivacyUnit
+    """The planners' pilot (core.governance.planning) takes its claim's words from PrivacyUnit
     too: a dataset registered --row-is-unit is "one row (each row is one person)"."""
     argv = ["plan", "release", "--dataset", "rows", BBOX_ARG, "--grid", "64", "--lat", "lat",
             "--lon", "lon", "--target-mre", "0.3", "--pilot-epsilon", "0.1", "--json"]  # fmt: skip

@@ -1,5 +1,6 @@
 """Shared data for registry tests: a small deterministic points table with a unit column."""
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -23,3 +24,16 @@ def write_points(path: Path, n: int = 400, seed: int = 7) -> Path:
         }
     ).to_csv(path, index=False)
     return path
+
+
+def as_v3_registry(path: Path) -> None:
+    """Rewrite the registry database at `path` as a v3 registry left it: no schemas, schema
+    changes or restores (v4), no accounting (v5)."""
+    con = sqlite3.connect(path)
+    for name in ("table_schemas", "schema_changes", "restores"):
+        con.execute(f"DROP TABLE {name}")
+    con.execute("DROP TABLE accounting_changes")  # and v5's accounting (issue 33)
+    con.execute("ALTER TABLE datasets DROP COLUMN accounting")
+    con.execute("DELETE FROM schema_version WHERE version >= 4")
+    con.commit()
+    con.close()

@@ -14,6 +14,7 @@ from core.errors import InputError
 from core.privacy import Cost
 from core.registry import ChangeKind, Policy, Registry
 from core.registry.store import backup, restore
+from tests.registry.helpers import as_v3_registry
 
 
 @pytest.fixture
@@ -127,18 +128,9 @@ def test_total_changes_and_restores_share_one_history(tmp_path, table):
 
 
 def test_a_backup_from_before_v4_is_migrated_and_the_restore_recorded(tmp_path, table):
-    import sqlite3
-
     reg = _registry(tmp_path, table)
     copy = backup(tmp_path / "reg", tmp_path / "b.sqlite")
-    con = sqlite3.connect(copy)  # the backup as a v3 registry wrote it
-    for name in ("table_schemas", "schema_changes", "restores"):
-        con.execute(f"DROP TABLE {name}")
-    con.execute("DROP TABLE accounting_changes")  # and v5's accounting (issue 33)
-    con.execute("ALTER TABLE datasets DROP COLUMN accounting")
-    con.execute("DELETE FROM schema_version WHERE version >= 4")
-    con.commit()
-    con.close()
+    as_v3_registry(copy)  # the backup as a v3 registry wrote it
     _release(reg)
     reg.close()
     restore(copy, tmp_path / "reg", force=True, allow_spend_decrease=True)

@@ -5,8 +5,6 @@ values: neighbouring files (one row more, holding a NULL) get the same declared 
 
 from __future__ import annotations
 
-import sqlite3
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -15,6 +13,7 @@ from core.data.declared import ColumnFact, ColumnType, SchemaSource, TableSchema
 from core.errors import InputError
 from core.registry import Policy, Registry
 from core.registry.store import FILE_NAME
+from tests.registry.helpers import as_v3_registry
 
 
 @pytest.fixture
@@ -125,14 +124,7 @@ def test_a_registry_from_before_v4_gets_no_schema_and_is_not_read(reg, table, tm
     (its consumer proposes one, labelled inferred) until the owner declares one."""
     _add(reg, table)
     reg.close()
-    con = sqlite3.connect(tmp_path / "reg" / FILE_NAME)
-    for name in ("table_schemas", "schema_changes", "restores"):
-        con.execute(f"DROP TABLE {name}")
-    con.execute("DROP TABLE accounting_changes")  # and v5's accounting (issue 33)
-    con.execute("ALTER TABLE datasets DROP COLUMN accounting")
-    con.execute("DELETE FROM schema_version WHERE version >= 4")
-    con.commit()
-    con.close()
+    as_v3_registry(tmp_path / "reg" / FILE_NAME)
     table.write_text("not,the,same\n")  # the migration must not read the file
     old = Registry(tmp_path / "reg").dataset("d")
     assert old.schemas == {} and old.schema("t") is None

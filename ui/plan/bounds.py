@@ -1,5 +1,5 @@
 """The DP SQL page's bounds helper: contribution bounds for a numeric column that are not
-guessed, the same charged release as `dpx plan bounds` (`core.planning.releases.governed_bounds`).
+guessed, the same charged release as `dpx plan bounds` (`core.governance.planning.governed_bounds`).
 
 A DP SUM or AVG needs bounds on each unit's contribution. Reading them off the data would leak
 it, so the helper spends a small ε of its own — a governed release of tool "bounds", charged to
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.data.declared import ColumnType
+from core.governance.planning import governed_bounds
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
-from core.planning.releases import governed_bounds
 from core.privacy import Noise, PrivacyUnit
 from core.registry import Claim
 from ui import state

@@ -2,7 +2,7 @@
 
 MRE depends on the data's private shape, so a plan rests on a stated basis (`core.planning.shape`):
 a new pilot (a PrivTree histogram, CHARGED as its own release through
-`core.planning.releases.governed_pilot`, shown with its cost and confirmed like every charged
+`core.governance.planning.governed_pilot`, shown with its cost and confirmed like every charged
 click), a pilot already recorded for this dataset (nothing charged), or a declared public size
 and shape (nothing read, nothing charged). `core.planning.location.plan_location` then simulates
 each method on synthetic point sets of that shape — the same call as `dpx plan release`. The
@@ -19,10 +19,10 @@ import pandas as pd
 import streamlit as st
 
 from core.governance import Role
+from core.governance.planning import governed_pilot, recorded_pilot
 from core.planning.location import EPSILONS, LocationPlan, plan_location
 from core.planning.pilot import DEFAULT_PILOT_EPSILON, Pilot
 from core.planning.pilot import TOOL as PILOT_TOOL
-from core.planning.releases import governed_pilot, recorded_pilot
 from core.planning.shape import DeclaredShape, PilotShape, ShapeKind
 from core.privacy import Noise
 from core.registry import RunKind, Status

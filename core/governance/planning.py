@@ -13,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 
 from core.errors import InputError
-from core.governance import Governed, Request, Role, govern
+from core.governance.flow import Governed, Request, govern
+from core.governance.roles import Role
 from core.planning.bounds import TOOL as BOUNDS_TOOL
 from core.planning.bounds import BoundsProposal, measure_bounds
 from core.planning.pilot import TOOL as PILOT_TOOL
