@@ -267,7 +267,7 @@ def test_owner_saves_a_budget_plan_and_a_reload_shows_it(
     _expand(page, f"Budget plan · {name}")
     _fill(page, f"rel_plan_{name}_items", "sql:1x2\nlocation:share", textarea=True)
     page.get_by_text(
-        "the plan uses 4 for 2 of 2 planned release kinds", exact=False
+        "the plan uses epsilon 4, delta 0 for 2 of 2 planned release kinds", exact=False
     ).first.wait_for()
     _fill(page, f"rel_plan_{name}_name", "Q3")
     _click(page, f"rel_plan_{name}_save")
