@@ -201,7 +201,8 @@ def _release_on_location_page(page, url: str, name: str) -> list[int]:
     _no_sentinel(page, "location page")
     built = [r for r in registry.releases(name) if r.params.get("via") == "app" and
              r.tool != "sql"]  # fmt: skip
-    assert len(built) == LOCATION_METHODS and all(r.params["grid"] == [64, 64] for r in built)
+    assert len(built) == LOCATION_METHODS
+    assert all(r.params["rows"] == 64 and r.params["cols"] in (None, 64) for r in built)
     return [r.id for r in built]
 
 
