@@ -2,7 +2,9 @@
 its noise source, and how a recorded release is printed.
 
     target = resolve(args, Tool.SQL, files=("table", "public"))
-    governed = govern(target.registry, Request(...), compute, artefact_of)
+    prepared = prepare(params_from(args), ...)              # the tool's service
+    request = sql_request(prepared, role=target.role, ...)  # core/governance: one per tool
+    governed = govern(target.registry, request, compute, artefact_of)
     return owner_output(...) if target.role is Role.OWNER else release_view(target, governed)
 
 The analyst role (`DPX_MODE=analyst`, unknown values fail closed to it) works on registered
