@@ -22,16 +22,6 @@ from core.registry.store import FILE_NAME, MIGRATIONS, schema_version
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def table(tmp_path) -> Path:
-    path = tmp_path / "t.csv"
-    path.write_text("uid,x\n1,2\n2,3\n")
-    return path
-
-
-@pytest.fixture
-def reg(registry_dir) -> Registry:
-    return Registry(registry_dir)
 
 
 def _add(reg, table, name="d", accounting="pld", eps=5.0, delta=1e-6, **caps):

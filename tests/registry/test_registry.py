@@ -5,7 +5,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,18 +12,6 @@ from core.errors import BudgetExceededError, InputError
 from core.privacy import Cost, DiscreteLaplace
 from core.registry import Policy, Registry, RunKind, Status
 from core.registry.store import FILE_NAME, MIGRATIONS, schema_version
-
-
-@pytest.fixture
-def table(tmp_path) -> Path:
-    path = tmp_path / "t.csv"
-    path.write_text("uid,x\n1,2\n2,3\n")
-    return path
-
-
-@pytest.fixture
-def reg(registry_dir) -> Registry:
-    return Registry(registry_dir)
 
 
 def _add(reg, table, name="d", **policy):

@@ -17,13 +17,6 @@ from core.registry.store import backup, restore
 from tests.registry.helpers import as_v3_registry
 
 
-@pytest.fixture
-def table(tmp_path):
-    path = tmp_path / "t.csv"
-    path.write_text("uid,x\n1,2\n2,3\n")
-    return path
-
-
 def _registry(tmp_path, table, names=("d",)) -> Registry:
     reg = Registry(tmp_path / "reg")
     for name in names:
