@@ -59,7 +59,6 @@ from core.balancing.records import MISSING_POLICIES, MissingPolicy
 from core.balancing.subtables import SubTable, gamma_for
 from core.errors import InputError
 from core.privacy import (
-    ZERO,
     Accountant,
     Cost,
     DiscreteLaplace,
@@ -164,10 +163,7 @@ class ReleaseSettings:
     @property
     def cost(self) -> Cost:
         """What a PP release charges: (ε, δ) of `charged_mechanisms`."""
-        total = ZERO
-        for m in self.charged_mechanisms:
-            total = total + m.cost
-        return total
+        return Cost.of(self.charged_mechanisms)
 
 
 def posterior_after_plan(prior: Fraction | float, epsilon: float) -> float:

@@ -172,10 +172,7 @@ class PPPrepared:
     @property
     def cost(self) -> Cost:
         """(ε, δ) of the release: the composition (sum) of `mechanisms`' costs."""
-        total = Cost()
-        for m in self.mechanisms:
-            total = total + m.cost
-        return total
+        return Cost.of(self.mechanisms)
 
     @property
     def rho(self) -> RhoClaim:

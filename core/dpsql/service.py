@@ -154,10 +154,7 @@ class QueryResult:
 
     @property
     def cost(self) -> Cost:
-        total = Cost()
-        for m in self.mechanisms:
-            total = total + m.cost
-        return total
+        return Cost.of(self.mechanisms)
 
     def to_dict(self) -> dict:
         th = self.released.threshold

@@ -42,6 +42,15 @@ class Cost:
     def is_zero(self) -> bool:
         return self.epsilon == 0 and self.delta == 0
 
+    @classmethod
+    def of(cls, mechanisms) -> Cost:
+        """The basic composition (sum) of the costs of `mechanisms`: what a release charges
+        is derived from the very objects that draw its noise."""
+        total = cls()
+        for m in mechanisms:
+            total = total + m.cost
+        return total
+
 
 ZERO = Cost()
 

@@ -23,7 +23,7 @@ from core.dpsql.plan.integers import MAX_INT_SCALE
 from core.dpsql.plan.statistics import Component, Statistic, threshold_statistic
 from core.dpsql.plan.threshold import ThresholdInfo, engine_threshold, threshold_info
 from core.errors import InputError
-from core.privacy import ZERO, Cost, Mechanism
+from core.privacy import Cost, Mechanism
 
 
 @dataclass
@@ -73,10 +73,7 @@ class Plan:
 
     @property
     def cost(self) -> Cost:
-        total = ZERO
-        for m in self.drawing_order():
-            total = total + m.cost
-        return total
+        return Cost.of(self.drawing_order())
 
 
 def aggregate_names(query: DPQuery) -> list[str]:
