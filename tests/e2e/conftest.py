@@ -28,6 +28,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+
+# How long a locator waits for the page (ms): generous, because CI runs the whole suite on two
+# loaded cores and a noisy draw can take tens of seconds there; a broken page still fails.
+WAIT_MS = 90_000
 SCREENSHOT_ENV = "DPX_SCREENSHOT_DIR"
 SMALL_UPLOAD_MB = 1  # server.maxUploadSize of the `small_upload_app_url` server
 
@@ -220,7 +224,7 @@ def page(browser, external_requests):
 
     context.route("**/*", guard)
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(WAIT_MS)
     yield pg
     context.close()
 
@@ -260,7 +264,7 @@ def two_sessions(browser):
     try:
         pages = [c.new_page() for c in contexts]
         for pg in pages:
-            pg.set_default_timeout(30_000)
+            pg.set_default_timeout(WAIT_MS)
         yield pages
     finally:
         for c in contexts:

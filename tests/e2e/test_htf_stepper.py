@@ -121,7 +121,7 @@ def _second_session(browser, external_requests):
 
     context.route("**/*", guard)
     pg = context.new_page()
-    pg.set_default_timeout(30_000)
+    pg.set_default_timeout(90_000)
     return context, pg
 
 

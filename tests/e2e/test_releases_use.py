@@ -109,7 +109,7 @@ def test_releases_page_used_like_a_review_meeting(
     other = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         pg = other.new_page()
-        pg.set_default_timeout(30_000)
+        pg.set_default_timeout(90_000)
         _open_releases(pg, app_url)
         _listed(pg, second, name)
         pg.get_by_text("ε spent 2 of 5 (remaining 3)").first.wait_for()
