@@ -17,6 +17,7 @@ from core.spatial.methods import htf_method_params
 from core.spatial.releases import Evaluation, evaluate
 from core.viz.spatial import method_label, mre_chart
 from ui import state
+from ui.actions import queued
 from ui.downloads import download
 from ui.location.release import EVAL_KEY, Build, unit_of
 from ui.state import persist
@@ -33,7 +34,10 @@ class Scored:
 
 def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None) -> Scored:
     """Score the build's charged releases against F (owner only; charges nothing)."""
-    with st.status("Evaluating — evaluation only, uses the raw data…", expanded=True) as status:
+    with (
+        queued(None),
+        st.status("Evaluating — evaluation only, uses the raw data…", expanded=True) as status,
+    ):
         bar = st.progress(0.0)
         evaluation = evaluate(
             list(b.charged),

@@ -30,6 +30,7 @@ from core.spatial.releases import ChargedRelease
 from core.spatial.service import LocationParams, LocationPrepared, prepare
 from core.spatial.unit import unit_from
 from ui import state
+from ui.actions import queued
 from ui.data import DataChoice
 from ui.outcomes import charged, governed, open_registry, plan_text
 from ui.shell import is_analyst
@@ -109,7 +110,7 @@ def _build(
 ) -> Build:
     dataset = choice.dataset
     door = {"via": "app", "session": state.session_id(), "seed": noise.seed, "data": choice.key}
-    with st.status(f"Building {len(prepared)} release(s)…", expanded=True) as status:
+    with queued(None), st.status(f"Building {len(prepared)} release(s)…", expanded=True) as status:
         built = release_methods(
             registry,
             Role.ANALYST if is_analyst() else Role.OWNER,

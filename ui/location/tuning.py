@@ -17,6 +17,7 @@ from core.spatial.tuning import MAX_POINTS, MIN_POINTS, epsilon_grid, tune
 from core.spatial.unit import unit_from
 from core.viz.tuning import tuning_figure
 from ui import state
+from ui.actions import queued
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
@@ -71,12 +72,13 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
     if st.button("Compute tuning curves", key="lh_tune_run", disabled=not chosen):
         bar = st.progress(0.0, text="tuning curves")
         try:
-            result = tune(
-                F, chosen, epsilons, float(target), reps=reps, n_queries=queries,
-                seed=None if noise.is_secure else noise.seed,
-                progress=lambda f, t: bar.progress(min(max(f, 0.0), 1.0), text=t),
-                unit=unit_from(*(params.get("person") or (None, None))),
-            )  # fmt: skip
+            with queued(None):
+                result = tune(
+                    F, chosen, epsilons, float(target), reps=reps, n_queries=queries,
+                    seed=None if noise.is_secure else noise.seed,
+                    progress=lambda f, t: bar.progress(min(max(f, 0.0), 1.0), text=t),
+                    unit=unit_from(*(params.get("person") or (None, None))),
+                )  # fmt: skip
         except InputError as exc:
             bar.empty()
             st.error(str(exc))

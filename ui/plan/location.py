@@ -29,6 +29,7 @@ from core.registry import RunKind, Status
 from core.spatial.methods import LABELS, Door, location_method_names
 from core.spatial.pipeline import Prepared
 from ui import state
+from ui.actions import queued
 from ui.data import DataChoice
 from ui.outcomes import (
     ChargePlan,
@@ -116,7 +117,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
             return
         signature = (basis_sig, float(target), tuple(chosen), prep.grid.ny, prep.grid.nx)
         if st.button("Plan", key="lh_plan_run"):
-            with st.spinner("Simulating releases on synthetic point sets…"):
+            with queued("Simulating releases on synthetic point sets…"):
                 plan = plan_location(shape, chosen, float(target), unit=_unit(shape, prep))
             state.put(ANSWER_KEY, KeptPlan(signature, plan), "the location plan")
         kept_plan: KeptPlan | None = state.get(ANSWER_KEY)
@@ -285,10 +286,11 @@ def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float)
     role = Role.ANALYST if is_analyst() else Role.OWNER
     params["role"] = role.value
     with governed("Draw the pilot", key="lh_plan"):
-        got = governed_pilot(
-            registry, role, choice.dataset, noise, params, eps, prep.unit,
-            lambda _noise: (prep.F, grid.bbox),
-        )  # fmt: skip
+        with queued("Drawing the pilot…"):
+            got = governed_pilot(
+                registry, role, choice.dataset, noise, params, eps, prep.unit,
+                lambda _noise: (prep.F, grid.bbox),
+            )  # fmt: skip
         kept_pilot = KeptPilot(
             _data_of(choice, columns, prep),
             got.result,

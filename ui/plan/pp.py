@@ -21,6 +21,7 @@ from core.governance.artefacts import artefact_of
 from core.planning.pp import PPPlan, PPShape, RhoAnswer, plan_pp, rho_frontier, strictest_rho2
 from core.registry import RunKind, Tool
 from ui import state
+from ui.actions import queued
 from ui.data import DataChoice
 from ui.plan.common import plan_box
 from ui.pp.inputs import PPSettings
@@ -83,7 +84,7 @@ def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
         rho1, rho2 = s.rho_values
         signature = (shape, float(target), float(confidence), eps, str(rho1), str(rho2))
         if st.button("Plan", key="pp_plan_run"):
-            with st.spinner("Planning…"):
+            with queued("Planning…"):
                 err = float(target) / 100
                 answer = PPAnswer(
                     signature,

@@ -34,6 +34,7 @@ from core.governance import govern
 from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
 from ui import state
+from ui.actions import queued
 from ui.data import DataChoice, Source
 from ui.outcomes import charged, governed, open_registry, recorded_text
 from ui.pp.params import (
@@ -91,9 +92,7 @@ def release_options(
     return ReleaseOptions(columns, float(epsilon), categories, fallback)
 
 
-def _categories(
-    choice: DataChoice, sa: str, exact: PartitionPlan | None
-) -> tuple[str, ...] | None:
+def _categories(choice: DataChoice, sa: str, exact: PartitionPlan | None) -> tuple[str, ...] | None:
     """The SA's categories declared public, typed by the person (owner and analyst alike: a
     publication with them costs δ = 0, as `dpx balance --categories`). The default: a demo
     table's (owner only: read from the public demo table), a registered dataset's schema's
@@ -179,12 +178,13 @@ def publish_step(
         request = pp_request(
             prepared, role=role(), dataset=choice.dataset, noise=noise, params=context
         )
-        done = govern(
-            registry,
-            request,
-            lambda accountant: run(prepared, accountant),
-            lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
-        )
+        with queued("Publishing…"):
+            done = govern(
+                registry,
+                request,
+                lambda accountant: run(prepared, accountant),
+                lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
+            )
         release, pub = done.record, done.result
         kept_pub = Published(
             pub, s, options, noise.describe(), recorded_text(release, "Publication", registry),

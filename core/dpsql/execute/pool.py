@@ -19,14 +19,11 @@ people share stays within a few GB. A CLI run (one query per process) keeps
 from __future__ import annotations
 
 import os
-import threading
-from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from core.dpsql.limits import DEFAULT_MEMORY_LIMIT, ResourceLimits
 from core.errors import InputError
+from core.pool import SlotPool, slots_from_env
 
 _UNITS = {"KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "KIB": 2**10, "MIB": 2**20,
           "GIB": 2**30, "TIB": 2**40, "B": 1}  # fmt: skip
@@ -41,25 +38,13 @@ def memory_bytes(text: str) -> int:
     raise InputError(f"DPX-S008 memory must look like '512MB' or '4GB', got {text!r}.")
 
 
-@dataclass(frozen=True)
-class PoolState:
-    running: int
-    waiting: int
-    slots: int
-
-
-class ExecutionPool:
+class ExecutionPool(SlotPool):
     """At most `slots` executions at once, FIFO; `memory` (DuckDB syntax) shared among them."""
 
     def __init__(self, slots: int, memory: str):
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
-            raise InputError(f"DPX-S008 the pool needs at least one slot, got {slots}.")
-        self.slots = slots
+        super().__init__(slots)
         self.memory = memory
         self._per_slot_mb = max(64, memory_bytes(memory) // slots // 2**20)
-        self._cond = threading.Condition()
-        self._running = 0
-        self._queue: deque[object] = deque()
 
     @property
     def memory_per_slot(self) -> str:
@@ -68,48 +53,6 @@ class ExecutionPool:
     def limits(self, base: ResourceLimits) -> ResourceLimits:
         """`base` with the memory limit of one slot (engines are created with this)."""
         return replace(base, memory_limit=self.memory_per_slot)
-
-    def _wait_turn(self, ticket: object, on_wait: Callable[[int], None] | None) -> None:
-        """Block (holding the condition's lock) until `ticket` is first and a slot is free."""
-        last = None
-        while not (self._running < self.slots and self._queue[0] is ticket):
-            ahead = self._running + self._queue.index(ticket)
-            if on_wait is not None and ahead != last:
-                last = ahead
-                self._cond.release()  # report without holding the lock
-                try:
-                    on_wait(ahead)
-                finally:
-                    self._cond.acquire()
-                continue
-            self._cond.wait(timeout=1.0)
-
-    def state(self) -> PoolState:
-        with self._cond:
-            return PoolState(self._running, len(self._queue), self.slots)
-
-    @contextmanager
-    def slot(self, on_wait: Callable[[int], None] | None = None) -> Iterator[None]:
-        """Run the block in a slot; while queued, `on_wait(k)` is called whenever the number
-        k of executions ahead of this one (running or queued) changes."""
-        ticket = object()
-        with self._cond:
-            self._queue.append(ticket)
-            try:
-                self._wait_turn(ticket, on_wait)
-            except BaseException:  # a stopped or rerun script leaves the queue, never blocks it
-                self._queue.remove(ticket)
-                self._cond.notify_all()
-                raise
-            self._queue.popleft()
-            self._running += 1
-            self._cond.notify_all()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._running -= 1
-                self._cond.notify_all()
 
 
 def _default_memory() -> str:
@@ -120,11 +63,6 @@ def _default_memory() -> str:
 DEFAULT_POOL_MEMORY = _default_memory()
 
 
-def _default_slots() -> int:
-    text = os.environ.get("DPX_SQL_SLOTS")
-    if text and text.strip().isdigit() and int(text) >= 1:
-        return int(text)
-    return max(1, min(4, os.cpu_count() or 1))
-
-
-POOL = ExecutionPool(_default_slots(), os.environ.get("DPX_SQL_MEMORY", DEFAULT_POOL_MEMORY))
+POOL = ExecutionPool(
+    slots_from_env("DPX_SQL_SLOTS"), os.environ.get("DPX_SQL_MEMORY", DEFAULT_POOL_MEMORY)
+)
