@@ -26,22 +26,20 @@ numbers. Not a test: no wall-clock assertions.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.appserver import streamlit_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
@@ -64,48 +62,6 @@ def synthetic_country(n: int, seed: int = 0) -> pd.DataFrame:
     pts[:, 0] = np.clip(pts[:, 0], x0, x1)
     pts[:, 1] = np.clip(pts[:, 1], y0, y1)
     return pd.DataFrame({"lat": pts[:, 1].round(5), "lon": pts[:, 0].round(5)})
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def streamlit_server():
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    registry = tempfile.mkdtemp(prefix="dpx-bench-registry-")
-    env = {**os.environ, "DPX_REGISTRY": registry}
-    env.pop("DPX_MODE", None)  # owner mode: the location page's Evaluate is owner only
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise SystemExit(f"streamlit did not start:\n{log.read().decode()[-2000:]}")
-                time.sleep(0.3)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 def _new_page(browser, blocked: list[str]):
@@ -239,7 +195,8 @@ def main() -> None:
     cases = {k: v for k, v in cases.items() if args.only in k}
     results, errors, blocked = {}, {}, []
     load_start = [round(x, 2) for x in os.getloadavg()]
-    with streamlit_server() as url, sync_playwright() as pw:
+    with streamlit_server() as server, sync_playwright() as pw:
+        url = server.url
         browser = pw.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
