@@ -44,10 +44,15 @@ class OutColumn:
 
 WRITTEN = {
     Kind.MARKER: ("text", f"'{SEEDED_VALUE}' in every row: a seeded, reproducible demo"),
-    Kind.SA: ("text", "the perturbed value's category label (missing as its own category "
-                      f"{MISSING_LABEL} when counted so)"),  # fmt: skip
-    Kind.DECLARED: ("as read", f"unchanged; a missing cell as {MISSING_LABEL}; a boolean as "
-                               f"{TRUE}/{FALSE}"),  # fmt: skip
+    Kind.SA: (
+        "text",
+        "the perturbed value's category label (missing as its own category "
+        f"{MISSING_LABEL} when counted so)",
+    ),  # fmt: skip
+    Kind.DECLARED: (
+        "as read",
+        f"unchanged; a missing cell as {MISSING_LABEL}; a boolean as {TRUE}/{FALSE}",
+    ),  # fmt: skip
     Kind.SUBTABLE: ("integer", "the record's sub-table, 1-based"),
 }
 

@@ -38,6 +38,8 @@ from core.balancing.records import (
     label_codes,
     nested_column_error,
 )
+from core.data.declared import TableSchema
+from core.data.relation import relation_sql
 from core.data.validation import require_column
 from core.dpsql.execute.scan import FLOAT_TYPES, allow, identifier, literal
 from core.errors import InputError
@@ -74,11 +76,16 @@ def open_records(
     columns: Sequence[str],
     workdir: str | Path,
     outputs: Sequence[str | Path] = (),
+    schema: TableSchema | None = None,
 ) -> FileRecords:
     """Open `path` as the view `records` (module docstring); the connection may open only
     `path`, `workdir` and the files `outputs` (the staged publication). Raises `ScanUnavailable` when
     DuckDB cannot read the file as a table (the caller loads it with pandas, which explains
-    what is wrong), `InputError` (one line) for a missing or nested column."""
+    what is wrong), `InputError` (one line) for a missing or nested column.
+
+    `schema`: a registered table's declared schema. The file is then read as declared
+    (`core.data.relation.relation_sql`: the declared types, whatever values the file holds;
+    no value makes the read fail) and `ScanUnavailable` is never raised."""
     import duckdb
 
     path = Path(path).resolve()
@@ -88,18 +95,23 @@ def open_records(
     try:
         con.execute("SET temp_directory = ?", [str(workdir)])
         con.execute("SET preserve_insertion_order = true")  # chunks come in file order
-        if is_parquet(path):
+        if schema is not None:
+            source = f"({relation_sql(path, schema)})"
+        elif is_parquet(path):
             source = f"read_parquet({literal(str(path))})"
         else:
             source = (  # the types pandas infers (no dates): the same labels as loading
                 f"read_csv({literal(str(path))}, header = true, nullstr = {NULL_TEXTS}, "
                 f"auto_type_candidates = {CSV_TYPES})"
             )
-        try:
-            described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
-        except duckdb.Error as err:
-            raise ScanUnavailable(str(err)) from None
-        native = {str(row[0]): str(row[1]).upper() for row in described}
+        if schema is not None:
+            native = {name: kind.upper() for name, kind in schema.types().items()}
+        else:
+            try:
+                described = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+            except duckdb.Error as err:
+                raise ScanUnavailable(str(err)) from None
+            native = {str(row[0]): str(row[1]).upper() for row in described}
         wanted = list(dict.fromkeys([sa, *columns]))
         header = pd.DataFrame(columns=list(native))  # names only: the loaded path's messages
         require_column(header, sa, "sensitive attribute column")
@@ -204,11 +216,18 @@ def value_counts(records: FileRecords, missing: str = "error") -> FileCounts:
     )
 
 
-def file_value_counts(path: str | Path, sa: str, missing: str, workdir: str | Path) -> FileCounts:
-    """The SA's value counts of the file at `path` (the exact plan's input), read in place."""
+def file_value_counts(
+    path: str | Path,
+    sa: str,
+    missing: str,
+    workdir: str | Path,
+    schema: TableSchema | None = None,
+) -> FileCounts:
+    """The SA's value counts of the file at `path` (the exact plan's input), read in place
+    (as declared, with a registered table's `schema`)."""
     import duckdb
 
-    records = open_records(path, sa, [sa], workdir)
+    records = open_records(path, sa, [sa], workdir, schema=schema)
     try:
         return value_counts(records, missing)
     except duckdb.Error as err:  # e.g. a CSV row DuckDB cannot parse: the pandas reader says why

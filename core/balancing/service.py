@@ -35,6 +35,7 @@ from core.balancing.release import (
     ReleasePlan,
     ReleaseSettings,
 )
+from core.data.declared import TableSchema
 from core.errors import InputError
 from core.privacy import Accountant, Cost, Mechanism, PrivacyUnit, RhoClaim, UnitKind
 from core.registry import Claim, Dataset
@@ -124,6 +125,14 @@ class PPSource:
     path: Path | None = None
     frame: pd.DataFrame | None = field(default=None, compare=False, repr=False)
     table: str | None = None  # the registered table's name (for its declared schema)
+
+    @property
+    def schema(self) -> TableSchema | None:
+        """The registered table's declared schema (None: the owner's own file or frame, or a
+        table registered before schemas were stored)."""
+        if self.dataset is None or self.table is None:
+            return None
+        return self.dataset.schema(self.table)
 
     @classmethod
     def of_file(cls, path: str | Path, dataset: Dataset | None = None) -> PPSource:
@@ -301,7 +310,12 @@ def _frame(prepared: PPPrepared) -> pd.DataFrame:
     from core.data.loading import load_table
     from core.data.validation import require_column
 
-    df = load_table(source.path)
+    if source.schema is not None:  # a registered table: read as declared, never inferred
+        from core.data.relation import load_declared
+
+        df = load_declared(source.path, source.schema)
+    else:
+        df = load_table(source.path)
     require_column(df, prepared.params.sa, "sensitive attribute column")
     cliargs.refuse_nested_columns(df, [prepared.params.sa])
     return df
@@ -348,7 +362,7 @@ def _streamed(prepared, accountant, out: Path, meta: Path) -> FileOutcome | None
         with atomic_outputs(out, meta, make_parents=True) as (table_file, meta_file):
             filed = publish_file(
                 prepared.source.path, prepared.params.sa, list(prepared.columns),
-                prepared.settings, accountant, table_file.temp,
+                prepared.settings, accountant, table_file.temp, schema=prepared.source.schema,
             )  # fmt: skip
             meta_file.write_text(json.dumps(filed.metadata, indent=2))
     except ScanUnavailable:
@@ -393,4 +407,3 @@ def _spark(prepared, accountant, out: Path, meta: Path, master) -> FileOutcome:
             raise spark_failure(f"publish the perturbed table to {out}", err) from None
         meta_file.write_text(json.dumps(metadata, indent=2))
     return FileOutcome(out, meta, metadata, plan, int(metadata.get("rows_published", 0)))
-

@@ -122,6 +122,7 @@ def publish_spark(
         data = runs.withColumn("_i", fn.explode(fn.sequence(fn.col("_lo"), fn.col("_hi") - 1)))
         data = data.withColumn("_rid", fn.col("_i").cast("string"))
     data = _perturbed(data, plan, slots, key, spark)
+
     def cell(column: OutColumn):  # core.balancing.colspec: the same columns as the others
         if column.kind is Kind.MARKER:
             return fn.lit(SEEDED_VALUE).alias(column.name)

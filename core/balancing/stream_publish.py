@@ -54,6 +54,7 @@ from core.balancing.names import SEEDED_VALUE
 from core.balancing.publish import ROWS_FROM_RECORDS, ROWS_FROM_SLOTS, publication_metadata
 from core.balancing.records import MISSING_LABEL
 from core.balancing.release import ReleasePlan, ReleaseSettings, release_plan
+from core.data.declared import TableSchema
 from core.dpsql.execute.scan import identifier, literal
 from core.errors import InputError
 from core.files import work_directory
@@ -80,13 +81,15 @@ def publish_file(
     accountant: Accountant,
     out: str | Path,
     chunk_rows: int = CHUNK_ROWS,
+    schema: TableSchema | None = None,
 ) -> FilePublication:
     """Publish the file at `path` as a PP release, writing the CSV to `out` (the caller's
     staged temporary: `core.files.atomic_outputs` renames it, so a failure or a kill leaves no
     partial file; DuckDB spills to a temporary directory removed on return). Raises InputError
     on a refusal, and `ScanUnavailable` (before anything is drawn) when DuckDB cannot read the
     file: the caller loads it instead. The arguments and the claim are those of
-    `core.balancing.publish.publish` (see the module docstring); no person column here."""
+    `core.balancing.publish.publish` (see the module docstring); no person column here.
+    `schema`: a registered table's declared schema, read as declared (`open_records`)."""
     columns = [str(c) for c in columns]
     if sa not in columns or len(set(columns)) != len(columns):
         raise ValueError("columns must list the SA once (columns.py)")
@@ -96,7 +99,7 @@ def publish_file(
     import pyarrow as pa
 
     with work_directory("dpx-pp-") as work:
-        records = open_records(path, sa, columns, work, outputs=[out])
+        records = open_records(path, sa, columns, work, outputs=[out], schema=schema)
         try:
             try:  # nothing drawn yet: a file DuckDB cannot read goes to the pandas reader
                 counts = value_counts(records, settings.missing)

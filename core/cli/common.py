@@ -24,6 +24,7 @@ from core.errors import InputError
 from core.numbers import shown  # every budget number a person reads is rounded by it, once
 
 if TYPE_CHECKING:  # imported where used: `dpx ... --help` stays light (no numpy, pandas)
+    from core.data.declared import TableSchema
     from core.governance import Role
     from core.privacy import Noise
     from core.registry import Dataset, Registry, Release
@@ -139,6 +140,13 @@ def single_table(dataset: Dataset, tool: str) -> str:
             "private tables. Fix: register the table as its own dataset."
         )
     return private[0].path
+
+
+def declared_schema(dataset: Dataset) -> TableSchema | None:
+    """The declared schema of a one-table tool's table (None: registered before schemas were
+    stored, registry v3 or older; such a table is read by inference, as before)."""
+    private = dataset.private_tables
+    return dataset.schema(private[0].name) if len(private) == 1 else None
 
 
 def registry_info(registry: Registry, release: Release) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.cli.common import (
+    declared_schema,
     registry_info,
     registry_line,
     release_view,
@@ -19,6 +20,7 @@ from core.cli.common import (
     single_table,
     view_text,
 )
+from core.data.declared import TableSchema
 from core.data.schema import require_columns
 from core.errors import InputError
 from core.files import write_text, write_texts
@@ -230,11 +232,13 @@ def _bin(
     total: bool,
     engine: str = "numpy",
     spark_master: str | None = None,
+    schema: TableSchema | None = None,
 ) -> Prepared:
     """Read and bin INPUT on the prepared grid; each person keeps at most K points (drawn with
     `noise`, the run's own source). Unusable coordinates are dropped on every path; `total` (an
     analyst's run) refuses nothing on the data either: the outcome may not depend on one
-    private row."""
+    private row. `schema`: a registered table's declared schema, read as declared (no other
+    reader is tried)."""
     p = prepared.params
     bbox = None if prepared.grid is None else prepared.grid.bbox
     if engine == "spark":
@@ -250,6 +254,8 @@ def _bin(
         "noise": noise,
         "total": total,
     }
+    if schema is not None:  # declared: read as declared, never by another reader's inference
+        return scan_prepare(path, p.lat, p.lon, schema=schema, **options)
     try:  # binned where the file lies (DuckDB): memory does not grow with the file
         return scan_prepare(path, p.lat, p.lon, **options)
     except ScanUnavailable:  # a file DuckDB cannot read: the careful reader explains
@@ -298,9 +304,10 @@ def run_location(args, method: str) -> dict | str:
     analyst nothing after the charge is refused on the data.
     """
     target = resolve(args, Tool.LOCATION.value, files=("input",))
-    path = args.input
+    path, schema = args.input, None
     if target.dataset is not None:
         path = single_table(target.dataset, "release")
+        schema = declared_schema(target.dataset)
     elif not path:
         raise InputError(f"dpx {args.command} needs INPUT (a CSV/Parquet file) or --dataset NAME.")
     if target.dataset is None and args.seed is None and bbox_from_args(args) is None:
@@ -332,7 +339,9 @@ def run_location(args, method: str) -> dict | str:
 
     def compute(accountant):
         # seeded: the person sample the page draws; analysts: no refusal on the data's values
-        data = _bin(prepared, path, target.noise, target.role is Role.ANALYST, engine, master)
+        data = _bin(
+            prepared, path, target.noise, target.role is Role.ANALYST, engine, master, schema
+        )
         return run(prepared, data, accountant), data
 
     governed = govern(

@@ -119,7 +119,9 @@ def guard_outputs(parser: argparse.ArgumentParser, args) -> None:
             for value in _values(args, action):
                 _, sep, path = value.partition("=")
                 if sep and path.strip():
-                    guard.protect(path.strip(), f"{_flag(action)} {value}, a file this command reads")
+                    guard.protect(
+                        path.strip(), f"{_flag(action)} {value}, a file this command reads"
+                    )
     _protect_registry(guard, args)
     companions = COMPANIONS.get(getattr(args, "command", None) or "")
     for flag, out in outputs:

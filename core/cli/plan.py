@@ -191,9 +191,11 @@ def run_release(args) -> dict | str:
 
 def _draw_pilot(args, target):
     """The pilot as a governed release: charged before the points are read."""
+    from core.cli.common import declared_schema
     from core.cli.location_run import _use_dataset
     from core.spatial.io import read_points_table
     from core.spatial.pipeline import prepare
+    from core.spatial.scan import scan_prepare
 
     if target.dataset is not None:
         _use_dataset(args, target)
@@ -209,10 +211,16 @@ def _draw_pilot(args, target):
     eps = args.pilot_epsilon if args.pilot_epsilon is not None else DEFAULT_PILOT_EPSILON
     columns = {"latitude": args.lat, "longitude": args.lon, "person": unit.column}
 
+    schema = None if target.dataset is None else declared_schema(target.dataset)
+
     def load(noise):
-        df = read_points_table(args.input, args.lat, args.lon, unit.column)
-        data = prepare(df, args.lat, args.lon, bbox, args.grid, args.grid_cols, unit=unit,
-                       noise=noise, total=target.role is Role.ANALYST)  # fmt: skip
+        options = {"unit": unit, "noise": noise, "total": target.role is Role.ANALYST}
+        if schema is not None:  # a registered table is read as declared (no inference)
+            data = scan_prepare(args.input, args.lat, args.lon, bbox, args.grid, args.grid_cols,
+                                schema=schema, **options)  # fmt: skip
+        else:
+            df = read_points_table(args.input, args.lat, args.lon, unit.column)
+            data = prepare(df, args.lat, args.lon, bbox, args.grid, args.grid_cols, **options)
         return data.F, data.grid.bbox
 
     params = {**params_of(args), "grid": args.grid, "grid_cols": args.grid_cols or args.grid}

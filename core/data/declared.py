@@ -88,8 +88,10 @@ class ColumnFact:
             raise InputError("a column needs a name.")
         if self.type is ColumnType.TEXT:
             length = self.max_length if self.max_length is not None else DEFAULT_TEXT_LENGTH
-            if isinstance(length, bool) or not isinstance(length, int) or not (
-                1 <= length <= MAX_TEXT_LENGTH
+            if (
+                isinstance(length, bool)
+                or not isinstance(length, int)
+                or not (1 <= length <= MAX_TEXT_LENGTH)
             ):
                 raise InputError(
                     f"column '{self.name}': max length must be an integer in "
@@ -187,17 +189,17 @@ class TableSchema:
         names = [c.name.lower() for c in self.columns]
         if len(set(names)) != len(names):
             raise InputError(f"column names must be distinct (case-insensitive), got {names}.")
-        if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int) or not (
-            1 <= self.max_rows <= SIZE_CLASSES[-1]
+        if (
+            isinstance(self.max_rows, bool)
+            or not isinstance(self.max_rows, int)
+            or not (1 <= self.max_rows <= SIZE_CLASSES[-1])
         ):
             raise InputError(
                 f"the size class (max rows) must be an integer in [1, {SIZE_CLASSES[-1]:.0e}], "
                 f"got {self.max_rows!r}. Fix: e.g. --max-rows 1000000."
             )
         if self.delimiter not in (",", ";", "\t", "|"):
-            raise InputError(
-                f"the CSV separator must be one of , ; tab |, got {self.delimiter!r}."
-            )
+            raise InputError(f"the CSV separator must be one of , ; tab |, got {self.delimiter!r}.")
 
     @property
     def names(self) -> list[str]:

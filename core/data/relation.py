@@ -121,10 +121,11 @@ def load_declared(path: str | Path, schema: TableSchema):
 
 
 # -- proposals (owner side, at registration) ---------------------------------------------------
-def _csv_header(path: Path) -> tuple[str, list[str]]:
-    """The separator (sniffed from a bounded sample) and the header line's column names."""
+def csv_header(path: Path, header_only: bool = False) -> tuple[str, list[str]]:
+    """The separator (sniffed from a bounded sample; with `header_only`, from the header line
+    alone, so that no data line can change it) and the header line's column names."""
     with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
-        sample = fh.read(65536)
+        sample = fh.readline(65536) if header_only else fh.read(65536)
     try:
         delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
     except csv.Error:
@@ -191,7 +192,7 @@ def propose(path: str | Path, max_rows: int | None = None) -> TableSchema:
             )
             rows, delimiter = meta.metadata.num_rows, ","
         else:
-            delimiter, header = _csv_header(path)
+            delimiter, header = csv_header(path)
             names = ", ".join(literal(n) for n in header)
             con = duckdb.connect()
             reader = (

@@ -12,7 +12,9 @@ from core.errors import InputError
 
 
 def columns_of(path: str | Path) -> list[str]:
-    """The column names of a CSV (header line, separator sniffed) or Parquet (footer) file."""
+    """The column names of a CSV (header line, separator sniffed from a bounded sample) or
+    Parquet (footer) file. Nothing after a CSV's header line decides the answer, so a private
+    row cannot change it (or make it fail)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"file not found: {path}. Fix: check the path.")
@@ -21,10 +23,9 @@ def columns_of(path: str | Path) -> list[str]:
             import pyarrow.parquet as pq
 
             return [str(c) for c in pq.read_schema(path).names]
-        import pandas as pd
+        from core.data.relation import csv_header
 
-        frame = pd.read_csv(path, nrows=0, sep=None, engine="python", encoding="utf-8-sig")
-        return [str(c) for c in frame.columns]
+        return csv_header(Path(path), header_only=True)[1]  # no data line is decoded
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001 - one line, no value quoted

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from core.data.declared import ColumnType, TableSchema
+from core.data.relation import relation_sql
 from core.data.validation import detect_lat_lon
 from core.errors import InputError
 from core.privacy import Noise
@@ -69,13 +71,22 @@ def scan_prepare(
     unit: Unit = POINT,
     noise: Noise | None = None,
     total: bool = False,
+    schema: TableSchema | None = None,
 ) -> Prepared:
     """Validate and bin the points of the file at `path` in DuckDB (see the module docstring);
     `total` as in `core.spatial.pipeline.prepare` (an analyst's run: no refusal on the data).
 
-    Raises `ScanUnavailable` when DuckDB cannot read the file at all; `InputError` (one line)
-    for every bad input the in-memory path refuses."""
-    src = _open(Path(path), lat, lon, unit.column)
+    `schema`: the registered table's declared schema. The file is then read as it declares
+    (`core.data.relation.relation_sql`: every column converted by one total rule, so no value
+    and no type the file happens to hold changes the read) and the columns are the declared
+    ones; there is no fallback to another reader.
+
+    Raises `ScanUnavailable` when DuckDB cannot read an undeclared file at all; `InputError`
+    (one line) for every bad input the in-memory path refuses."""
+    if schema is not None:
+        src = _open_declared(Path(path), schema, lat, lon, unit.column)
+    else:
+        src = _open(Path(path), lat, lon, unit.column)
     try:
         return _prepare(src, bbox, rows, cols, allow_data_bbox, unit, noise, total)
     finally:
@@ -123,6 +134,27 @@ def _open(path: Path, lat: str | None, lon: str | None, uid: str | None) -> _Sou
     else:
         text = tuple(d[0] for d in described if d[0] in (lat_c, lon_c) and d[1] == "VARCHAR")
     return _Source(con, relation, lat_c, lon_c, uid, text)
+
+
+def _open_declared(
+    path: Path, schema: TableSchema, lat: str | None, lon: str | None, uid: str | None
+) -> _Source:
+    """The file read into its declared schema; coordinates declared as text are converted like
+    an undeclared CSV's (TRY_CAST after trim), numbers by TRY_CAST."""
+    import duckdb
+
+    if not path.is_file():
+        raise InputError(f"file not found: {path}. Check the path.")
+    columns = schema.names
+    lat_c, lon_c = detect_lat_lon(pd.DataFrame(columns=list(columns)), lat, lon)
+    if uid is not None and uid not in columns:
+        raise InputError(
+            f"person column '{uid}' is not in the declared schema (columns: "
+            f"{', '.join(columns[:12])}). Pass the dataset's person column."
+        )
+    con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    text = tuple(c for c in (lat_c, lon_c) if schema.column(c).type is ColumnType.TEXT)
+    return _Source(con, f"({relation_sql(path, schema)})", lat_c, lon_c, uid, text)
 
 
 def _quote_text(text: str) -> str:
