@@ -9,6 +9,7 @@ registered datasets only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,10 +19,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core.data.declared import TableSchema
 from core.data.demos import DemoDataset, demos_of_kind
 from core.data.loading import MAX_UPLOAD_BYTES, load_table
+from core.data.relation import load_declared
 from core.errors import InputError
-from core.registry import Dataset, Registry
+from core.registry import Dataset, Registry, TableFile
 from ui import state, upload_store
 from ui.budget import budget_line
 from ui.public_facts import show_public_facts
@@ -100,15 +103,23 @@ def _load_upload(kept: StoredUpload) -> pd.DataFrame:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4, ttl=3600)
-def _shared_registered(sha256: str, path: str) -> pd.DataFrame:
-    """A registered table, read in place once by the fingerprint the registry verified and
-    shared by every session (no size limit but the machine's, as for the CLI)."""
+def _shared_registered(sha256: str, path: str, schema_json: str | None) -> pd.DataFrame:
+    """A registered table, read once by the fingerprint the registry verified and shared by
+    every session (no size limit but the machine's, as for the CLI). With its declared schema
+    (`schema_json`) it is read as declared (`core.data.relation`: the declared types whatever
+    the file holds, a line that does not parse skipped), as the CLI reads it; a table
+    registered before schemas were stored is read by inference, as before."""
+    if schema_json is not None:
+        schema = TableSchema.from_json(json.loads(schema_json))
+        return load_declared(Path(path), schema)
     return load_table(Path(path), name=Path(path).name)
 
 
-def _load_registered(sha256: str, path: str) -> pd.DataFrame:
+def _load_registered(dataset: Dataset, table: TableFile) -> pd.DataFrame:
     """The shared registered table as a copy-on-write shallow copy (see `_load_upload`)."""
-    return _shared_registered(sha256, path).copy(deep=False)
+    schema = dataset.schema(table.name)
+    schema_json = None if schema is None else json.dumps(schema.to_json(), sort_keys=True)
+    return _shared_registered(table.sha256, table.path, schema_json).copy(deep=False)
 
 
 @st.cache_data(show_spinner="Loading the demo…", max_entries=8, ttl=3600)
@@ -299,7 +310,7 @@ def _registered(tool: str) -> DataChoice:
     registry.verify_files(dataset)  # a changed file raises InputError (shown by user_errors)
     budget_line(registry, dataset)
     show_public_facts(dataset)
-    tables = {t.name: _load_registered(t.sha256, t.path) for t in dataset.tables}
+    tables = {t.name: _load_registered(dataset, t) for t in dataset.tables}
     fingerprint = ",".join(sorted(f"{t.name}:{t.sha256}" for t in dataset.tables))
     return DataChoice(
         Source.REGISTERED,

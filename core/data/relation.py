@@ -104,8 +104,9 @@ def relation_sql(path: str | Path, schema: TableSchema) -> str:
 
 
 def load_declared(path: str | Path, schema: TableSchema):
-    """The whole table in its declared types as a pandas frame — for PUBLIC tables only (a
-    private table is read in place by the engine, never loaded into Python)."""
+    """The whole table in its declared types as a pandas frame: a public table, or a private one
+    for a tool that works on its records in Python (the app's pages; PP's per-record
+    randomization). DP SQL reads private tables in place instead."""
     import duckdb
 
     con = duckdb.connect()

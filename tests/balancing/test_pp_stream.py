@@ -249,7 +249,8 @@ def test_cli_failure_while_writing_leaves_no_file(tmp_path, capsys, monkeypatch)
             raise duckdb.IOException("No space left on device")
         return original(self, *args)
 
-    monkeypatch.setattr(stream_publish.publish_file, "__defaults__", (10_000,))
+    defaults = stream_publish.publish_file.__defaults__  # (chunk_rows, schema)
+    monkeypatch.setattr(stream_publish.publish_file, "__defaults__", (10_000, *defaults[1:]))
     monkeypatch.setattr(stream_publish._Stage, "_append", failing)
     out_dir = tmp_path / "out"
     assert main(_cli(path, out_dir / "p.csv", "--columns", "age")) == 2
