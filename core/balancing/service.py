@@ -388,13 +388,27 @@ def spark_counts(path, sa: str, missing: str, master: str | None):
 
 def _spark(prepared, accountant, out: Path, meta: Path, master) -> FileOutcome:
     """On Spark: records assigned and perturbed on the executors with draws derived from a
-    secret key drawn under the release's mechanisms (`core.balancing.spark_publish`)."""
+    secret key drawn under the release's mechanisms (`core.balancing.spark_publish`). A
+    registered table is first read into its declared schema by DuckDB (`write_declared`), so
+    Spark sees the declared types, never its own inference."""
+    from core.data.relation import write_declared
+    from core.files import work_directory
+
+    params = prepared.params
+    with work_directory("dpx-spark-") as work:
+        path = prepared.source.path
+        if prepared.source.schema is not None:  # Spark reads DuckDB's declared conversion
+            path = write_declared(path, prepared.source.schema, Path(work) / "declared.parquet")
+        counts, frame = spark_counts(path, params.sa, params.missing, master)
+        return _spark_publish(prepared, accountant, out, meta, counts, frame)
+
+
+def _spark_publish(prepared, accountant, out: Path, meta: Path, counts, frame) -> FileOutcome:
     from core.balancing.spark_publish import publish_spark
     from core.files import atomic_outputs
     from core.sparkutil import spark_failure
 
     params = prepared.params
-    counts, frame = spark_counts(prepared.source.path, params.sa, params.missing, master)
     with atomic_outputs(out, meta, make_parents=True) as (table_file, meta_file):
         try:
             metadata, plan = publish_spark(

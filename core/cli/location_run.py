@@ -9,6 +9,8 @@ recorded. `compare_command` is evaluation against the raw points: owner only, ne
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from core.cli.common import (
@@ -241,6 +243,13 @@ def _bin(
     reader is tried)."""
     p = prepared.params
     bbox = None if prepared.grid is None else prepared.grid.bbox
+    if engine == "spark" and schema is not None:  # Spark reads DuckDB's declared conversion
+        from core.data.relation import write_declared
+        from core.files import work_directory
+
+        with work_directory("dpx-spark-") as work:
+            declared = write_declared(path, schema, Path(work) / "declared.parquet")
+            return _load_spark_typed(p, bbox, str(declared), spark_master, total)
     if engine == "spark":
         return _load_spark_typed(p, bbox, path, spark_master, total)
     from core.spatial.scan import ScanUnavailable, scan_prepare

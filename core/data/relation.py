@@ -121,6 +121,26 @@ def load_declared(path: str | Path, schema: TableSchema):
         con.close()
 
 
+def write_declared(path: str | Path, schema: TableSchema, out: str | Path) -> Path:
+    """The table read into its declared schema (`relation_sql`, DuckDB's one rule) written as
+    Parquet to `out`: what another engine (Spark) reads, so that it sees the same declared
+    types and the same values as DuckDB, never its own inference. `out` belongs in a private
+    work directory (`core.files.work_directory`): it holds the private rows."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"COPY ({relation_sql(path, schema)}) TO {literal(str(out))} (FORMAT PARQUET)")
+    except duckdb.Error as err:
+        raise InputError(
+            f"cannot read {Path(path).name} with its declared schema ({type(err).__name__}). "
+            "Fix: check that the file matches its schema (`dpx dataset schema`)."
+        ) from None
+    finally:
+        con.close()
+    return Path(out)
+
+
 # -- proposals (owner side, at registration) ---------------------------------------------------
 def csv_header(path: Path, header_only: bool = False) -> tuple[str, list[str]]:
     """The separator (sniffed from a bounded sample; with `header_only`, from the header line
