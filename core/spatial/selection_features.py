@@ -31,8 +31,9 @@ N_SELECTION_SHARE = 0.01
 SELECTION_SHARE = N_SELECTION_SHARE  # spent on choosing at most
 # Points per unit of noise (noisy N x (1 - N_SELECTION_SHARE) x eps / K) below which the plain
 # uniform grid is built. Issue 20, round 5: on the benchmark's 20-repetition runs UG was best or
-# within 1.05x below it on 7 of 8 real cells; issue 31 (round 7): below it PrivTree was
-# 1.0-1.45x behind UG (geometric mean 1.13x over 19 cells), above it UG fell behind.
+# within 1.05x below it on 7 of 8 real cells. Issue 31 (round 7): on the 11 cells below it of
+# issue 20's 20-repetition runs PrivTree's MRE was 0.83-1.45x UG's (geometric mean 1.13x; UG
+# ahead in 9), and 1.27x in the 5-repetition run of bench/recommended_regret.py (7 cells).
 VERY_LOW_SIGNAL = 330
 
 
