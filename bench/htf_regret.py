@@ -56,7 +56,7 @@ from core.spatial.queries import (  # noqa: E402
     random_queries,
     relative_errors,
 )
-from core.spatial.selection import CELLS_SHARE, COARSE_SHARE, N_SELECTION_SHARE  # noqa: E402
+from core.spatial.selection import N_SELECTION_SHARE  # noqa: E402
 
 # htf / htf+ are left out: in the 3-repetition grid (htf_selection_grid.json) the better of them
 # is 1.56x to 116x behind the best method in every cell, so they cannot be "best in hindsight";
@@ -209,11 +209,7 @@ def main() -> None:
             "smoothing": 20,
             "methods": args.methods.split(","),
             "candidates": CANDIDATES,
-            "selection_shares": {
-                "n": N_SELECTION_SHARE,
-                "coarse_counts": COARSE_SHARE,
-                "occupied_cells": CELLS_SHARE,
-            },
+            "selection_shares": {"n": N_SELECTION_SHARE},  # round 7 (issue 31): N only
         },
         "seconds": round(time.perf_counter() - t0, 1),
         "cells": cells,

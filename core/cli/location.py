@@ -204,9 +204,9 @@ def _methods_list(door: Door) -> str:
 
 RELEASE_DESCRIPTION = (
     textwrap.fill(
-        "Release an epsilon-DP location histogram. --method auto spends a small share of "
-        "epsilon on noisy features of the data and picks the method by fixed rules (the choice "
-        "and its reasons are part of the output); the rest builds it.",
+        "Release an epsilon-DP location histogram. --method auto spends 1 % of epsilon on a "
+        "noisy number of points and builds UG below 330 points per unit of noise, PrivTree "
+        "otherwise (the choice and its reasons are part of the output); the rest builds it.",
         78,
     )
     + "\n\nmethods (--method):\n"

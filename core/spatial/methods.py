@@ -153,7 +153,7 @@ _HTF = partial(build_htf, eps_height=None)
 CATALOG: tuple[Method, ...] = (
     Method(
         "auto", "Recommended (private choice)",
-        "a small share of epsilon buys noisy features; fixed rules pick the method that builds",
+        "1 % of epsilon buys a noisy N; UG below 330 points per unit of noise, else PrivTree",
         build_auto, Family.SELECTOR, leaf_noise=LeafNoise.OF_CHOICE,
     ),
     Method(

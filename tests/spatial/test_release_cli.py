@@ -8,7 +8,7 @@ import pytest
 
 from core.cli import main
 from core.cli.location import RELEASE_METHODS
-from core.spatial.selection import LOW_SIGNAL, RULES, SELECTION_SHARE
+from core.spatial.selection import RULES, SELECTION_SHARE, VERY_LOW_SIGNAL
 
 BBOX = "-118.6,33.7,-117.9,34.4"
 GRID = "64"
@@ -64,32 +64,26 @@ def test_auto_json_contract(points_csv, capsys):
     assert sel["epsilon"] == pytest.approx(SELECTION_SHARE * 0.8)
     assert res["epsilon"]["selection"] == pytest.approx(sel["epsilon"])
     assert sel["epsilon"] + sel["epsilon_build"] == pytest.approx(0.8, abs=1e-12)
-    assert set(sel["features"]) == {  # 5,000 points at eps 0.8: the band from LOW_SIGNAL up
-        "noisy_n", "signal", "top_share", "top_quarter", "occupied", "dispersion",
-        "noisy_cells", "points_per_cell",
-    }  # fmt: skip
-    assert sel["features"]["signal"] >= LOW_SIGNAL and sel["coarse_grid"] == [16, 16]
-    assert set(sel["noise_scales"]) == {"n", "coarse_counts", "occupied_cells"}
+    assert set(sel["features"]) == {"noisy_n", "signal"}  # round 7 measures N only
+    assert sel["features"]["signal"] >= VERY_LOW_SIGNAL and sel["method"] == "privtree"
+    assert set(sel["noise_scales"]) == {"n"}
     assert res["mode"] == "seeded" and res["noise"]["seed"] == 4
     assert_tiles_and_adds_up(res)
     # the selection's mechanisms are the release's and add up to its epsilon
     auto = [r["epsilon"] for r in res["mechanisms"] if r["label"].startswith("auto:")]
-    assert len(auto) == 3 and sum(auto) == pytest.approx(sel["epsilon"])
+    assert len(auto) == 1 and sum(auto) == pytest.approx(sel["epsilon"])
 
 
-@pytest.mark.parametrize("eps, grid", [("0.8", "16 x 16"), ("0.2", "4 x 4"), ("0.05", "0 x 0")])
-def test_auto_text_output_in_every_band(points_csv, capsys, eps, grid):
-    """The plain-text output names every feature; below LOW_SIGNAL (5,000 points at eps 0.2:
-    900 points per unit of noise) the occupied cells are not measured, below VERY_LOW_SIGNAL
-    (eps 0.05: 225) no shape feature is, and it says so."""
+@pytest.mark.parametrize("eps, built", [("0.8", "privtree"), ("0.05", "ug")])
+def test_auto_text_output_on_both_sides_of_very_low_signal(points_csv, capsys, eps, built):
+    """The plain-text output names the noisy N and the signal; 5,000 points at eps 0.8 give
+    about 4,000 points per unit of noise (PrivTree), at eps 0.05 about 250 (UG)."""
     code, out = release(points_csv, capsys, "auto", "--seed", "3", "--epsilon", eps)
     assert code == 0, out.err
     choice = next(line for line in out.out.splitlines() if line.startswith("choice:"))
-    assert "top_quarter" in choice and "points_per_cell" in choice
-    assert ("not measured" in choice) == (grid != "16 x 16")
-    assert ("top_quarter not measured" in choice) == (grid == "0 x 0")
+    assert "noisy_n" in choice and "signal" in choice
     res = release_json(points_csv, capsys, "auto", "--seed", "3", "--epsilon", eps)
-    assert " x ".join(map(str, res["selection"]["coarse_grid"])) == grid
+    assert res["selection"]["method"] == built
 
 
 def test_auto_is_reproducible_when_seeded(points_csv, capsys):
