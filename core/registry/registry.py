@@ -486,8 +486,11 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         before = self._composition(con, d)
         after = self._composition(con, d, extra=request)
         adds = max(0.0, after.epsilon - before.epsilon)
+        # the δ of approximate claims the composed guarantee consumes (less than Σδ when
+        # Gaussians compose in zCDP: `Composition.delta_claims`), after minus before
+        adds_delta = max(0.0, after.spent.delta - before.spent.delta)
         short = check_budget(
-            Cost(adds, delta),
+            Cost(adds, adds_delta),
             spent=before.spent,
             total=Cost(p.epsilon_total, p.delta_total),
             subject=f"{subject} (pld accounting: epsilon composed at delta {p.delta_total:g})",

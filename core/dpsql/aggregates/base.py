@@ -23,8 +23,13 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from core.dpsql.parse.ir import AggKind, DPAggregate, DPOptions
-from core.dpsql.plan.statistics import Component, Statistic, laplace_statistic
+from core.dpsql.parse.ir import AggKind, DPAggregate, DPOptions, NoiseKind
+from core.dpsql.plan.statistics import (
+    Component,
+    Statistic,
+    gaussian_statistic,
+    laplace_statistic,
+)
 from core.dpsql.sql.expressions import SqlTarget
 from core.privacy import Accountant
 
@@ -48,6 +53,9 @@ class Aggregate(ABC):
     KIND: ClassVar[AggKind]
     ARGUMENT: ClassVar[Argument] = Argument.NUMBER
     ROW_LEVEL: ClassVar[bool] = False  # bounds per row: at most k rows per unit and partition
+    # one count or sum that takes discrete Gaussian noise with `noise = 'gaussian'` (COUNT,
+    # SUM, COUNT(DISTINCT uid)); the others keep their mechanisms
+    GAUSSIAN: ClassVar[bool] = False
     # how a fix hint writes this aggregate in each form (x: the column)
     PAPER: ClassVar[str]
     ZETA: ClassVar[str]
@@ -70,6 +78,9 @@ class Aggregate(ABC):
     def _laplace(cls, index, spec, name, component, column, sens, j, eps, options) -> Statistic:
         label = f"{name}: {cls.KIND.value} {component.value}"
         cu = options.max_groups_contributed
+        if cls.GAUSSIAN and options.noise is NoiseKind.GAUSSIAN:
+            delta = options.gaussian_delta
+            return gaussian_statistic(label, index, component, column, sens, j, eps, delta, cu)
         return laplace_statistic(label, index, component, column, sens, j, eps, cu)
 
     def statistic(self, component: Component) -> Statistic:
@@ -128,7 +139,8 @@ def exact_integers(values: list) -> np.ndarray:
 
 
 def noisy(values: list, stat: Statistic, accountant: Accountant) -> np.ndarray:
-    """Exact integers + the statistic's discrete Laplace draw, as floats (integer units)."""
+    """Exact integers + the statistic's draw (discrete Laplace or Gaussian), as floats (integer
+    units)."""
     return stat.mechanism.draw(accountant, exact_integers(values)).astype(float)
 
 

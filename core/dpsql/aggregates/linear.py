@@ -37,6 +37,7 @@ class CountUnits(Aggregate):
 
     KIND: ClassVar[AggKind] = AggKind.COUNT_UNITS
     ARGUMENT = Argument.NONE
+    GAUSSIAN = True
     PAPER = "ANON_COUNT(DISTINCT uid)"
     ZETA = "COUNT(DISTINCT uid)"
 
@@ -80,6 +81,7 @@ class ClampedTotal(Aggregate):
 
     COMPONENT: ClassVar[Component]
     BIGQUERY_NAME: ClassVar[str]
+    GAUSSIAN = True
 
     @classmethod
     def plan(cls, index, spec, name, epsilon: Fraction, options: DPOptions) -> ClampedTotal:
