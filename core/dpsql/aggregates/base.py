@@ -32,6 +32,7 @@ from core.dpsql.plan.statistics import (
 )
 from core.dpsql.sql.expressions import SqlTarget
 from core.privacy import Accountant
+from core.privacy.gaussian import sigma_for
 
 CONFIDENCE = 0.95
 SATURATE = 2**62
@@ -82,6 +83,18 @@ class Aggregate(ABC):
             delta = options.gaussian_delta
             return gaussian_statistic(label, index, component, column, sens, j, eps, delta, cu)
         return laplace_statistic(label, index, component, column, sens, j, eps, cu)
+
+    @classmethod
+    def _grid_epsilon(cls, epsilon: Fraction, options: DPOptions) -> Fraction:
+        """The ε per unit of noise that sets a sum's integer grid (`choose_exponent`): ε/C_u
+        for Laplace (scale C_u·Δ/ε); with Gaussian noise at most 1/σ₁, σ₁ the Gaussian's σ
+        for Δ = 1 (plus a margin), so that its σ stays below the integer-scale cap too."""
+        grid = epsilon / options.max_groups_contributed
+        if cls.GAUSSIAN and options.noise is NoiseKind.GAUSSIAN:
+            cu = options.max_groups_contributed
+            sigma_one = sigma_for(math.sqrt(cu), float(epsilon), options.gaussian_delta)
+            grid = min(grid, Fraction(1.0 / (sigma_one * (1 + 1e-6))))
+        return grid
 
     def statistic(self, component: Component) -> Statistic:
         return next(s for s in self.statistics if s.component == component)

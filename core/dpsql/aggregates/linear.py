@@ -85,9 +85,8 @@ class ClampedTotal(Aggregate):
 
     @classmethod
     def plan(cls, index, spec, name, epsilon: Fraction, options: DPOptions) -> ClampedTotal:
-        cu = options.max_groups_contributed
         bound = max(abs(spec.lower), abs(spec.upper))
-        j = cls.exponent(bound, spec, epsilon / cu)
+        j = cls.exponent(bound, spec, cls._grid_epsilon(epsilon, options))
         sens = max(abs(int_bound(spec.lower, j)), abs(int_bound(spec.upper, j)))
         stat = cls._laplace(
             index, spec, name, cls.COMPONENT, f"s{index}", sens, j, epsilon, options
