@@ -1,4 +1,4 @@
-"""`dpx dataset add|show|list|schema|budget|policy|reconcile|backup|restore`: registered
+"""`dpx dataset add|show|list|schema|budget|policy|reconcile|backup|restore|share`: registered
 datasets, their declared public facts and their budgets.
 
 dpx dataset add NAME --table T=FILE [--table T2=FILE2 ...] [--public P=FILE ...]
@@ -36,6 +36,7 @@ from core.cli.dataset_schema import (
     schemas_for_add,
     schemas_json,
 )
+from core.cli.dataset_shares import register_share, share_lines, shares_json
 from core.data.declared import TableSchema
 from core.data.schema import columns_of
 from core.errors import InputError
@@ -160,6 +161,7 @@ def register(sub, common) -> None:
     rec.set_defaults(handler=run_reconcile)
 
     register_backup(actions, common)
+    register_share(actions, common)
 
 
 def pairs(values: list[str], flag: str) -> list[tuple[str, str]]:
@@ -251,6 +253,7 @@ def dataset_json(registry: Registry, d: Dataset, role: Role = Role.OWNER) -> dic
         ],
         "demo_runs": [r.summary() for r in runs if r.kind is RunKind.DEMO],
         "refusals": len(registry.refusals(d.name)),
+        "shares": shares_json(registry, d.name),
         "budget_history": [history_json(c, role) for c in registry.budget_history(d.name)],
         "schemas": schemas_json(d),
         "schema_history": [c.to_json() for c in history],
@@ -294,6 +297,7 @@ def _text(info: dict) -> str:
             f"  ! #{r['id']} {r['time']} {r['tool']}: charged epsilon {r['epsilon']:g}, never "
             "delivered (`dpx dataset reconcile` closes it; the charge stays)"
         )
+    lines += share_lines(info["shares"])
     lines += ["budget history:"] * bool(info["budget_history"])
     lines += ["  " + history_words(c) for c in info["budget_history"]]
     lines.append("declared public facts:")

@@ -2,6 +2,7 @@
 
 dpx sql --table NAME=FILE [--table NAME=FILE ...] [--public NAME=FILE ...] (--uid COL | --row-is-unit)
         (--query SQL | --query-file F) [--epsilon E] [--delta D] [--max-groups C]
+        [--noise laplace|gaussian]
         [--budget-epsilon TOTAL] [--seed S] [--explain] [--dialect duckdb|spark|bigquery|postgres]
         [--json] [--dry-run] [--export-bigquery FILE.sql] [--timeout SECONDS]
         [--max-epsilon-per-query E1] [--max-delta-per-query D1]
@@ -77,6 +78,14 @@ def add_arguments(p) -> None:
         "--max-groups",
         type=cliargs.MAX_GROUPS_CONTRIBUTED,
         help="default max_groups_contributed (C_u)",
+    )
+    p.add_argument(
+        "--noise",
+        choices=("laplace", "gaussian"),
+        default=None,
+        help="noise of counts and sums if the query has no noise option: laplace (default; "
+        "L1 sensitivity C_u x bound) or gaussian (discrete Gaussian at (epsilon, delta); L2 "
+        "sensitivity sqrt(C_u) x bound: narrower when a unit touches many groups)",
     )
     p.add_argument(
         "--budget-epsilon",

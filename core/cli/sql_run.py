@@ -146,6 +146,7 @@ def execute(args) -> dict | str:
         "epsilon": args.epsilon,
         "delta": args.delta,
         "max_groups_contributed": args.max_groups,
+        "noise": getattr(args, "noise", None),
     }
     with analysis_deadline(
         given or DEFAULT_TIMEOUT_S

@@ -104,7 +104,7 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
             for n, s in prepared.staged.stages
         ],
         "python_steps": [
-            "noised: discrete Laplace (OpenDP in secure mode) on every cross_user statistic",
+            f"noised: {_noise_words(plan)} (OpenDP in secure mode) on every cross_user statistic",
             selection,
             "post: HAVING / ORDER BY / LIMIT and select-list arithmetic on released rows only",
         ],
@@ -122,6 +122,12 @@ def explain(prepared: Prepared, dialect: str = "duckdb") -> dict:
             if o.aggregate_index is not None
         },
     }
+
+
+def _noise_words(plan: Plan) -> str:
+    if plan.query.options.noise.value == "gaussian":
+        return "discrete Gaussian on counts and sums, discrete Laplace on the rest"
+    return "discrete Laplace"
 
 
 def _threshold_dict(th) -> dict:

@@ -9,7 +9,7 @@ from core.governance.flow import (
     check_policies,
     govern,
 )
-from core.governance.roles import Role, RoleError, current_role, require_owner
+from core.governance.roles import Role, RoleError, current_analyst, current_role, require_owner
 
 __all__ = [
     "ComputeFailed",
@@ -20,6 +20,7 @@ __all__ = [
     "Undelivered",
     "check_fits",
     "check_policies",
+    "current_analyst",
     "current_role",
     "govern",
     "require_owner",

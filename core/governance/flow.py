@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from core.errors import BudgetExceededError, InputError
-from core.governance.roles import Role, RoleError
+from core.governance.roles import ANALYST_VAR, Role, RoleError, current_analyst
 from core.privacy import Accountant, Cost, Noise, RhoClaim
 from core.privacy.cost import check_budget
 from core.registry import Claim, Dataset, Registry, Release, RunKind
@@ -56,6 +56,16 @@ class Request:
     rho: RhoClaim | None = None
     extra_checks: tuple[Check, ...] = field(default=())
     error_code: str = ""  # a tool's code for a failure after the charge (DP SQL: "DPX-E009")
+    # the analyst charged with the release (their share, issue 33); None: the declared
+    # identity (`DPX_ANALYST`) in analyst mode, nobody in owner mode
+    analyst: str | None = None
+
+    @property
+    def charged_to(self) -> str | None:
+        """The analyst whose share this release is charged to (None: the owner)."""
+        if self.role is not Role.ANALYST:
+            return None
+        return self.analyst or current_analyst()
 
     @property
     def mode(self) -> str:
@@ -123,9 +133,19 @@ def govern(
         raise
     release = None
     if registry is not None:
+        analyst = request.charged_to
+        anonymous = analyst is None and request.role is Role.ANALYST
+        if anonymous and dataset is not None and registry.has_shares(dataset):
+            reason = (
+                f"dataset '{dataset}' is shared among named analysts: declare who you are "
+                f"({ANALYST_VAR}=NAME). Nothing was charged."
+            )
+            registry.refuse(request.tool, dataset, reason, request.params)
+            raise RoleError(reason)
         release = registry.charge(
-            request.tool, dataset, request.params, request.cost, request.mode, request.claim
-        )
+            request.tool, dataset, request.params, request.cost, request.mode, request.claim,
+            analyst,
+        )  # fmt: skip
     accountant = Accountant(request.noise, budget=request.cost, rho=request.rho)
     result = _compute(registry, release, request, compute, accountant)
     if registry is None or release is None:

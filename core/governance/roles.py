@@ -14,6 +14,10 @@ from enum import StrEnum
 from core.errors import InputError
 
 ENV_VAR = "DPX_MODE"
+# The analyst's declared identity (per-analyst shares, issue 33): `DPX_ANALYST=alice dpx ...`,
+# and for the app the same variable set for its server process (one analyst per server). It is
+# declared, not authenticated: see docs/registry.md for what it protects.
+ANALYST_VAR = "DPX_ANALYST"
 
 
 class Role(StrEnum):
@@ -40,3 +44,9 @@ def require_owner(role: Role, what: str) -> None:
             f"{what} is for the data owner; analyst mode ({ENV_VAR}=analyst) sees only "
             "releases of registered datasets and public parameters."
         )
+
+
+def current_analyst(environ=None) -> str | None:
+    """The analyst's declared identity (`DPX_ANALYST`), or None when none is declared."""
+    value = (environ if environ is not None else os.environ).get(ANALYST_VAR, "").strip()
+    return value or None

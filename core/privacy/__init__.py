@@ -9,6 +9,7 @@ from core.privacy.accuracy import (
     laplace_half_width,
 )
 from core.privacy.cost import ZERO, Cost, RhoClaim
+from core.privacy.gaussian import DiscreteGaussian, discrete_gaussian_half_width
 from core.privacy.mechanisms import (
     DiscreteLaplace,
     Exponential,
@@ -32,6 +33,7 @@ __all__ = [
     "ZERO",
     "Accountant",
     "Cost",
+    "DiscreteGaussian",
     "DiscreteLaplace",
     "Exponential",
     "Laplace",
@@ -47,6 +49,7 @@ __all__ = [
     "PrivacyUnit",
     "Recorded",
     "RhoClaim",
+    "discrete_gaussian_half_width",
     "discrete_laplace_half_width",
     "discrete_laplace_tail",
     "from_json",

@@ -31,6 +31,19 @@ reads each mechanism's privacy loss profile (`Mechanism.loss()`, a `PrivacyLoss`
      ε'-DP for every ε' ≥ ε): at most 0.1 % looser, and mechanisms of one ε compose in one
      `self_compose`.
 
+  5. Gaussian losses (`LossKind.GAUSSIAN`, the discrete Gaussian of `core.privacy.gaussian`)
+     are ρ-zCDP, ρ = Δ2²/(2σ²), and zCDP composes by adding ρ (Bun, Steinke 2016). Beside the
+     figure of claims 1-3 (where a Gaussian enters as its own (ε, δ) claim), pld then also
+     computes, with s = D − Σδ of the *non-Gaussian* approximate claims:
+     (a) everything in zCDP: ρ = Σρ_gauss + Σ ε²/2 of the other ε-parts (an ε-DP mechanism is
+         ε²/2-zCDP, Bun-Steinke Prop. 1.4), ε = `zcdp_epsilon(ρ, s)` (CKS 2020 Cor. 13, the
+         conversion OpenDP implements);
+     (b) the Gaussians in zCDP and the rest in the PLD, joined by basic composition of the two
+         groups with s split between them: ε = ε_pld(t·s) + ε_zcdp(Σρ_gauss, (1 − t)·s),
+         minimised over a fixed grid of t.
+     Each is a valid (ε, D) statement, so the smallest of them and basic is. When (a) or (b) is
+     the smallest, the δ it consumes is Σδ of the non-Gaussian claims only (`spent`).
+
 PP's randomization states a (ρ1, ρ2) claim and no (ε, δ) (`LossKind.NONE`): it composes to
 nothing here; its (ρ1, ρ2) claim stays its own. With D = 0 (a pure-DP budget) pld equals basic.
 """
@@ -45,10 +58,13 @@ from enum import StrEnum
 from functools import lru_cache
 
 from core.privacy.cost import Cost
+from core.privacy.gaussian import zcdp_epsilon
 from core.privacy.mechanisms import LossKind, Mechanism, PrivacyLoss
 
 VALUE_DISCRETIZATION = 1e-4  # dp-accounting's loss grid (pessimistic: an upper bound)
 _SIGNIFICANT = 4  # ε rounded up to this many significant digits before grouping
+# claim 5(b): the share of the δ slack given to the Gaussians' zCDP group
+_GAUSSIAN_SHARES = (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 0.99)
 
 
 class Accounting(StrEnum):
@@ -82,14 +98,18 @@ class Composition:
     pld_epsilon: float | None  # the PLD's ε at delta_total − Σδ (None under basic)
     delta_total: float
     count: int  # the losses composed (with ε > 0 or δ > 0)
+    # the δ of approximate claims the guarantee consumes (None: all of them, basic.delta);
+    # less when Gaussians compose in zCDP (claim 5)
+    consumed_delta: float | None = None
+    method: str = ""  # which figure holds: "basic", "pld", "zcdp" or "pld+zcdp"
 
     @property
     def delta_claims(self) -> float:
-        return self.basic.delta
+        return self.basic.delta if self.consumed_delta is None else self.consumed_delta
 
     @property
     def spent(self) -> Cost:
-        return Cost(self.epsilon, min(self.basic.delta, 1 - 1e-300))
+        return Cost(self.epsilon, min(self.delta_claims, 1 - 1e-300))
 
     @property
     def uses_pld(self) -> bool:
@@ -111,10 +131,10 @@ def warm() -> None:
     from dp_accounting.pld import privacy_loss_distribution  # noqa: F401
 
 
-@lru_cache(maxsize=256)
-def _pld_epsilon(groups: tuple[tuple[float, int], ...], delta: float) -> float:
-    """ε of the composition of `count` ε-randomized-response pairs per (ε, count) group, at δ
-    (dp-accounting, pessimistic)."""
+@lru_cache(maxsize=64)
+def _composed_pld(groups: tuple[tuple[float, int], ...]):
+    """The composition of `count` ε-randomized-response pairs per (ε, count) group
+    (dp-accounting, pessimistic discretisation)."""
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -126,7 +146,13 @@ def _pld_epsilon(groups: tuple[tuple[float, int], ...], delta: float) -> float:
         )
         part = one.self_compose(count) if count > 1 else one
         total = part if total is None else total.compose(part)
-    return float(total.get_epsilon_for_delta(delta))
+    return total
+
+
+@lru_cache(maxsize=256)
+def _pld_epsilon(groups: tuple[tuple[float, int], ...], delta: float) -> float:
+    """ε of `_composed_pld(groups)` at δ."""
+    return float(_composed_pld(groups).get_epsilon_for_delta(delta))
 
 
 def pld_epsilon(losses: Iterable[PrivacyLoss], delta: float) -> float:
@@ -156,14 +182,41 @@ def composition(
     )
     if accounting is Accounting.BASIC:
         return Composition(accounting, basic.epsilon, basic.delta, basic, None, delta_total,
-                           len(items))  # fmt: skip
+                           len(items), None, "basic")  # fmt: skip
     slack = float(delta_total) - basic.delta
     found = pld_epsilon(items, slack) if slack > 0 else math.inf
+    consumed, method = None, "pld"
+    gaussian = [x for x in items if x.kind is LossKind.GAUSSIAN]
+    if gaussian:
+        others = [x for x in items if x.kind is not LossKind.GAUSSIAN]
+        other_delta = math.fsum(x.delta for x in others)
+        zcdp, how = _with_zcdp(gaussian, others, float(delta_total) - other_delta)
+        if zcdp < found:
+            found, consumed, method = zcdp, other_delta, how
     if found < basic.epsilon:
         return Composition(accounting, found, float(delta_total), basic, found, delta_total,
-                           len(items))  # fmt: skip
+                           len(items), consumed, method)  # fmt: skip
     return Composition(accounting, basic.epsilon, basic.delta, basic, found, delta_total,
-                       len(items))  # fmt: skip
+                       len(items), None, "basic")  # fmt: skip
+
+
+def _with_zcdp(
+    gaussian: list[PrivacyLoss], others: list[PrivacyLoss], slack: float
+) -> tuple[float, str]:
+    """Claim 5: the smaller of (a) everything in zCDP and (b) Gaussians in zCDP + the rest in
+    the PLD, at the δ slack `slack` left by the non-Gaussian approximate claims."""
+    if not slack > 0:
+        return math.inf, ""
+    rho_gauss = math.fsum(x.rho for x in gaussian)
+    pure = [x for x in others if x.epsilon > 0]
+    rho_all = rho_gauss + math.fsum(x.epsilon**2 / 2 for x in pure)
+    best, how = zcdp_epsilon(rho_all, slack), "zcdp"
+    if pure:
+        for share in _GAUSSIAN_SHARES:
+            split = pld_epsilon(pure, (1 - share) * slack) + zcdp_epsilon(rho_gauss, share * slack)
+            if split < best:
+                best, how = split, "pld+zcdp"
+    return best, how
 
 
 def compose(

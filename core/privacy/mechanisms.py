@@ -9,8 +9,9 @@ registry keeps is read off the very objects that set the noise scales: there is 
 "spend" call beside a draw (see `core.privacy.accountant`).
 
 The family is closed: integer (discrete) Laplace, float Laplace, Laplace on a lattice (reals
-rounded to a fine grid, noised with integer draws), the exponential mechanism, noisy-threshold
-partition selection and PP's per-sub-table randomization. Tools compose these objects (a DP SQL
+rounded to a fine grid, noised with integer draws), the discrete Gaussian
+(`core.privacy.gaussian`), the exponential mechanism, noisy-threshold partition selection and
+PP's per-sub-table randomization. Tools compose these objects (a DP SQL
 aggregate holds a `DiscreteLaplace`), they do not subclass them, so a registry can read every
 recorded row back into its object (`core.privacy.recorded.from_json`) without importing a tool.
 Costs live in `core.privacy.cost`, PP's randomization in `core.privacy.pp_randomization`.
@@ -53,6 +54,9 @@ class LossKind(StrEnum):
     DISCRETE_LAPLACE = "discrete laplace"  # integer Laplace noise (in units of the lattice)
     PURE = "pure"  # some other ε-DP mechanism (the exponential mechanism, a recorded ε row)
     APPROXIMATE = "approximate"  # an (ε, δ)-DP claim with δ > 0 (noisy-threshold selection)
+    # discrete Gaussian noise of `scale` σ on integer statistics of L2 `sensitivity` Δ2:
+    # ρ-zCDP with ρ = Δ2²/(2σ²), and the (ε, δ) claim its calibration verified
+    GAUSSIAN = "gaussian"
     NONE = "none"  # no (ε, δ) loss: PP's randomization, whose (ρ1, ρ2) claim stays its own
 
 
@@ -61,7 +65,8 @@ class PrivacyLoss:
     """A mechanism's privacy loss profile: what an accountant composes (`core.privacy.
     accounting`). `epsilon`, `delta` are its (ε, δ)-DP claim (the same as its `cost`);
     `sensitivity` and `scale` describe the noise for the Laplace kinds (for a lattice mechanism
-    both are in lattice steps; None where the notion does not apply).
+    both are in lattice steps; None where the notion does not apply) and, for the Gaussian
+    kind, its L2 sensitivity and σ (`rho`).
 
     Every profile with ε > 0 is at least an ε-DP (δ = 0) or (ε, δ)-DP claim, and the accountant
     relies on that claim alone (see `core.privacy.accounting`), so a profile is never read as
@@ -83,6 +88,23 @@ class PrivacyLoss:
             self.delta or not self.epsilon > 0
         ):
             raise ValueError(f"a {self.kind.value} loss is pure: epsilon > 0, delta = 0")
+        if self.kind is LossKind.GAUSSIAN and not (
+            self.epsilon > 0
+            and self.delta > 0
+            and self.sensitivity is not None
+            and self.scale is not None
+            and math.isfinite(self.sensitivity)
+            and self.sensitivity >= 0
+            and self.scale > 0
+        ):
+            raise ValueError("a gaussian loss has epsilon, delta > 0, an L2 sensitivity and σ > 0")
+
+    @property
+    def rho(self) -> float | None:
+        """The zCDP ρ = Δ2²/(2σ²) of a Gaussian loss (None for the other kinds)."""
+        if self.kind is not LossKind.GAUSSIAN:
+            return None
+        return float(self.sensitivity) ** 2 / (2.0 * float(self.scale) ** 2)
 
     @classmethod
     def of_cost(cls, cost: Cost) -> PrivacyLoss:
@@ -102,6 +124,7 @@ class MechanismKind(StrEnum):
     DISCRETE_LAPLACE = "discrete Laplace"
     LAPLACE = "Laplace"
     LATTICE_LAPLACE = "Laplace on a lattice"
+    DISCRETE_GAUSSIAN = "discrete Gaussian"
     EXPONENTIAL = "exponential mechanism"
     THRESHOLD = "noisy-threshold partition selection"
     PP_RANDOMIZATION = "PP randomization"

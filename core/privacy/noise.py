@@ -36,6 +36,15 @@ def _opendp_laplace(kind: Literal["float", "int"], scale: float):
     return dp.m.make_laplace(dp.vector_domain(atom), metric, scale=float(scale))
 
 
+@cache
+def _opendp_gaussian(scale: float):
+    """OpenDP's exact discrete Gaussian sampler on a vector of 64-bit integers (Canonne, Kamath,
+    Steinke 2020: rejection from discrete Laplace, exact arithmetic, no floating point)."""
+    dp = _opendp()
+    domain = dp.vector_domain(dp.atom_domain(T="i64"))
+    return dp.m.make_gaussian(domain, dp.l2_distance(T="i64"), scale=float(scale))
+
+
 def _check_scale(scale: float) -> float:
     scale = float(scale)
     if not np.isfinite(scale) or scale < 0:
@@ -48,7 +57,8 @@ class Noise:
     """A noise source in one of two modes.
 
     `secure`: OpenDP's Laplace samplers (discrete Laplace on integers, Laplace on a
-    fine float grid for reals) and OS entropy for uniform draws; cannot be seeded.
+    fine float grid for reals), its discrete Gaussian on integers, and OS entropy for uniform
+    draws; cannot be seeded.
     `seeded`: numpy's PCG64 with a seed; reproducible, for teaching, tests and benchmarks.
     """
 
@@ -149,6 +159,38 @@ class Noise:
             raise ValueError(f"lattice must be a finite number > 0, got {lattice}")
         steps = self.discrete_laplace(_check_scale(scale) / lattice, size=size)
         return np.asarray(steps, dtype=np.float64) * lattice
+
+    # -- Gaussian -------------------------------------------------------------------------
+    def discrete_gaussian(self, sigma: float, size: int | tuple[int, ...] | None = None):
+        """Zero-centred discrete Gaussian on the integers, P(k) ∝ exp(-k²/(2σ²)).
+
+        Secure mode: OpenDP's exact sampler (`make_gaussian` on a vector of i64, OS entropy).
+        Seeded mode: the same distribution by Canonne, Kamath and Steinke's rejection sampler
+        (Algorithm 3: discrete Laplace proposals of scale t = floor(σ) + 1, accepted with
+        probability exp(-(|y| - σ²/t)² / (2σ²))), drawn from the seeded generator."""
+        sigma = _check_scale(sigma)
+        shape = () if size is None else size
+        n = int(np.prod(shape))
+        if sigma == 0 or n == 0:
+            out = np.zeros(shape, dtype=np.int64)
+        elif self.is_secure:
+            out = _secure_draws(_opendp_gaussian(sigma), n, np.int64).reshape(shape)
+        else:
+            out = self._seeded_discrete_gaussian(sigma, n).reshape(shape)
+        return int(out) if size is None else out
+
+    def _seeded_discrete_gaussian(self, sigma: float, n: int) -> np.ndarray:
+        t = float(np.floor(sigma) + 1)
+        p = -np.expm1(-1.0 / t)
+        out = np.empty(0, dtype=np.int64)
+        while out.size < n:
+            m = max(64, 2 * (n - out.size))  # acceptance is >= about 1/2 per proposal
+            y = self._rng.geometric(p, size=m) - self._rng.geometric(p, size=m)
+            accept = self._rng.random(m) < np.exp(
+                -((np.abs(y) - sigma**2 / t) ** 2) / (2 * sigma**2)
+            )
+            out = np.concatenate([out, y[accept].astype(np.int64)])
+        return out[:n]
 
     def add_laplace(self, values, scale: float) -> np.ndarray:
         """`values` plus vectorised Laplace noise (integers get discrete Laplace)."""

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import ClassVar
 
 from core.privacy.cost import Cost
+from core.privacy.gaussian import DiscreteGaussian
 from core.privacy.mechanisms import (
     DiscreteLaplace,
     Exponential,
@@ -38,6 +39,7 @@ FAMILY: dict[MechanismKind, type[Mechanism]] = {
     cls.KIND: cls
     for cls in (
         DiscreteLaplace,
+        DiscreteGaussian,
         Laplace,
         LatticeLaplace,
         Exponential,

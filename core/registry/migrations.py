@@ -193,8 +193,41 @@ def _v5(con: sqlite3.Connection) -> None:
     )
 
 
+def _v6(con: sqlite3.Connection) -> None:
+    """Per-analyst shares (issue 33): the owner gives a named analyst a share (ε, δ) of a
+    dataset's budget (`analyst_shares`, every change in `share_changes`); each release records
+    the analyst it was charged to (`releases.analyst`, NULL for the owner and for releases
+    before v6). Idempotent like v5."""
+    columns = {row[1] for row in con.execute("PRAGMA table_info(releases)")}
+    if "analyst" not in columns:
+        con.execute("ALTER TABLE releases ADD COLUMN analyst TEXT")
+    _run_script(
+        con,
+        """
+        CREATE TABLE IF NOT EXISTS analyst_shares (
+            dataset TEXT NOT NULL REFERENCES datasets(name),
+            analyst TEXT NOT NULL,
+            epsilon REAL NOT NULL,
+            delta REAL NOT NULL,
+            PRIMARY KEY (dataset, analyst)
+        );
+        CREATE TABLE IF NOT EXISTS share_changes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            time TEXT NOT NULL,
+            dataset TEXT NOT NULL REFERENCES datasets(name),
+            analyst TEXT NOT NULL,
+            epsilon_before REAL,
+            epsilon_after REAL NOT NULL,
+            delta_before REAL,
+            delta_after REAL NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS releases_by_analyst ON releases(dataset, analyst)
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 
 
 def schema_version(con: sqlite3.Connection) -> int:

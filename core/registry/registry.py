@@ -44,6 +44,7 @@ from core.registry.schemas import (
     SchemaStore,
     schemas_for,
 )
+from core.registry.shares import ShareStore, check_analyst
 from core.registry.store import FILE_NAME, connect, default_directory, now, registry_errors
 from core.registry.stranded import WORKER, StrandedRuns
 
@@ -65,7 +66,7 @@ def artefact_sha256(artefact: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistory):
+class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistory, ShareStore):
     """One registry database. Every public method is one short transaction; any SQLite error
     becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do."""
 
@@ -385,8 +386,10 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         cost: Cost | Iterable[Mechanism],
         mode: str,
         privacy: Claim | dict | None = None,
+        analyst: str | None = None,
     ) -> Release:
-        """Record a run before any data-dependent work; for a registered dataset, charge it.
+        """Record a run before any data-dependent work; for a registered dataset, charge it
+        (and, for a release by a declared `analyst`, their share: `core.registry.shares`).
 
         `cost` is the release's planned (ε, δ) — derived by the caller from the mechanism
         objects that will draw (or given as those objects, which are then its first rows).
@@ -403,6 +406,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 min(sum(m.cost.delta for m in planned if not m.in_place_of), 1 - 1e-300),
             )
         claim = privacy.to_json() if isinstance(privacy, Claim) else dict(privacy or {})
+        analyst = None if analyst is None else check_analyst(analyst)
         seeded = mode == "seeded"
         refusal: str | None = None
         if dataset is not None and not seeded:
@@ -417,12 +421,15 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                 kind = RunKind.DEMO if seeded else RunKind.RELEASE
                 request = losses_of(planned, cost)
                 refusal = self._refusal_reason(con, d, cost.epsilon, cost.delta, seeded, request)
+                if refusal is None and not seeded:  # the same transaction: share and dataset
+                    refusal = self._share_refusal(con, d.name, analyst, cost.epsilon, cost.delta)
                 if refusal is not None:
                     self._insert_refusal(con, tool, dataset, refusal, params)
             if refusal is None:
                 cur = con.execute(
                     "INSERT INTO releases(time, tool, dataset, kind, status, params, mechanisms,"
-                    " epsilon, delta, mode, privacy, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " epsilon, delta, mode, privacy, worker, analyst) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         now(),
                         str(tool),
@@ -436,6 +443,7 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                         mode,
                         json.dumps(claim, default=str),
                         WORKER,
+                        analyst,
                     ),
                 )
         if refusal is not None:
@@ -486,8 +494,11 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
         before = self._composition(con, d)
         after = self._composition(con, d, extra=request)
         adds = max(0.0, after.epsilon - before.epsilon)
+        # the δ of approximate claims the composed guarantee consumes (less than Σδ when
+        # Gaussians compose in zCDP: `Composition.delta_claims`), after minus before
+        adds_delta = max(0.0, after.spent.delta - before.spent.delta)
         short = check_budget(
-            Cost(adds, delta),
+            Cost(adds, adds_delta),
             spent=before.spent,
             total=Cost(p.epsilon_total, p.delta_total),
             subject=f"{subject} (pld accounting: epsilon composed at delta {p.delta_total:g})",

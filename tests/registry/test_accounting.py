@@ -22,8 +22,6 @@ from core.registry.store import FILE_NAME, MIGRATIONS, schema_version
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
-
 def _add(reg, table, name="d", accounting="pld", eps=5.0, delta=1e-6, **caps):
     policy = Policy(eps, delta, caps.get("max_eps"), caps.get("max_delta"))
     return reg.add_dataset(name, [("t", table)], policy, accounting=accounting)
@@ -162,11 +160,11 @@ def test_a_v4_registry_is_migrated_to_v5_as_basic(registry_dir, table):
     con = sqlite3.connect(registry_dir / FILE_NAME)
     con.execute("DROP TABLE accounting_changes")
     con.execute("ALTER TABLE datasets DROP COLUMN accounting")
-    con.execute("DELETE FROM schema_version WHERE version = 5")
+    con.execute("DELETE FROM schema_version WHERE version >= 5")  # v6 (shares) re-runs: idempotent
     con.commit()
     con.close()
     again = Registry(registry_dir)
-    assert schema_version(again._con) == len(MIGRATIONS) == 5
+    assert schema_version(again._con) == len(MIGRATIONS) == 6
     assert again.dataset("d").accounting is Accounting.BASIC
 
 

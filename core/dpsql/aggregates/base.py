@@ -23,10 +23,16 @@ import numpy as np
 import pandas as pd
 from sqlglot import exp
 
-from core.dpsql.parse.ir import AggKind, DPAggregate, DPOptions
-from core.dpsql.plan.statistics import Component, Statistic, laplace_statistic
+from core.dpsql.parse.ir import AggKind, DPAggregate, DPOptions, NoiseKind
+from core.dpsql.plan.statistics import (
+    Component,
+    Statistic,
+    gaussian_statistic,
+    laplace_statistic,
+)
 from core.dpsql.sql.expressions import SqlTarget
 from core.privacy import Accountant
+from core.privacy.gaussian import sigma_for
 
 CONFIDENCE = 0.95
 SATURATE = 2**62
@@ -48,6 +54,9 @@ class Aggregate(ABC):
     KIND: ClassVar[AggKind]
     ARGUMENT: ClassVar[Argument] = Argument.NUMBER
     ROW_LEVEL: ClassVar[bool] = False  # bounds per row: at most k rows per unit and partition
+    # one count or sum that takes discrete Gaussian noise with `noise = 'gaussian'` (COUNT,
+    # SUM, COUNT(DISTINCT uid)); the others keep their mechanisms
+    GAUSSIAN: ClassVar[bool] = False
     # how a fix hint writes this aggregate in each form (x: the column)
     PAPER: ClassVar[str]
     ZETA: ClassVar[str]
@@ -70,7 +79,22 @@ class Aggregate(ABC):
     def _laplace(cls, index, spec, name, component, column, sens, j, eps, options) -> Statistic:
         label = f"{name}: {cls.KIND.value} {component.value}"
         cu = options.max_groups_contributed
+        if cls.GAUSSIAN and options.noise is NoiseKind.GAUSSIAN:
+            delta = options.gaussian_delta
+            return gaussian_statistic(label, index, component, column, sens, j, eps, delta, cu)
         return laplace_statistic(label, index, component, column, sens, j, eps, cu)
+
+    @classmethod
+    def _grid_epsilon(cls, epsilon: Fraction, options: DPOptions) -> Fraction:
+        """The ε per unit of noise that sets a sum's integer grid (`choose_exponent`): ε/C_u
+        for Laplace (scale C_u·Δ/ε); with Gaussian noise at most 1/σ₁, σ₁ the Gaussian's σ
+        for Δ = 1 (plus a margin), so that its σ stays below the integer-scale cap too."""
+        grid = epsilon / options.max_groups_contributed
+        if cls.GAUSSIAN and options.noise is NoiseKind.GAUSSIAN:
+            cu = options.max_groups_contributed
+            sigma_one = sigma_for(math.sqrt(cu), float(epsilon), options.gaussian_delta)
+            grid = min(grid, Fraction(1.0 / (sigma_one * (1 + 1e-6))))
+        return grid
 
     def statistic(self, component: Component) -> Statistic:
         return next(s for s in self.statistics if s.component == component)
@@ -128,7 +152,8 @@ def exact_integers(values: list) -> np.ndarray:
 
 
 def noisy(values: list, stat: Statistic, accountant: Accountant) -> np.ndarray:
-    """Exact integers + the statistic's discrete Laplace draw, as floats (integer units)."""
+    """Exact integers + the statistic's draw (discrete Laplace or Gaussian), as floats (integer
+    units)."""
     return stat.mechanism.draw(accountant, exact_integers(values)).astype(float)
 
 

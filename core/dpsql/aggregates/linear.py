@@ -37,6 +37,7 @@ class CountUnits(Aggregate):
 
     KIND: ClassVar[AggKind] = AggKind.COUNT_UNITS
     ARGUMENT = Argument.NONE
+    GAUSSIAN = True
     PAPER = "ANON_COUNT(DISTINCT uid)"
     ZETA = "COUNT(DISTINCT uid)"
 
@@ -80,12 +81,12 @@ class ClampedTotal(Aggregate):
 
     COMPONENT: ClassVar[Component]
     BIGQUERY_NAME: ClassVar[str]
+    GAUSSIAN = True
 
     @classmethod
     def plan(cls, index, spec, name, epsilon: Fraction, options: DPOptions) -> ClampedTotal:
-        cu = options.max_groups_contributed
         bound = max(abs(spec.lower), abs(spec.upper))
-        j = cls.exponent(bound, spec, epsilon / cu)
+        j = cls.exponent(bound, spec, cls._grid_epsilon(epsilon, options))
         sens = max(abs(int_bound(spec.lower, j)), abs(int_bound(spec.upper, j)))
         stat = cls._laplace(
             index, spec, name, cls.COMPONENT, f"s{index}", sens, j, epsilon, options

@@ -43,6 +43,13 @@ class SourceSpan:
     text: str
 
 
+class NoiseKind(StrEnum):
+    """The noise of a query's counts and sums (OPTIONS noise = ..., `dpx sql --noise`)."""
+
+    LAPLACE = "laplace"  # discrete Laplace, L1 sensitivity C_u·Δ (pure ε; the default)
+    GAUSSIAN = "gaussian"  # discrete Gaussian, L2 sensitivity √C_u·Δ (needs δ > 0)
+
+
 @dataclass(frozen=True)
 class DPOptions:
     epsilon: float
@@ -54,6 +61,10 @@ class DPOptions:
     quantile_grid_size: int = 1001
     min_privacy_units_per_group: int | None = None
     public_groups: bool = False
+    noise: NoiseKind = NoiseKind.LAPLACE
+    # set by the planner, not by the user: the δ of each Gaussian statistic
+    # (`core.dpsql.plan.budget_split.split_delta`)
+    gaussian_delta: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import math
 from sqlglot import exp
 
 from core.dpsql.parse.dialect import DPSQL, DPClause
-from core.dpsql.parse.ir import DPOptions
+from core.dpsql.parse.ir import DPOptions, NoiseKind
 from core.errors import InputError
 
 OPTION_NAMES = {
@@ -24,6 +24,7 @@ OPTION_NAMES = {
     "quantile_grid_size",
     "min_privacy_units_per_group",
     "group_selection_strategy",
+    "noise",
 }
 
 
@@ -153,6 +154,7 @@ def _checked_options(o: dict) -> DPOptions:
             f"DPX-V033 min_privacy_units_per_group must be an integer >= 1, got {m}. "
             "Fix: use e.g. min_privacy_units_per_group = 10, or leave it out."
         )
+    noise = _noise(o.get("noise"), delta)
     uid = o.get("privacy_unit_column")
     return DPOptions(
         float(eps),
@@ -164,4 +166,23 @@ def _checked_options(o: dict) -> DPOptions:
         grid,
         m,
         public_groups,
+        noise,
     )
+
+
+def _noise(value, delta: float) -> NoiseKind:
+    """The noise of counts and sums: laplace (default) or gaussian, which needs delta > 0."""
+    text = "laplace" if value is None else str(value).strip().lower()
+    try:
+        noise = NoiseKind(text)
+    except ValueError:
+        raise InputError(
+            f"DPX-V033 noise = {value} is unknown. Fix: use noise = 'laplace' (the default) or "
+            "noise = 'gaussian'."
+        ) from None
+    if noise is NoiseKind.GAUSSIAN and not delta > 0:
+        raise InputError(
+            "DPX-V031 noise = 'gaussian' needs delta > 0 (the Gaussian mechanism is (epsilon, "
+            "delta)-DP). Fix: add delta = 1e-6 to OPTIONS (or pass --delta), or use laplace."
+        )
+    return noise

@@ -3,14 +3,16 @@ DP aggregate (each owning its mechanisms), and partition selection (spec §2.5-�
 
 Privacy claim (unit = the catalogue's privacy unit): each statistic releases one per-partition
 value with noise calibrated to C_u·Δ, where Δ is the integerised per-partition sensitivity and
-ε_i its share of the query's ε; partition selection is a noisy threshold at (ε_τ, δ). The
-shares add up to ε, so by basic composition the release is (ε, δ)-DP: `Plan.cost`, the
+ε_i its share of the query's ε; partition selection is a noisy threshold at (ε_τ, δ). With
+`noise = 'gaussian'` counts and sums get discrete Gaussian noise calibrated to √C_u·Δ at
+(ε_i, δ_i) and the threshold takes δ_τ, the δ_i and δ_τ adding up to δ (`split_delta`). The
+shares add up to (ε, δ), so by basic composition the release is (ε, δ)-DP: `Plan.cost`, the
 composition of `Plan.drawing_order()`. Nothing here reads data.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from core.dpsql.aggregates.base import Aggregate
@@ -18,7 +20,7 @@ from core.dpsql.aggregates.kinds import kind_class
 from core.dpsql.check.amplification import RowCap
 from core.dpsql.check.relations import Source
 from core.dpsql.parse.ir import AggKind, DPQuery
-from core.dpsql.plan.budget_split import split_epsilon
+from core.dpsql.plan.budget_split import split_delta, split_epsilon
 from core.dpsql.plan.integers import MAX_INT_SCALE
 from core.dpsql.plan.statistics import Component, Statistic, threshold_statistic
 from core.dpsql.plan.threshold import ThresholdInfo, engine_threshold, threshold_info
@@ -67,7 +69,7 @@ class Plan:
         return threshold_info(
             self.selection.mechanism.scale,
             float(self.selection_epsilon),
-            self.query.options.delta,
+            self.selection.mechanism.delta,
             self.selection.max_groups,
         )
 
@@ -95,9 +97,16 @@ def plan_query(
     """The plan of `query`: aggregates with their mechanisms and partition selection."""
     shares, reuse = split_epsilon(query)
     names = aggregate_names(query)
+    gaussian = sum(
+        1
+        for s in shares
+        if s.aggregate is not None and kind_class(query.aggregates[s.aggregate].kind).GAUSSIAN
+    )
+    per_statistic, delta_tau = split_delta(query, gaussian)
+    options = replace(query.options, gaussian_delta=per_statistic)
     aggregates = [
         kind_class(query.aggregates[s.aggregate].kind).plan(
-            s.aggregate, query.aggregates[s.aggregate], names[s.aggregate], s.epsilon, query.options
+            s.aggregate, query.aggregates[s.aggregate], names[s.aggregate], s.epsilon, options
         )
         for s in shares
         if s.aggregate is not None
@@ -110,17 +119,18 @@ def plan_query(
         return plan
     own = next((s.epsilon for s in shares if s.aggregate is None), None)
     plan.selection_epsilon = own if reuse is None else shares[reuse].epsilon
-    plan.selection = _selection(query, plan.selection_epsilon, aggregates, reuse)
+    plan.selection = _selection(query, plan.selection_epsilon, aggregates, reuse, delta_tau)
     return plan
 
 
-def _selection(query: DPQuery, eps_tau: Fraction, aggregates, reuse: int | None) -> Statistic:
-    """Partition selection: keep a partition when its noisy unit count reaches T (+ m - 1 with
-    the pre-threshold m), T the smallest integer with P(1 + Z >= T) <= δ_adj."""
+def _selection(
+    query: DPQuery, eps_tau: Fraction, aggregates, reuse: int | None, delta: float
+) -> Statistic:
+    """Partition selection at (ε_τ, δ): keep a partition when its noisy unit count reaches T
+    (+ m - 1 with the pre-threshold m), T the smallest integer with P(1 + Z >= T) <= δ_adj."""
     cu = query.options.max_groups_contributed
     if cu / eps_tau > MAX_INT_SCALE:
         _too_small(query, float(cu / eps_tau))
-    delta = query.options.delta
     t = engine_threshold(float(eps_tau), delta, cu)
     t += (query.options.min_privacy_units_per_group or 1) - 1
     if reuse is None:

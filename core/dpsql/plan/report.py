@@ -24,7 +24,7 @@ def budget_rows(plan: Plan) -> list[dict]:
                     "component": s.component.value,
                     "mechanism": s.mechanism.kind.value,
                     "epsilon": s.epsilon,
-                    "delta": 0.0,
+                    "delta": s.mechanism.cost.delta,
                     "sensitivity": s.sensitivity / 2.0**s.exponent,
                     "scale": s.value_scale,
                     "exponent_j": s.exponent,

@@ -10,10 +10,11 @@ these objects' costs. Nothing here reads data.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
-from core.privacy import DiscreteLaplace, Exponential, Mechanism, NoisyThreshold
+from core.privacy import DiscreteGaussian, DiscreteLaplace, Exponential, Mechanism, NoisyThreshold
 
 PROTECTS = "privacy unit"
 
@@ -36,7 +37,8 @@ class Statistic:
     Privacy claim: a unit changes at most C_u = `max_groups` partitions, each by at most
     `sensitivity` (integer units: values × 2^`exponent`), so the vector over all partitions
     has L1 sensitivity C_u·Δ; the mechanism is calibrated to exactly that (discrete Laplace of
-    scale C_u·Δ/ε_i, or the exponential mechanism at ε_i/C_u per partition) and costs ε_i.
+    scale C_u·Δ/ε_i, or the exponential mechanism at ε_i/C_u per partition) and costs ε_i — or,
+    with Gaussian noise, to its L2 sensitivity √C_u·Δ (discrete Gaussian at (ε_i, δ_i)).
     """
 
     aggregate: int | None  # index into query.aggregates; None for a threshold's own count
@@ -62,7 +64,8 @@ class Statistic:
         return self.scale / 2.0**self.exponent
 
     def half_width(self, confidence: float) -> float | None:
-        """Noise-only half-width in value units (None: the exponential mechanism has none)."""
+        """Noise-only half-width in value units, from the mechanism's own quantiles (None: the
+        exponential mechanism has none)."""
         if isinstance(self.mechanism, Exponential):
             return None
         return self.mechanism.half_width(confidence) / 2.0**self.exponent
@@ -80,6 +83,28 @@ def laplace_statistic(
 ) -> Statistic:
     """A count or integerised sum: discrete Laplace of sensitivity C_u·Δ at `epsilon`."""
     mech = DiscreteLaplace(label, sensitivity=max_groups * sensitivity, epsilon=float(epsilon))
+    return Statistic(aggregate, component, column, sensitivity, exponent, max_groups, mech)
+
+
+def gaussian_statistic(
+    label: str,
+    aggregate: int | None,
+    component: Component,
+    column: str,
+    sensitivity: int,
+    exponent: int,
+    epsilon: float,
+    delta: float,
+    max_groups: int,
+) -> Statistic:
+    """A count or integerised sum with discrete Gaussian noise at (`epsilon`, `delta`).
+
+    Sensitivity: contribution bounding leaves each unit in at most C_u partitions, moving each
+    partition's statistic by at most Δ (= `sensitivity`, integer units), so adding or removing
+    the unit moves the vector over partitions by at most √(C_u·Δ²) = √C_u·Δ in L2 norm (C_u·Δ
+    in L1, what Laplace pays). Rounded up one float step so it is never understated."""
+    l2 = math.nextafter(math.sqrt(max_groups * sensitivity * sensitivity), math.inf)
+    mech = DiscreteGaussian(label, sensitivity=l2, epsilon=float(epsilon), delta=float(delta))
     return Statistic(aggregate, component, column, sensitivity, exponent, max_groups, mech)
 
 
