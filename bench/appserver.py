@@ -39,7 +39,7 @@ def _free_port() -> int:
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 120
     while True:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:

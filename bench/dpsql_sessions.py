@@ -26,19 +26,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import platform
-import socket
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.appserver import streamlit_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
@@ -54,12 +52,6 @@ STALE_WATCH = """() => {
 RUN_DONE = """() => window.__dpxStale === true
   && document.querySelectorAll('[data-stale="true"]').length === 0
   && document.body.innerText.includes('Partitions released')"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _tree_rss_mb(pid: int) -> float:
@@ -123,41 +115,6 @@ class RssSampler(threading.Thread):
         self._done.set()
         self.join()
         return round(self.peak, 1)
-
-
-@contextlib.contextmanager
-def streamlit_server():
-    port = _free_port()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--server.headless", "true",
-        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-    ]  # fmt: skip
-    env = {**os.environ, "DPX_REGISTRY": tempfile.mkdtemp(prefix="dpx-bench-registry-")}
-    env.pop("DPX_MODE", None)  # owner mode, as in the issue's measurement
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise SystemExit(f"streamlit did not start:\n{log.read().decode()[-2000:]}")
-                time.sleep(0.3)
-            yield url, proc.pid
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 async def session(browser, url: str, runs: int, blocked: list[str], ready) -> dict:
@@ -257,7 +214,8 @@ async def level(n: int, runs: int) -> dict:
     from playwright.async_api import async_playwright
 
     blocked: list[str] = []
-    with streamlit_server() as (url, pid):
+    with streamlit_server() as server:
+        url, pid = server.url, server.pid
         sampler = RssSampler(pid)
         sampler.start()
         idle_rss = round(_tree_rss_mb(pid), 1)

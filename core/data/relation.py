@@ -113,10 +113,7 @@ def load_declared(path: str | Path, schema: TableSchema):
     try:
         return con.execute(relation_sql(path, schema)).df()
     except duckdb.Error as err:
-        raise InputError(
-            f"cannot read {Path(path).name} with its declared schema ({type(err).__name__}). "
-            "Fix: check that the file matches its schema (`dpx dataset schema`)."
-        ) from None
+        raise _unreadable(path, err) from None
     finally:
         con.close()
 
@@ -132,13 +129,19 @@ def write_declared(path: str | Path, schema: TableSchema, out: str | Path) -> Pa
     try:
         con.execute(f"COPY ({relation_sql(path, schema)}) TO {literal(str(out))} (FORMAT PARQUET)")
     except duckdb.Error as err:
-        raise InputError(
-            f"cannot read {Path(path).name} with its declared schema ({type(err).__name__}). "
-            "Fix: check that the file matches its schema (`dpx dataset schema`)."
-        ) from None
+        raise _unreadable(path, err) from None
     finally:
         con.close()
     return Path(out)
+
+
+def _unreadable(path: str | Path, err: Exception) -> InputError:
+    """The one line for a declared table DuckDB could not read at all (a missing or unreadable
+    file: never one value, which the declared read turns into a missing value)."""
+    return InputError(
+        f"cannot read {Path(path).name} with its declared schema ({type(err).__name__}). "
+        "Fix: check that the file matches its schema (`dpx dataset schema`)."
+    )
 
 
 # -- proposals (owner side, at registration) ---------------------------------------------------
