@@ -41,8 +41,8 @@ def level_summary(trace: HTFTrace, level: LevelTrace) -> dict:
         **{FATE_LABELS[f]: level.count(f) for f in NodeFate},
         "count noise scale": level.count_scale,
         "split noise scale": level.split_scale,
-        "epsilon spent so far": level.epsilon_spent,
-        "epsilon total": trace.epsilon_total,
+        "ε spent so far": level.epsilon_spent,
+        "ε total": trace.epsilon_total,
     }
 
 

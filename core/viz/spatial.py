@@ -185,6 +185,6 @@ def budget_chart(releases: dict[str, Release]) -> go.Figure:
             )
         )
     fig.update_layout(
-        barmode="stack", title="Budget breakdown", yaxis_title="epsilon", margin={"t": 50}
+        barmode="stack", title="Budget breakdown", yaxis_title="ε", margin={"t": 50}
     )
     return fig

@@ -38,7 +38,7 @@ def sidebar_parameters() -> tuple[float, dict]:
     with st.sidebar:
         st.header("Privacy parameters")
         epsilon = st.select_slider(
-            "Total epsilon (log scale)", options=planned_epsilon_choices(EPS_CHOICES),
+            "Total ε (log scale)", options=planned_epsilon_choices(EPS_CHOICES),
             help="Left: more privacy. Right: more accuracy.", key=persist("lh_eps", 0.5),
         )  # fmt: skip
         st.caption("← more privacy · more accuracy →")

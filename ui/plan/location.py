@@ -30,6 +30,7 @@ from core.spatial.methods import LABELS, Door, location_method_names
 from core.spatial.pipeline import Prepared
 from ui import state
 from ui.data import DataChoice
+from ui.glossary import in_app
 from ui.outcomes import (
     ChargePlan,
     charged,
@@ -130,7 +131,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
 
 def show_plan(plan: LocationPlan) -> None:
     """The answer: one row per method, the one-sentence answer and basis, and the carry button."""
-    st.success(plan.describe())
+    st.success(in_app(plan.describe()))
     st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
     st.caption(
         "Measured on point sets the planner never saw (docs/benchmarks/plan_calibration.md): "
@@ -233,7 +234,7 @@ def _recorded(choice: DataChoice, grid, bbox):
         format_func=lambda i: f"#{i} · ε {by_id[i].epsilon:g} · {by_id[i].time}",
     )  # fmt: skip
     pilot = recorded_pilot(registry, int(rid), name)
-    st.caption(f"Rests on {pilot.describe()}; nothing is charged again.")
+    st.caption(f"Rests on {in_app(pilot.describe())}; nothing is charged again.")
     return PilotShape(pilot), ("recorded", int(rid))
 
 
@@ -261,7 +262,7 @@ def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
         st.info("Draw a pilot (charged) to plan on this data, or choose another basis.")
         return None, None
     st.markdown(kept_pilot.recorded)
-    st.caption(f"The plan rests on {pilot.describe()}.")
+    st.caption(f"The plan rests on {in_app(pilot.describe())}.")
     return PilotShape(pilot), ("pilot", pilot.release_id, pilot.epsilon, data)
 
 
