@@ -73,7 +73,7 @@ def _pattern(spelling: str, sql_option: bool) -> re.Pattern:
     # not part of a flag (--epsilon), an identifier (max_epsilon, rho1_default), a path, or
     # (for ε and δ) a SQL option (epsilon = 1)
     option = r"(?!\s*=)" if sql_option else ""
-    return re.compile(rf"(?<![-\w./]){re.escape(spelling)}(?![\w-]){option}")
+    return re.compile(rf"(?<![-\w./]){re.escape(spelling)}(?!\w){option}")
 
 
 _RULES: tuple[tuple[re.Pattern, str], ...] = tuple(

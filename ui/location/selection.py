@@ -1,5 +1,5 @@
 """ "Recommended (private choice)" on the location-histograms page: the choice, its reasons, and
-the measured table that says when the paper's HTF is not the best choice (issue 10)."""
+the one-line pointer to the benchmarks that say when the paper's HTF is not (issues 10, 32)."""
 
 from __future__ import annotations
 
@@ -8,27 +8,12 @@ import streamlit as st
 
 from core.spatial.methods import LABELS
 
-# Measured on the benchmark grid (bench/htf_regret.py, 20 repetitions) and, for Recommended's
-# current rules, on design and held-out point sets (issue 20; docs/benchmarks/htf.md).
-WHEN_NOT_HTF = (
-    "**When is the paper's HTF the best choice?** On our benchmark grid (15 point sets: single "
-    "Gaussian clusters and a city mixture at 10k–1M points, GeoNames places world / Europe, US "
-    "airports, US ZIP centroids; ε 0.1, 0.5, 1.0; 20 repetitions) HTF (even with its "
-    "improvements, `htf+`) was never the best: AG won on every real point set and on the "
-    "multi-cluster city mixture (26 of 45 cells), PrivTree on single clusters (19 of 45); the "
-    "better HTF variant was 1.6–73× worse than the winner (median 4.6×). The paper's setting "
-    "where HTF beats the grids (a million points in one tight cluster) is real, but PrivTree is "
-    "better there too. **Recommended (private choice)** spends 5 % of ε on a noisy N (the "
-    "share UG and AG spend anyway, handed on to them). Below 330 points per unit of noise it "
-    "measures nothing else and builds UG with the rest: there it is UG alone. Above, it spends "
-    "5 % more on the shape — 4 × 4 noisy counts below 1,200 points per unit of noise, 16 × 16 "
-    "noisy counts and the number of occupied cells above — then builds UG, AG, PrivTree or "
-    "DAWA with the rest. Against the best of UG, AG, PrivTree, DAWA, HB and QuadTree in "
-    "hindsight (20 repetitions): median 1.02–1.11×, worst 1.11–1.41× on the five collections "
-    "its rules were fitted on; on a sixth they never saw (forest fires, galaxies, trees, cancer "
-    "cases, TB farms, gorilla nests, house sales, cycle-hire docks), median 1.09×, worst 1.31× "
-    "(gorilla nests at ε 0.1, 647 points: UG alone, 1.31× behind DAWA), worse than UG in 4 of "
-    "20 cells by at most 1.24×."
+# The measured answer to "which method when?" lives in the documentation, not on every page
+# (issue 32: a 250-word info box sat on every location page, analysts' included).
+BENCHMARKS_DOC = "docs/benchmarks/htf.md"
+BENCHMARKS_LINE = (
+    "Which method is most accurate where, measured on 15 point sets: "
+    f"`{BENCHMARKS_DOC}` (documentation site, `make docs`: Benchmarks → Location histograms)."
 )
 
 
