@@ -39,10 +39,8 @@ def _step_figure(at) -> dict:
 def _map_drawn(at) -> bool:
     """The stepper's folium map (a streamlit-folium component): the depth's areas, coloured by
     fate (the layer's style names), over the offline boundaries."""
-    return any(
-        "styleNames" in e.proto.json_args and "stopped: noisy count" in e.proto.json_args
-        for e in at.get("component_instance")
-    )
+    scripts = [json.loads(e.proto.json_args)["script"] for e in at.get("component_instance")]
+    return any('"styleNames"' in s and "stopped: noisy count" in s for s in scripts)
 
 
 def _text(at) -> str:
