@@ -132,7 +132,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
 def show_plan(plan: LocationPlan) -> None:
     """The answer: one row per method, the one-sentence answer and basis, and the carry button."""
     st.success(in_app(plan.describe()))
-    st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
+    st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table", column_config=PLAN_COLUMNS)
     st.caption(
         "Measured on point sets the planner never saw (docs/benchmarks/plan_calibration.md): "
         "the realised MRE fell inside [low, high] in 55 of 56 cases, but real place data came "
@@ -154,6 +154,27 @@ def show_plan(plan: LocationPlan) -> None:
         )  # fmt: skip
 
 
+# Short headers, the meaning on hover: the whole table fits a 1280 px screen (issue 32: its
+# "cautious ε" column was off-screen there).
+PLAN_COLUMNS = {
+    "method": st.column_config.TextColumn("method", width="medium"),
+    "planned ε": st.column_config.NumberColumn(
+        "planned ε", help="the smallest ε whose predicted MRE (mid) meets the target"
+    ),
+    "MRE low": st.column_config.NumberColumn("MRE low", format="%.3g",
+                                             help="predicted MRE: the optimistic end"),
+    "MRE mid": st.column_config.NumberColumn("MRE mid", format="%.3g", help="predicted MRE"),
+    "MRE high": st.column_config.NumberColumn(
+        "MRE high", format="%.3g",
+        help="predicted MRE for rough data (sparse areas empty, points along lines): pessimistic",
+    ),
+    "cautious ε": st.column_config.NumberColumn(
+        "cautious ε", help="the ε whose pessimistic (high) MRE still meets the target"
+    ),
+    "reached": st.column_config.TextColumn("reached"),
+}  # fmt: skip
+
+
 def plan_frame(plan: LocationPlan) -> pd.DataFrame:
     rows = []
     for m in plan.methods:
@@ -162,14 +183,14 @@ def plan_frame(plan: LocationPlan) -> pd.DataFrame:
             {
                 "method": m.label,
                 "planned ε": m.epsilon,
-                "predicted MRE (low)": low,
-                "predicted MRE (mid)": mid,
-                "predicted MRE (high, pessimistic)": high,
-                "cautious ε (high meets the target)": m.cautious_epsilon,
+                "MRE low": low,
+                "MRE mid": mid,
+                "MRE high": high,
+                "cautious ε": m.cautious_epsilon,
                 "reached": "yes" if m.epsilon is not None else f"no (up to ε {EPSILONS[-1]:g})",
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
 
 
 def _defaults(methods: list[str]) -> list[str]:
