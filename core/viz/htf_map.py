@@ -23,6 +23,10 @@ from core.viz.leaflayer import LeafLayer
 from core.viz.spatial import offline_leaflet
 
 FILL_OPACITY = 0.35
+# the map is half the page wide: the data sources' credit in small print, not over the map
+SMALL_ATTRIBUTION = (
+    "<style>.leaflet-control-attribution{font-size:9px;line-height:1.25;max-width:70%}</style>"
+)
 FIELDS = [("label", "fate"), ("noisy_count", "noisy count"), ("cells", "cells"),
           ("area_km2", "area (km²)")]  # fmt: skip
 
@@ -101,6 +105,7 @@ def level_map(
         control_scale=True, height=height_px,
     )  # fmt: skip
     offline_leaflet(m)
+    m.get_root().header.add_child(folium.Element(SMALL_ATTRIBUTION))
     m.fit_bounds([[y0, x0], [y1, east]])
     if boundaries:
         add_reference_layers(m, grid.bbox)

@@ -92,8 +92,8 @@ def level_figure(
                "x": 0, "xanchor": "left", "font": {"size": 13}},
         xaxis={"range": [0, nx], "title": "grid column", "constrain": "domain"},
         yaxis={"range": [0, ny], "title": "grid row", "scaleanchor": "x"},
-        legend={"orientation": "h", "y": -0.12, "font": {"size": 10}},
-        margin={"l": 40, "r": 30, "t": 40, "b": 30},
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top", "font": {"size": 10}},
+        margin={"l": 40, "r": 30, "t": 40, "b": 20},
         height=height_px,
         modebar={"orientation": "v"},  # beside the plot, never over the title
     )  # fmt: skip

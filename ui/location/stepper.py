@@ -140,7 +140,7 @@ def _show_level(trace: HTFTrace, index: int, F: np.ndarray, grid: Grid | None) -
     else:
         left, right = st.columns(2)
         show_chart(left, figure, "lh_step_chart", width="stretch")
-        with right:
+        with right, st.container(key="lh_step_map_box"):
             st_folium(
                 level_map(trace, index, grid), height=STEP_HEIGHT_PX, use_container_width=True,
                 returned_objects=[], key="lh_step_map",
