@@ -23,3 +23,12 @@ def shown(value: float | int | None) -> float | int | None:
     if not math.isfinite(number) or number == 0:
         return number
     return float(f"{number:.{SIGNIFICANT_DIGITS}g}")
+
+
+def delta_text(delta: float | None) -> str:
+    """δ as a short text for a table cell: "0", "1e-05", "8e-07" (scientific below 0.001, where
+    a decimal 0.0000008 is wider than its column), else `shown`'s value."""
+    d = shown(delta)
+    if not d:
+        return "0"
+    return f"{d:.3g}" if abs(d) < 1e-3 else f"{d:g}"

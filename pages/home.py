@@ -1,9 +1,11 @@
-"""Home: what DP Explorer is, who each tool is for, which role and noise mode are on."""
+"""Home: what DP Explorer is, a card for every page (`ui.shell.PAGES`, Home excepted: a test
+checks it), which role and noise mode are on, and the symbols every page uses (`ui.glossary`)."""
 
 import streamlit as st
 
+from ui.glossary import DELTA, EPSILON, MRE, RHO1, RHO2, show_glossary
 from ui.noise import current_noise
-from ui.shell import APP_DIR, LOCATION, PP, SQL, is_analyst, page_setup
+from ui.shell import APP_DIR, LOCATION, PP, RELEASES, SQL, is_analyst, page_setup
 
 page_setup()
 st.title("DP Explorer")
@@ -32,16 +34,17 @@ TOOLS = (
     (
         LOCATION,
         "For privacy officers and analysts publishing where things happen. Upload latitude/"
-        "longitude points and build a differentially private histogram with the Homogeneous Tree "
-        "Framework (HTF). See its partitions on a map and compare its accuracy with kd-tree, "
-        "grid, quadtree and PrivTree.",
+        "longitude points and build a differentially private map of counts: **Recommended "
+        "(private choice)**, the default, picks the most accurate method for your data from "
+        "noisy features of it. Compare it with grids, trees, PrivTree and the paper's HTF, and "
+        "step through how HTF cuts the map, depth by depth, on a demo dataset (no budget needed).",
         "Analyst mode: build location histograms of a registered points dataset (charged to its "
         "budget) and see them on the map.",
     ),
     (
         PP,
         "For teachers and data stewards. Pick a table's sensitive attribute and privacy levels "
-        "(ρ1, ρ2), step through how the table is split into balanced sub-tables, see each "
+        f"({RHO1.symbol}, {RHO2.symbol}), step through how the table is split into balanced sub-tables, see each "
         "sub-table's retention probability, and publish a randomized table.",
         "Analyst mode: publish a registered table's sensitive attribute, randomized, with the "
         "columns its owner declared publishable.",
@@ -54,6 +57,14 @@ TOOLS = (
         "Analyst mode: query a registered dataset; see the rewrite, and release noisy answers "
         "with 95% intervals, charged to its budget.",
     ),
+    (
+        RELEASES,
+        f"For data owners and reviewers. Every release with what it spent ({EPSILON.symbol}, "
+        f"{DELTA.symbol}), each dataset's remaining budget, a budget plan, and a report per "
+        "release to download and share.",
+        "Analyst mode: the releases of registered datasets, their budgets and a report per "
+        "release.",
+    ),
 )
 
 for spec, owner_text, analyst_text in TOOLS:
@@ -64,3 +75,5 @@ for spec, owner_text, analyst_text in TOOLS:
             st.page_link(spec.file, label=f"Open {spec.title}")
         else:
             st.caption("Not part of this build yet.")
+
+show_glossary(EPSILON, DELTA, RHO1, RHO2, MRE)

@@ -3,7 +3,8 @@
 Steps: choose data → columns and grid → public bounding box → methods → **Build releases**
 (charged: `ui.location.release.build_step`, the one place this page releases) → the releases
 on the map with their downloads → (owner only) Evaluate, Tuning and the HTF stepper, which use
-the raw data and release nothing. Analyst mode (`DPX_MODE=analyst`): registered datasets only,
+the raw data and release nothing. On a demo dataset the HTF stepper is a classroom: open before
+any Build, seeded, charging nothing (`ui.location.stepper`). Analyst mode (`DPX_MODE=analyst`): registered datasets only,
 no counts of raw points, no evaluation, tuning, teaching view or seeded noise, and binning
 that never refuses on the values.
 """
@@ -17,7 +18,8 @@ import streamlit as st
 from core.privacy import PrivacyUnit
 from core.spatial.export import DEMO_BBOX_LABEL
 from ui import state
-from ui.data import DemoKind, choose_data
+from ui.data import DemoKind, Source, choose_data
+from ui.glossary import in_app
 from ui.location.evaluation import evaluation_settings, show_evaluation
 from ui.location.inputs import (
     bin_points,
@@ -29,8 +31,8 @@ from ui.location.inputs import (
 from ui.location.params import all_location_params
 from ui.location.release import BUILD_KEY, TOOL, Build, build_step, prepare_all
 from ui.location.results import show_results
-from ui.location.selection import WHEN_NOT_HTF
-from ui.location.stepper import show_htf_stepper
+from ui.location.selection import BENCHMARKS_LINE
+from ui.location.stepper import STEPPER_TITLE, show_htf_stepper
 from ui.location.tuning import show_tuning
 from ui.noise import current_noise
 from ui.outcomes import (
@@ -68,7 +70,7 @@ def describe_grid(prep, person: str | None, unit: PrivacyUnit) -> None:
             f"{prep.n_dropped:,} outside or without coordinates"
             + (f", {prep.n_capped:,} left out by the per-person bound." if person else ".")
         )
-    st.caption(f"Privacy unit: {unit.words()}.")  # the claim's words (core.privacy)
+    st.caption(f"Privacy unit: {in_app(unit.words())}.")  # the claim's words (core.privacy)
     st.caption(where)
 
 
@@ -84,7 +86,7 @@ def build_button(choice, prepared, params: dict, params_json: str, prep, noise) 
     show_kept_outcome("lh")
 
 
-def owner_views(result: Build, prep, params: dict, params_json: str, epsilon, htf, noise):
+def owner_views(result: Build, prep, params, params_json, epsilon, htf, noise, teaching: bool):
     """Evaluation, tuning and the HTF stepper: they use the raw data; nothing is released."""
     settings = evaluation_settings()
     if settings is not None:
@@ -100,11 +102,21 @@ def owner_views(result: Build, prep, params: dict, params_json: str, epsilon, ht
     ) as box:  # fmt: skip
         if box.open:
             show_tuning(prep.F, params["methods"], noise, params)
+    if not teaching:  # a demo's stepper is above, before any Build
+        stepper_box(prep, epsilon, htf, noise, params_json, teaching=False)
+
+
+def stepper_box(prep, epsilon, htf, noise, params_json: str, teaching: bool) -> None:
+    """The HTF stepper in a keyed expander (it keeps its state and works only when open); on a
+    demo dataset it is open from the start."""
     with st.expander(
-        "HTF step by step (teaching view)", key=persist("lh_step_open", False), on_change="rerun"
-    ) as box:
-        if box.open:  # the expander keeps its state (keyed) and works only when open
-            show_htf_stepper(prep.F, epsilon, htf, noise, params_json, prep.unit)
+        STEPPER_TITLE + (" — seeded, charges nothing" if teaching else ""),
+        key=persist("lh_step_open" if not teaching else "lh_teach_open", teaching),
+        on_change="rerun",
+    ) as box:  # fmt: skip
+        if box.open:
+            show_htf_stepper(prep.F, epsilon, htf, noise, params_json, prep.unit, grid=prep.grid,
+                             teaching=teaching)  # fmt: skip
 
 
 page_setup()
@@ -123,7 +135,7 @@ with user_errors():
     columns = choose_columns(choice, df)
     bbox, from_data = choose_bbox(choice, noise.is_secure)
     methods = choose_methods()
-    st.info(WHEN_NOT_HTF)
+    st.caption(BENCHMARKS_LINE)
     # the widgets as typed LocationParams, every check that needs no data made before binning
     asked = all_location_params(epsilon, htf, methods, columns, bbox, from_data)
     prepared = prepare_all(asked, choice.dataset)
@@ -132,6 +144,9 @@ with user_errors():
     params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
     params_json = json.dumps(params, sort_keys=True)
 
+teaching = choice.source is Source.DEMO and not is_analyst()  # a classroom: no budget needed
+if teaching:
+    stepper_box(prep, epsilon, htf, noise, params_json, teaching=True)
 plan_step(choice, prep, columns, noise, methods)
 build_button(choice, prepared, params, params_json, prep, noise)
 
@@ -141,4 +156,4 @@ if result is None:
     st.stop()
 show_results(result, df, params_json, owner=not is_analyst())
 if not is_analyst():  # no evaluation, tuning or teaching view on raw data in analyst mode
-    owner_views(result, prep, params, params_json, epsilon, htf, noise)
+    owner_views(result, prep, params, params_json, epsilon, htf, noise, teaching)

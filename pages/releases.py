@@ -17,6 +17,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
+from core import numbers
 from core.errors import InputError
 from core.registry import Registry, Release, RunKind
 from core.reports import report_html
@@ -131,8 +132,8 @@ st.dataframe(
                 "dataset": r.dataset or "(unregistered)",
                 "kind": r.kind.value,
                 "status": r.status.value,
-                "ε": r.epsilon,
-                "δ": r.delta,
+                "ε": numbers.shown(r.epsilon),
+                "δ": numbers.delta_text(r.delta),
                 "noise": r.mode,
                 "plan": plan_of[r.id],
             }

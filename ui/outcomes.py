@@ -25,6 +25,7 @@ from core.privacy.cost import BudgetShortfall, Cost, Dimension, check_budget
 from core.registry import Dataset, Registry, Release, RunKind, Status
 from ui import state
 from ui.budget import SYMBOL, refresh_budget_lines
+from ui.glossary import in_app
 from ui.shell import is_analyst
 
 CONFIRM_SHARE = 0.25  # analyst mode: a click spending more than this share of what remains asks
@@ -60,7 +61,7 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        st.error(str(exc))
+        st.error(in_app(str(exc)))
         st.stop()
 
 

@@ -1,7 +1,8 @@
 """HTF step by step, in sentences: why each node of a level split or stopped (teaching view).
 
 `explain_level(trace, index)` reads one `LevelTrace` (filled by `build_htf` itself) and says,
-with formatted numbers, what Algorithm 3 and Algorithm 1 did at that level: the noise on the
+with formatted numbers and in plain words (the paper's terms are in `paper`, one click away
+on the page), what Algorithm 3 and Algorithm 1 did at that level: the noise on the
 counts, which nodes split (noisy count above the stop count) and where (the candidate offsets
 tried and the chosen one), and which stopped — and why: the noisy count was at or below the
 stop count, the node had too few cells (or no axis two cells wide), or the height reached 0.
@@ -23,12 +24,15 @@ MAX_NODE_SENTENCES = 12  # per level; the rest are summarised by fate
 
 @dataclass(frozen=True)
 class LevelExplanation:
-    """One level in words: a title, the level's summary, and one sentence per node shown."""
+    """One level in words: a title and plain sentences for a student who has not read the
+    paper (`summary`), the same level in the paper's terms (`paper`: heights, Algorithm 1, the
+    homogeneity objective, noise scales; shown one click away), and one sentence per node."""
 
     title: str
     summary: tuple[str, ...]
     nodes: tuple[str, ...]
     more: int  # nodes not described one by one
+    paper: tuple[str, ...] = ()
 
     def text(self) -> str:
         lines = [self.title, *self.summary, *self.nodes]
@@ -77,40 +81,38 @@ def explain_level(trace: HTFTrace, index: int) -> LevelExplanation:
     fates = level.fates
     stop_count, stop_cells = float(trace.stop_count), int(trace.stop_cells)
     title = (
-        f"Depth {h - i} of {h} (height {i}): {len(fates):,} node(s); "
-        f"{eps(level.epsilon_spent)} of {num(trace.epsilon_total)} spent once this level is done."
+        f"Depth {h - i} of {h}: {len(fates):,} area(s); {eps(level.epsilon_spent)} of "
+        f"{num(trace.epsilon_total)} spent once this depth is done."
     )
+    spread = num(level.count_scale * math.log(20))  # 95 % of |noise| below scale·ln 20
     summary = [
-        f"Each node's count got discrete Laplace noise of scale {num(level.count_scale)} "
-        f"(about ±{num(level.count_scale * math.log(20))} for 95 % of nodes); the noisy count "
-        f"decides whether the node splits: above the stop count {num(stop_count)} it does."
+        f"Each area's number of points gets random noise (within ±{spread} for 95 % of areas), "
+        f"and only that noisy count decides what happens next: above {num(stop_count)}, the "
+        "area is cut in two."
     ]
     counts = np.asarray(level.noisy_counts, dtype=float)
     by = {f: [k for k, g in enumerate(fates) if g is f] for f in NodeFate}
     if by[NodeFate.SPLIT]:
         summary.append(
-            f"{len(by[NodeFate.SPLIT]):,} node(s) split: noisy counts {_range(counts[by[NodeFate.SPLIT]])}"
-            f" > {num(stop_count)}. Each tried at most {_max_tries(level)} cut positions, whose "
-            f"homogeneity objective got noise of scale {num(level.split_scale or 0)}, and kept the "
-            "lowest noisy value (Algorithm 1)."
+            f"{len(by[NodeFate.SPLIT]):,} area(s) are cut in two (noisy counts "
+            f"{_range(counts[by[NodeFate.SPLIT]])}), each where its two halves come out most "
+            f"even — the best of at most {_max_tries(level)} cut positions, judged with noise too."
         )
     if by[NodeFate.STOP_COUNT]:
         summary.append(
-            f"{len(by[NodeFate.STOP_COUNT]):,} node(s) stopped because their noisy count "
-            f"({_range(counts[by[NodeFate.STOP_COUNT]])}) is at most the stop count "
-            f"{num(stop_count)}: they are leaves, measured again with the rest of their "
-            "path's budget (the budget of the levels below them)."
+            f"{len(by[NodeFate.STOP_COUNT]):,} area(s) stop: their noisy count "
+            f"({_range(counts[by[NodeFate.STOP_COUNT]])}) is at most {num(stop_count)}, too few "
+            "points to be worth cutting. They become cells of the final map."
         )
     if by[NodeFate.STOP_CELLS]:
         summary.append(
-            f"{len(by[NodeFate.STOP_CELLS]):,} node(s) stopped because they have fewer than "
-            f"{stop_cells:,} cells (or no side two cells wide) — a rule on public sizes, whatever "
-            "their count."
+            f"{len(by[NodeFate.STOP_CELLS]):,} area(s) stop because they are too small to cut "
+            f"(fewer than {stop_cells:,} grid cells, or no side two cells wide)."
         )
     if by[NodeFate.STOP_HEIGHT]:
         summary.append(
-            f"{len(by[NodeFate.STOP_HEIGHT]):,} node(s) stopped because the tree reached height "
-            "0: their noisy count, measured with the last and largest share, is released."
+            f"{len(by[NodeFate.STOP_HEIGHT]):,} area(s) stop because the tree has reached its "
+            "last depth: their noisy count is what gets published."
         )
     splits = {s.node: s for s in level.splits}
     sentences = [
@@ -118,8 +120,39 @@ def explain_level(trace: HTFTrace, index: int) -> LevelExplanation:
         for k in range(min(len(fates), MAX_NODE_SENTENCES))
     ]
     return LevelExplanation(
-        title, tuple(summary), tuple(sentences), max(0, len(fates) - MAX_NODE_SENTENCES)
+        title, tuple(summary), tuple(sentences), max(0, len(fates) - MAX_NODE_SENTENCES),
+        paper=_paper(trace, level, by),
+    )  # fmt: skip
+
+
+def _paper(trace: HTFTrace, level: LevelTrace, by: dict) -> tuple[str, ...]:
+    """The level in the paper's terms (Shaham et al., SIGSPATIAL 2021, Algorithms 1 and 3)."""
+    h, i = int(trace.height), int(level.height)
+    lines = [
+        f"Depth d is the paper's height i = h − d (h = {h}): this level is height {i}, the root "
+        "is height h and the leaves of a full tree are at height 0.",
+        f"Each node's count got discrete Laplace noise of scale {num(level.count_scale)} (1/ε_i "
+        f"of this level; |noise| ≤ scale·ln 20 ≈ {num(level.count_scale * math.log(20))} with "
+        f"probability 95 %); a node splits when its noisy count exceeds the stop count "
+        f"{num(float(trace.stop_count))} (Algorithm 3).",
+    ]
+    if by[NodeFate.SPLIT]:
+        lines.append(
+            f"Split position (Algorithm 1, private split search): each split node evaluated at "
+            f"most {_max_tries(level)} cut positions (2T + 1), whose homogeneity objective got "
+            f"noise of scale {num(level.split_scale or 0)}, and kept the lowest noisy value."
+        )
+    if by[NodeFate.STOP_COUNT]:
+        lines.append(
+            "A node stopped by its noisy count is a leaf, measured again with the rest of its "
+            "path's budget (the budget of the levels below it)."
+        )
+    lines.append(
+        f"{eps(level.epsilon_spent)} is the worst case over the tree's paths once this level is "
+        f"done: ε_height ({num(trace.epsilon_height)}, the noisy N that set h) plus the levels "
+        f"so far, out of {num(trace.epsilon_total)}."
     )
+    return tuple(lines)
 
 
 def _max_tries(level: LevelTrace) -> str:
@@ -132,7 +165,7 @@ def _node_sentence(k: int, level: LevelTrace, split: SplitTrace | None, stop_cou
     r0, r1, c0, c1 = (int(v) for v in level.nodes[k])
     y = float(level.noisy_counts[k])
     fate = level.fates[k]
-    head = f"Node {k + 1} — {_node(r0, r1, c0, c1)}: "
+    head = f"Area {k + 1} — {_node(r0, r1, c0, c1)}: "
     value = float(level.released_values[k])
     if fate is NodeFate.SPLIT:
         where = "rows" if split is not None and split.axis == "y" else "columns"
@@ -143,7 +176,7 @@ def _node_sentence(k: int, level: LevelTrace, split: SplitTrace | None, stop_cou
             if split.candidates:
                 best = split.noisy_objective[split.candidates.index(split.chosen)]
                 text += (
-                    f": the lowest noisy objective ({num(best)}) among the "
+                    f": the most even cut (lowest noisy score, {num(best)}) among the "
                     f"{len(split.candidates)} cut positions tried"
                 )
             else:
@@ -159,4 +192,4 @@ def _node_sentence(k: int, level: LevelTrace, split: SplitTrace | None, stop_cou
             f"{measured}only {(r1 - r0) * (c1 - c0):,} cells (< {stop_cells:,}) or no side two "
             f"cells wide, so it stops; released value {num(value)}."
         )
-    return head + f"height 0 reached; released value {num(value)} (its noisy count)."
+    return head + f"last depth reached; released value {num(value)} (its noisy count)."

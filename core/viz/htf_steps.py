@@ -24,8 +24,10 @@ FATE_LABELS = {
     NodeFate.SPLIT: "split (noisy count > stop count)",
     NodeFate.STOP_COUNT: "stopped: noisy count ≤ stop count",
     NodeFate.STOP_CELLS: "stopped: cells < stop cells",
-    NodeFate.STOP_HEIGHT: "stopped: height 0 reached",
+    NodeFate.STOP_HEIGHT: "stopped: last depth reached",
 }
+STEP_HEIGHT_PX = 430  # the level's chart and map side by side: one 1280 x 720 screen with
+# the level's sentences above them
 MAX_CANDIDATE_NODES = 200  # candidate lines are drawn for at most this many split nodes
 
 
@@ -36,13 +38,13 @@ def _fmt(v: float) -> str:
 def level_summary(trace: HTFTrace, level: LevelTrace) -> dict:
     """Counts per fate and the budget line for one level (for a caption or a table)."""
     return {
-        "height": level.height,
+        "depth": int(trace.height) - level.height,
         "nodes": len(level.nodes),
         **{FATE_LABELS[f]: level.count(f) for f in NodeFate},
         "count noise scale": level.count_scale,
         "split noise scale": level.split_scale,
-        "epsilon spent so far": level.epsilon_spent,
-        "epsilon total": trace.epsilon_total,
+        "ε spent so far": level.epsilon_spent,
+        "ε total": trace.epsilon_total,
     }
 
 
@@ -50,7 +52,9 @@ def _outline(r0, r1, c0, c1):
     return [c0, c1, c1, c0, c0, None], [r0, r0, r1, r1, r0, None]
 
 
-def level_figure(trace: HTFTrace, index: int, ny: int, nx: int) -> go.Figure:
+def level_figure(
+    trace: HTFTrace, index: int, ny: int, nx: int, height_px: int = STEP_HEIGHT_PX
+) -> go.Figure:
     """Figure of `trace.levels[index]` on an ny x nx grid (teaching view; see module doc)."""
     level = trace.levels[index]
     fig = go.Figure()
@@ -67,7 +71,7 @@ def level_figure(trace: HTFTrace, index: int, ny: int, nx: int) -> go.Figure:
             hy.append((r0 + r1) / 2)
             released = level.released_values[j]
             text.append(
-                f"node {j}: rows {r0}–{r1}, cols {c0}–{c1} ({(r1 - r0) * (c1 - c0)} cells)<br>"
+                f"area {j + 1}: rows {r0}–{r1}, cols {c0}–{c1} ({(r1 - r0) * (c1 - c0)} cells)<br>"
                 f"noisy count {_fmt(level.noisy_counts[j])} (stop count {trace.stop_count:g})<br>"
                 f"{FATE_LABELS[f]}"
                 + ("" if math.isnan(released) else f"<br>released value {released:,.1f}")
@@ -83,14 +87,16 @@ def level_figure(trace: HTFTrace, index: int, ny: int, nx: int) -> go.Figure:
                                  legendgroup=fate.name))  # fmt: skip
     _add_splits(fig, level)
     fig.update_layout(
-        title=f"Height {level.height}: {len(level.nodes)} node(s); ε spent so far "
-        f"{level.epsilon_spent:.4g} of {trace.epsilon_total:g}",
-        xaxis={"range": [0, nx], "title": "column", "constrain": "domain"},
-        yaxis={"range": [0, ny], "title": "row", "scaleanchor": "x"},
-        legend={"orientation": "h", "y": -0.15},
-        margin={"l": 40, "r": 10, "t": 50, "b": 40},
-        height=560,
-    )
+        title={"text": f"Depth {index} of {trace.height}: {len(level.nodes)} area(s); ε spent "
+               f"so far {level.epsilon_spent:.4g} of {trace.epsilon_total:g}",
+               "x": 0, "xanchor": "left", "font": {"size": 13}},
+        xaxis={"range": [0, nx], "title": "grid column", "constrain": "domain"},
+        yaxis={"range": [0, ny], "title": "grid row", "scaleanchor": "x"},
+        legend={"orientation": "h", "y": -0.2, "yanchor": "top", "font": {"size": 10}},
+        margin={"l": 40, "r": 30, "t": 40, "b": 20},
+        height=height_px,
+        modebar={"orientation": "v"},  # beside the plot, never over the title
+    )  # fmt: skip
     return fig
 
 
@@ -107,7 +113,7 @@ def _add_splits(fig: go.Figure, level: LevelTrace) -> None:
             chx.append((line[0][0] + line[0][1]) / 2)
             chy.append((line[1][0] + line[1][1]) / 2)
             mark = " (chosen)" if off == s.chosen else ""
-            ctext.append(f"node {s.node}, offset {off}{mark}: noisy objective {val:,.1f}")
+            ctext.append(f"area {s.node + 1}, offset {off}{mark}: noisy objective {val:,.1f}")
     for s in level.splits:
         r0, r1, c0, c1 = (int(v) for v in level.nodes[s.node])
         line = _line(r0, r1, c0, c1, s.axis, s.chosen)

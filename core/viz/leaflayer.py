@@ -6,7 +6,8 @@ leaf is sent as what it is on the public grid — four integer cell indices, its
 the index of its style in a per-layer table of distinct (colour, opacity) styles — and the
 browser rebuilds the same rectangles (corner = bbox origin + index × cell size, the same
 double arithmetic as `core.spatial.export.leaf_bounds`, so no corner moves) into an
-`L.geoJson` layer. Tooltip fields (noisy count, cells, area, noise std) are the export's.
+`L.geoJson` layer. Tooltip fields (noisy count, cells, area, noise std) are the export's; an
+optional `styleNames` (one name per style) adds a `label` field (the HTF stepper's fates).
 
 Only released values are embedded (leaf ranges, rounded noisy counts, the stated noise std);
 this module releases nothing itself.
@@ -101,6 +102,7 @@ class LeafLayer(Layer):
                 var p = {s: d.style[i], noisy_count: d.values[i], cells: cells,
                          area_km2: Math.round(cells * d.cellKm2 * 1e4) / 1e4};
                 if (d.std !== null) { p.noise_std = Array.isArray(d.std) ? d.std[i] : d.std; }
+                if (d.styleNames) { p.label = d.styleNames[d.style[i]]; }
                 feats.push({type: "Feature", properties: p, geometry: {type: "Polygon",
                     coordinates: [[[a, b], [c, b], [c, e], [a, e], [a, b]]]}});
             }

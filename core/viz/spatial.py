@@ -184,7 +184,5 @@ def budget_chart(releases: dict[str, Release]) -> go.Figure:
                 hovertemplate="%{x}: " + part + " = %{y:.4g}<extra></extra>",
             )
         )
-    fig.update_layout(
-        barmode="stack", title="Budget breakdown", yaxis_title="epsilon", margin={"t": 50}
-    )
+    fig.update_layout(barmode="stack", title="Budget breakdown", yaxis_title="ε", margin={"t": 50})
     return fig

@@ -23,4 +23,22 @@ def test_analyst_home_says_all_three_tools_work(app_test, monkeypatch):
     assert "Not available in analyst mode" not in text
     assert "All three tools work" in text
     links = {link.proto.page for link in at.get("page_link")}
-    assert links == {"location_histograms", "pp_balancing", "dp_sql"}
+    assert links == {"location_histograms", "pp_balancing", "dp_sql", "releases"}
+
+
+def test_home_has_a_card_for_every_page_and_sells_no_method_as_the_location_tool(app_test):
+    """Issue 32: a card (with its link) for every page of the app but Home, Releases included;
+    the location card leads with Recommended (the default), not HTF; one glossary of symbols."""
+    from pathlib import Path
+
+    from ui.shell import HOME, PAGES
+
+    at = app_test("app.py").run()
+    assert not at.exception
+    links = {link.proto.page for link in at.get("page_link")}
+    assert links == {Path(p.file).stem for p in PAGES if p is not HOME}
+    location = next(m.value for m in at.markdown if "latitude/longitude" in m.value)
+    assert "**Recommended (private choice)**, the default" in location
+    assert location.index("Recommended") < location.index("HTF")
+    glossary = next(e for e in at.expander if e.label == "Symbols on this page")
+    assert "**ρ1**" in glossary.markdown[0].value and "**ε**" in glossary.markdown[0].value

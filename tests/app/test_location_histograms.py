@@ -14,9 +14,13 @@ PAGE = "pages/location_histograms.py"
 
 
 def _map_args(at) -> dict:
-    """The st_folium component's arguments (its script holds the Leaflet code of the map)."""
+    """The release map's st_folium arguments (its script holds the Leaflet code of the map);
+    not the HTF stepper's map of one depth, which a demo shows from the start (its layer names
+    its styles: a `"styleNames"` entry)."""
     for el in at.get("component_instance"):
-        return json.loads(el.proto.json_args)
+        args = json.loads(el.proto.json_args)
+        if '"styleNames"' not in args["script"]:
+            return args
     raise AssertionError("no map component on the page")
 
 

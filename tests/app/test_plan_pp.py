@@ -81,5 +81,6 @@ def test_analyst_plans_from_typed_public_facts_only(app_test, analyst):
     assert answer.current == plan_pp(shape, Fraction(1, 5), Fraction(1, 2), 1.0, 0.95)
     assert answer.strictest.rho2 == strictest_rho2(shape, Fraction(1, 5), 0.02).rho2
     shown = " ".join(element_texts(at._tree))
-    assert "PP at rho1 = 1/5" in shown and SENTINEL not in shown  # the answer; no raw value
+    # the answer, in the glossary's spelling; no raw value
+    assert "PP at ρ1 = 1/5" in shown and SENTINEL not in shown
     assert analyst.releases() == []

@@ -28,3 +28,12 @@ def test_shown_keeps_small_and_exact_values():
 
     assert shown(1e-5) == 1e-5 and shown(0.1 + 0.2) == 0.3 and shown(3) == 3
     assert shown(None) is None and shown(0.0) == 0.0 and shown(float("inf")) == float("inf")
+
+
+def test_delta_text_is_short_enough_for_a_table_cell():
+    """Issue 32: the Releases list clipped δ = 8e-07 as ").0000008"."""
+    from core.numbers import delta_text
+
+    assert delta_text(8e-07) == "8e-07" and delta_text(1e-5) == "1e-05"
+    assert delta_text(0.0) == "0" and delta_text(None) == "0"
+    assert delta_text(0.1 + 0.2) == "0.3" and delta_text(2e-06 + 1e-06) == "3e-06"

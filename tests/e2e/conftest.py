@@ -269,3 +269,56 @@ def two_sessions(browser):
     finally:
         for c in contexts:
             c.close()
+
+
+def in_one_screen(page, top: str, below: list[str]) -> dict:
+    """Scroll the element `top` (a CSS selector) to the top of the window, under Streamlit's
+    header, and measure: `fits` is True when it and every element of `below` are inside the
+    viewport at once (the boxes are returned for the failure message)."""
+    return page.evaluate(
+        """([top, below]) => {
+          const first = document.querySelector(top);
+          const header = document.querySelector('[data-testid="stHeader"]');
+          const under = header ? header.getBoundingClientRect().bottom : 0;
+          first.scrollIntoView({block: "start"});
+          let scroller = first.parentElement;  // the element that scrolls the page
+          while (scroller && !(scroller.scrollHeight > scroller.clientHeight
+                 && /(auto|scroll)/.test(getComputedStyle(scroller).overflowY))) {
+            scroller = scroller.parentElement;
+          }
+          (scroller || document.scrollingElement).scrollBy(0, -under - 4);
+          const box = e => { const r = e.getBoundingClientRect();
+                             return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+          const boxes = {[top]: box(first)};
+          for (const s of below) { const e = document.querySelector(s); boxes[s] = e ? box(e) : null; }
+          const h = window.innerHeight, w = window.innerWidth;
+          const fits = Object.values(boxes).every(b => b && b.top >= under - 1 && b.bottom <= h + 1
+                                                         && b.left >= 0 && b.right <= w + 1);
+          return {fits, under, height: h, boxes};
+        }""",
+        [top, below],
+    )
+
+
+def toolbar_over_titles(page, chart: str) -> list[str]:
+    """Hover the Plotly chart inside `chart` (a CSS selector) so its toolbar shows, and return
+    the titles (chart title, legend entries) the toolbar's box overlaps (empty: none)."""
+    plot = page.locator(f"{chart} .js-plotly-plot").first
+    plot.hover()
+    page.wait_for_timeout(300)
+    return plot.evaluate(
+        """el => {
+          const bar = el.querySelector('.modebar');
+          if (!bar) return [];
+          const m = bar.getBoundingClientRect();
+          if (m.width === 0 || getComputedStyle(bar).opacity === '0') return [];
+          const out = [];
+          el.querySelectorAll('.gtitle, .legendtext, .annotation-text').forEach(t => {
+            const r = t.getBoundingClientRect();
+            const w = Math.min(r.right, m.right) - Math.max(r.left, m.left);
+            const h = Math.min(r.bottom, m.bottom) - Math.max(r.top, m.top);
+            if (w > 1 && h > 1) out.push(t.textContent);
+          });
+          return out;
+        }"""
+    )

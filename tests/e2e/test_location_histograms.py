@@ -39,10 +39,18 @@ def _open(page, url: str) -> None:
     page.get_by_role("heading", name="Location histograms").first.wait_for()
 
 
+# the releases' st_folium iframe, not the map of the demo's HTF stepper (issue 32), which is
+# on the page from the start
+RELEASE_MAP = (
+    "xpath=//iframe[contains(@title, 'streamlit_folium')]"
+    "[not(ancestor::*[contains(@class, 'st-key-lh_step_map_box')])]"
+)
+
+
 def _map_frame(page):
-    """The st_folium iframe (a Streamlit component) holding the Leaflet map."""
-    page.locator("iframe[title*='streamlit_folium']").first.wait_for(timeout=120_000)
-    return page.frame_locator("iframe[title*='streamlit_folium']").first
+    """The st_folium iframe (a Streamlit component) holding the releases' Leaflet map."""
+    page.locator(RELEASE_MAP).first.wait_for(timeout=120_000)
+    return page.frame_locator(RELEASE_MAP).first
 
 
 def _add_method(page, label: str) -> None:

@@ -13,7 +13,14 @@ import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
+from tests.e2e.conftest import (
+    bad_upload_cases,
+    in_one_screen,
+    toolbar_over_titles,
+    two_sessions,
+    upload_bad_file,
+)
+from ui.pp.teaching import PLAY_SECONDS
 
 pytestmark = pytest.mark.browser
 
@@ -249,5 +256,33 @@ def test_chart_labels_never_overlap_at_1280x720(browser, app_url):
         page.wait_for_timeout(500)
         found = page.evaluate(OVERLAPS)
         assert found == [], f"patients demo: {found}"
+    finally:
+        context.close()
+
+
+def test_each_step_fits_one_1280x720_screen(browser, app_url, no_exception):
+    """Issue 32: at 1280×720 a Phase 1 step's sentences and its (full-width) chart are on the
+    screen together, at every step of Figure 9; the chart's toolbar covers no title; the
+    teaching view says it charges nothing; Play states the pace `ui.pace` keeps."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        _open(page, app_url)
+        step_title(page, "Iteration 1: T0 has 42 records")
+        _wait_idle(page)
+        page.get_by_text("charges no budget").first.wait_for()
+        play = page.get_by_test_id("stCheckbox").filter(has_text="▶ Play")
+        assert f"one step every {PLAY_SECONDS:g} s" in play.inner_text()
+        for step in range(1, 6):
+            if step > 1:
+                page.get_by_role("button", name="Next ▶").click()
+                step_title(page, f"Iteration {step}:")
+                _wait_idle(page)
+            page.wait_for_timeout(500)  # plotly lays out after the rerun
+            boxes = in_one_screen(page, ".st-key-pp_step_text", [".st-key-pp_step_chart"])
+            assert boxes["fits"], (step, boxes)
+            assert toolbar_over_titles(page, ".st-key-pp_step_chart") == [], f"step {step}"
+        no_exception(page)
     finally:
         context.close()

@@ -36,7 +36,7 @@ def test_every_level_explains_every_fate_with_its_numbers(trace):
     for index, level in enumerate(trace.levels):
         ex = explain_level(trace, index)
         text = ex.text()
-        assert f"Depth {index} of {trace.height} (height {level.height})" in ex.title
+        assert ex.title.startswith(f"Depth {index} of {trace.height}: ")
         assert "e+" not in text and "e-" not in text  # no exponents anywhere
         assert len(ex.nodes) == min(len(level.fates), MAX_NODE_SENTENCES)
         assert ex.more == max(0, len(level.fates) - MAX_NODE_SENTENCES)
@@ -51,10 +51,10 @@ def test_every_level_explains_every_fate_with_its_numbers(trace):
             elif fate is NodeFate.STOP_CELLS:
                 assert "cells (< 5)" in sentence
             else:
-                assert "height 0 reached" in sentence
+                assert "last depth reached" in sentence
         for fate in set(level.fates):
             n = level.count(fate)
-            assert any(s.startswith(f"{n:,} node(s)") for s in ex.summary), (fate, ex.summary)
+            assert any(s.startswith(f"{n:,} area(s)") for s in ex.summary), (fate, ex.summary)
     assert {NodeFate.SPLIT, NodeFate.STOP_COUNT} <= seen
 
 
@@ -76,3 +76,21 @@ def test_a_split_sentence_names_the_cut_the_next_level_shows(trace):
             if s.candidates:
                 m = re.search(r"among the (\d+) cut positions tried", sentence)
                 assert m and int(m.group(1)) == len(s.candidates)
+
+
+PAPER_WORDS = ("homogeneity", "Algorithm", "objective", "height", "Laplace", "− d", "2T")
+
+
+def test_the_main_sentences_are_for_a_student_and_the_paper_is_one_click_away(trace):
+    """Issue 32: the title and summary use no paper wording; `paper` keeps it (with its
+    numbers), for the expander beside the sentences."""
+    for index, level in enumerate(trace.levels):
+        ex = explain_level(trace, index)
+        main = " ".join([ex.title, *ex.summary])
+        assert not [w for w in PAPER_WORDS if w in main], main
+        paper = " ".join(ex.paper)
+        assert f"height {level.height}" in paper and "h − d" in paper
+        assert f"discrete Laplace noise of scale {num(level.count_scale)}" in paper
+        if level.splits:
+            assert "Algorithm 1" in paper and "homogeneity objective" in paper
+        assert f"ε {num(level.epsilon_spent)}" in paper

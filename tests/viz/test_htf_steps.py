@@ -18,11 +18,11 @@ def test_level_figure_shows_nodes_fates_and_splits():
         for fate in set(level.fates):
             assert f"{FATE_LABELS[fate]} ({level.count(fate)})" in names
         hover = [h for t in fig.data if t.text is not None for h in t.text]
-        assert sum(h.startswith("node ") and "noisy count" in h for h in hover) == len(level.nodes)
+        assert sum(h.startswith("area ") and "noisy count" in h for h in hover) == len(level.nodes)
         if level.splits:
             assert "chosen split" in names
             n_cands = sum(len(s.candidates) for s in level.splits)
             assert sum("noisy objective" in h for h in hover) == n_cands
-        assert f"Height {level.height}" in fig.layout.title.text
+        assert fig.layout.title.text.startswith(f"Depth {index} of {trace.height}: ")
         summary = level_summary(trace, level)
         assert sum(summary[FATE_LABELS[f]] for f in NodeFate) == len(level.nodes)

@@ -18,6 +18,7 @@ from core.spatial.total_prepare import prepare_total
 from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
 from ui.data import DataChoice, Source
+from ui.glossary import in_app
 from ui.location.params import Columns
 from ui.plan.location import planned_epsilon_choices
 from ui.shell import is_analyst
@@ -38,7 +39,7 @@ def sidebar_parameters() -> tuple[float, dict]:
     with st.sidebar:
         st.header("Privacy parameters")
         epsilon = st.select_slider(
-            "Total epsilon (log scale)", options=planned_epsilon_choices(EPS_CHOICES),
+            "Total ε (log scale)", options=planned_epsilon_choices(EPS_CHOICES),
             help="Left: more privacy. Right: more accuracy.", key=persist("lh_eps", 0.5),
         )  # fmt: skip
         st.caption("← more privacy · more accuracy →")
@@ -71,7 +72,7 @@ def sidebar_parameters() -> tuple[float, dict]:
         cap_height = st.checkbox(
             "cap_height (partition ≤ half the budget)", key=persist("lh_cap", False)
         )
-        st.caption(f"Privacy unit (default, without a person column): {PRIVACY_UNIT}.")
+        st.caption(f"Privacy unit (default, without a person column): {in_app(PRIVACY_UNIT)}.")
     htf = {
         "eps_height": float(eps_height), "eps_prt_level": float(eps_prt), "T": int(t),
         "stop_count": float(stop_count), "stop_cells": int(stop_cells), "height": height,

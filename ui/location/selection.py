@@ -1,5 +1,5 @@
 """ "Recommended (private choice)" on the location-histograms page: the choice, its reasons, and
-the measured table that says when the paper's HTF is not the best choice (issue 10)."""
+the one-line pointer to the benchmarks that say when the paper's HTF is not (issues 10, 32)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,14 @@ import streamlit as st
 
 from core.spatial.methods import LABELS
 
-# Measured on the benchmark grid (bench/htf_regret.py, 20 repetitions) and, for Recommended's
-# current rules, per collection of point sets (issue 31; bench/recommended_regret.py,
-# docs/benchmarks/recommended.md).
-WHEN_NOT_HTF = (
-    "**When is the paper's HTF the best choice?** On our benchmark grid (15 point sets: single "
-    "Gaussian clusters and a city mixture at 10k–1M points, GeoNames places world / Europe, US "
-    "airports, US ZIP centroids; ε 0.1, 0.5, 1.0; 20 repetitions) HTF (even with its "
-    "improvements, `htf+`) was never the best: AG won on every real point set and on the "
-    "multi-cluster city mixture (26 of 45 cells), PrivTree on single clusters (19 of 45); the "
-    "better HTF variant was 1.6–73× worse than the winner (median 4.6×). The paper's setting "
-    "where HTF beats the grids (a million points in one tight cluster) is real, but PrivTree is "
-    "better there too. **Recommended (private choice)** spends 1 % of ε on a noisy N. Below 330 "
-    "points per unit of noise it builds UG with the rest, sized by that N; otherwise PrivTree, "
-    "the method with the lowest error on average across our collections of point sets. On a "
-    "fresh collection no rule had seen (heavy places, boundary lines, a lattice, small "
-    "ecological sets; 5 repetitions) it was 0.99× the best single fixed method (DAWA) in "
-    "geometric-mean regret, its worst cell 1.54× the best in hindsight. A fixed method does "
-    "better on spread places: on city lists, airports, tracks and check-ins AG alone was "
-    "1.34–1.36× better (docs/benchmarks/recommended.md)."
+# The measured answer to "which method when?" lives in the documentation, not on every page
+# (issue 32: a 250-word info box sat on every location page, analysts' included).
+BENCHMARKS_DOC = "docs/benchmarks/htf.md"
+RECOMMENDED_DOC = "docs/benchmarks/recommended.md"
+BENCHMARKS_LINE = (
+    "Which method is most accurate where, measured on 15 point sets: "
+    f"`{BENCHMARKS_DOC}`; how Recommended compares with every fixed method, including where "
+    f"one does better: `{RECOMMENDED_DOC}` (documentation site, `make docs`: Benchmarks)."
 )
 
 

@@ -26,6 +26,7 @@ from core.planning.budget import (
 )
 from core.privacy import Cost
 from core.registry import Dataset, Registry, Release
+from ui.glossary import in_app
 from ui.shell import is_analyst
 from ui.state import persist
 
@@ -88,7 +89,7 @@ def budget_plan(registry: Registry, d: Dataset) -> None:
             st.error(str(err))
             split = None
         if split is not None:
-            st.markdown(split.describe())
+            st.markdown(in_app(split.describe()))
             st.dataframe(split_frame(split), hide_index=True, key=f"{key}_split")
             _save_controls(registry, split, key)
         _saved_plans(registry, d)
@@ -117,7 +118,7 @@ def _saved_plans(registry: Registry, d: Dataset) -> None:
     releases = registry.releases(d.name)
     for p in reversed(plans):
         spend = plan_vs_spend(p, plans, releases)
-        st.markdown(f"**{spend.describe()}**")
+        st.markdown(f"**{in_app(spend.describe())}**")
         st.dataframe(
             pd.DataFrame(
                 [

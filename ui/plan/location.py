@@ -31,6 +31,7 @@ from core.spatial.pipeline import Prepared
 from ui import state
 from ui.actions import queued
 from ui.data import DataChoice
+from ui.glossary import in_app
 from ui.outcomes import (
     ChargePlan,
     charged,
@@ -131,8 +132,8 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
 
 def show_plan(plan: LocationPlan) -> None:
     """The answer: one row per method, the one-sentence answer and basis, and the carry button."""
-    st.success(plan.describe())
-    st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table")
+    st.success(in_app(plan.describe()))
+    st.dataframe(plan_frame(plan), hide_index=True, key="lh_plan_table", column_config=PLAN_COLUMNS)
     st.caption(
         "Measured on point sets the planner never saw (docs/benchmarks/plan_calibration.md): "
         "the realised MRE fell inside [low, high] in 55 of 56 cases, but real place data came "
@@ -154,6 +155,27 @@ def show_plan(plan: LocationPlan) -> None:
         )  # fmt: skip
 
 
+# Short headers, the meaning on hover: the whole table fits a 1280 px screen (issue 32: its
+# "cautious ε" column was off-screen there).
+PLAN_COLUMNS = {
+    "method": st.column_config.TextColumn("method", width="medium"),
+    "planned ε": st.column_config.NumberColumn(
+        "planned ε", help="the smallest ε whose predicted MRE (mid) meets the target"
+    ),
+    "MRE low": st.column_config.NumberColumn("MRE low", format="%.3g",
+                                             help="predicted MRE: the optimistic end"),
+    "MRE mid": st.column_config.NumberColumn("MRE mid", format="%.3g", help="predicted MRE"),
+    "MRE high": st.column_config.NumberColumn(
+        "MRE high", format="%.3g",
+        help="predicted MRE for rough data (sparse areas empty, points along lines): pessimistic",
+    ),
+    "cautious ε": st.column_config.NumberColumn(
+        "cautious ε", help="the ε whose pessimistic (high) MRE still meets the target"
+    ),
+    "reached": st.column_config.TextColumn("reached"),
+}  # fmt: skip
+
+
 def plan_frame(plan: LocationPlan) -> pd.DataFrame:
     rows = []
     for m in plan.methods:
@@ -162,14 +184,14 @@ def plan_frame(plan: LocationPlan) -> pd.DataFrame:
             {
                 "method": m.label,
                 "planned ε": m.epsilon,
-                "predicted MRE (low)": low,
-                "predicted MRE (mid)": mid,
-                "predicted MRE (high, pessimistic)": high,
-                "cautious ε (high meets the target)": m.cautious_epsilon,
+                "MRE low": low,
+                "MRE mid": mid,
+                "MRE high": high,
+                "cautious ε": m.cautious_epsilon,
                 "reached": "yes" if m.epsilon is not None else f"no (up to ε {EPSILONS[-1]:g})",
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(PLAN_COLUMNS))
 
 
 def _defaults(methods: list[str]) -> list[str]:
@@ -234,7 +256,7 @@ def _recorded(choice: DataChoice, grid, bbox):
         format_func=lambda i: f"#{i} · ε {by_id[i].epsilon:g} · {by_id[i].time}",
     )  # fmt: skip
     pilot = recorded_pilot(registry, int(rid), name)
-    st.caption(f"Rests on {pilot.describe()}; nothing is charged again.")
+    st.caption(f"Rests on {in_app(pilot.describe())}; nothing is charged again.")
     return PilotShape(pilot), ("recorded", int(rid))
 
 
@@ -262,7 +284,7 @@ def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
         st.info("Draw a pilot (charged) to plan on this data, or choose another basis.")
         return None, None
     st.markdown(kept_pilot.recorded)
-    st.caption(f"The plan rests on {pilot.describe()}.")
+    st.caption(f"The plan rests on {in_app(pilot.describe())}.")
     return PilotShape(pilot), ("pilot", pilot.release_id, pilot.epsilon, data)
 
 

@@ -23,6 +23,7 @@ from core.registry import RunKind, Tool
 from ui import state
 from ui.actions import queued
 from ui.data import DataChoice
+from ui.glossary import in_app
 from ui.plan.common import plan_box
 from ui.pp.inputs import PPSettings
 from ui.shell import is_analyst
@@ -103,7 +104,7 @@ def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
 
 
 def show_answer(choice: DataChoice, a: PPAnswer, target: float) -> None:
-    (st.success if a.current.feasible else st.warning)(a.current.describe())
+    (st.success if a.current.feasible else st.warning)(in_app(a.current.describe()))
     best = a.strictest
     if best.rho2 is None:
         st.warning(

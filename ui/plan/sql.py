@@ -19,6 +19,7 @@ from core.dpsql.service import Prepared
 from core.planning.sql import SqlPlan, plan_sql
 from core.planning.sql_targets import parse_target
 from ui import state
+from ui.glossary import in_app
 from ui.plan.common import plan_box, show_basis
 from ui.state import persist
 
@@ -104,7 +105,7 @@ def plan_step(prepared: Prepared) -> None:
 
 
 def show_plan(plan: SqlPlan) -> None:
-    st.success(plan.describe())
+    st.success(in_app(plan.describe()))
     show_basis(plan.basis)
     st.dataframe(targets_frame(plan), hide_index=True)
     c1, c2 = st.columns(2)

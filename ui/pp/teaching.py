@@ -1,10 +1,11 @@
 """The PP page's teaching views (owner only: they show the plan computed from the raw table):
-the SA distribution, Phase 1 step by step — each step in two plain sentences above its chart,
-the formula in an expander beside it — the T'' distribution and the sub-table table."""
+the SA distribution, Phase 1 step by step — each step in two plain sentences right above its
+full-width chart (both on one 1280 x 720 screen), the formula in an expander under it — the T''
+distribution and the sub-table table. Phase 1 runs on the exact counts: no noise, nothing
+charged, the same steps for every student (labelled as a teaching view)."""
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import pandas as pd
@@ -16,11 +17,17 @@ from core.balancing.names import frac
 from core.balancing.phase1 import TraceRow, order_at
 from core.balancing.plan import STATUS_NOTHING, PartitionPlan
 from core.viz.balancing import groups_figure, sa_distribution_figure, step_figure
+from ui import pace
+from ui.charts import show_chart
 from ui.state import persist
 
-STEP, PLAYING, PENDING = "pp_step", "pp_play", "pp_pending"
+STEP, PLAYING, PENDING, PACE = "pp_step", "pp_play", "pp_pending", "pp_pace"
 GROUPS_SHOWN = 60
-PLAY_SECONDS = 0.8
+PLAY_SECONDS = 0.8  # Play's pace: its label and its clock (`ui.pace`) both read this
+TEACHING_NOTE = (
+    "**Teaching view**: Phase 1 on the table's exact counts — no noise, so every student sees "
+    "the same steps. It charges no budget and releases nothing."
+)
 
 
 def _names(values, limit: int = 4) -> str:
@@ -78,7 +85,7 @@ def overview(plan: PartitionPlan, rho1: str) -> None:
     m[2].metric("f_max (SA')", plan.f_max)
     m[3].metric("β = ⌊|T|/f_max⌋", plan.beta)
     m[4].metric("β' (for T')", plan.beta_prime)
-    st.plotly_chart(sa_distribution_figure(plan), key="pp_sa_chart")
+    show_chart(st, sa_distribution_figure(plan), "pp_sa_chart")
     if plan.t2 and plan.status != STATUS_NOTHING:
         st.info(
             f"SA' ≠ SA: {', '.join(plan.t2)} occur more often than ρ1·|T| and are not protected "
@@ -108,12 +115,14 @@ def _current_step(t: int, signature) -> int:
 
 def phase1_stepper(plan: PartitionPlan, signature) -> None:
     """First / Prev / Next / Last, a slider and Play over Phase 1; one step drawn at a time."""
+    started = pace.clock()
     trace, beta = plan.phase1.trace, plan.phase1.beta
     beta_name = "β'" if plan.t2 else "β"
     t = len(trace)
     current = _current_step(t, signature)
     st.subheader(f"Phase 1: balancing {'T′' if plan.t2 else 'T'} — {t} iteration(s)")
-    b = st.columns(4)
+    st.caption(TEACHING_NOTE)
+    b = st.columns([1, 1, 1, 1, 3], vertical_alignment="bottom")
     b[0].button("« First", key="pp_first", on_click=_set_step, args=(1,), disabled=current == 1)
     b[1].button("◀ Prev", key="pp_prev", on_click=_set_step, args=(current - 1,),
                 disabled=current == 1)  # fmt: skip
@@ -122,21 +131,22 @@ def phase1_stepper(plan: PartitionPlan, signature) -> None:
     b[3].button("Last »", key="pp_last", on_click=_set_step, args=(t,), disabled=current == t)
     playing = False
     if t > 1:
+        playing = b[4].toggle(
+            pace.play_label(PLAY_SECONDS, "step"), key=persist(PLAYING, False)
+        )  # fmt: skip
         st.slider("Iteration", 1, t, key=STEP)
-        playing = st.toggle(
-            f"▶ Play (one step every {PLAY_SECONDS:g} s; stops at the last step)",
-            key=persist(PLAYING, False),
-        )
+        if playing:
+            pace.pace_note(PACE, PLAY_SECONDS, "step")
     j = st.session_state[STEP]
     row = trace[j - 1]
     order = order_at(plan.phase1, j)
-    st.markdown(f"**Iteration {j} of {t}.** " + step_sentences(row, order, beta))
-    chart, formula = st.columns([3, 2])
-    chart.plotly_chart(
-        step_figure(row, order, beta, beta_name=beta_name, t2_counts=plan.t2 or None),
-        key="pp_step_chart",
-    )
-    with formula, st.expander("The formula (spec section 2.3, Equation 22)"):
+    with st.container(key="pp_step_text"):
+        st.markdown(f"**Iteration {j} of {t}.** " + step_sentences(row, order, beta))
+    show_chart(
+        st, step_figure(row, order, beta, beta_name=beta_name, t2_counts=plan.t2 or None),
+        "pp_step_chart", width="stretch",
+    )  # fmt: skip
+    with st.expander("The formula (spec section 2.3, Equation 22)"):
         st.markdown(f"|T0| = {row.n0}, {beta_name} = {beta}; " + markers_text(row, beta_name))
         st.code(phi_text(row, beta, beta_name), language=None, wrap_lines=True)
         st.markdown(f"Branch of Equation (22): `{row.branch}`, h = **{row.h}**")
@@ -145,24 +155,27 @@ def phase1_stepper(plan: PartitionPlan, signature) -> None:
         st.markdown(f"Balance after removal: {balance_text(row, beta, beta_name)}")
     _groups_so_far(plan, j)
     if playing and j < t:  # advance after this step is drawn; Play turns off at the last step
-        time.sleep(PLAY_SECONDS)
+        pace.wait_for_next(PACE, PLAY_SECONDS, started)
         st.session_state[PENDING] = (j + 1, j + 1 < t)
         st.rerun()
     elif playing and j == t and t > 1:  # pressed at the end: start again from the first step
         st.session_state[PENDING] = (1, True)
         st.rerun()
+    if not playing:
+        pace.stop_playing(PACE)
 
 
 def _groups_so_far(plan: PartitionPlan, j: int) -> None:
     so_far = plan.phase1.groups[:j]
     first = max(0, len(so_far) - GROUPS_SHOWN)
     title = f"Groups so far ({len(so_far)})" + (f", last {GROUPS_SHOWN} shown" if first else "")
-    st.plotly_chart(
+    show_chart(
+        st,
         groups_figure(
             so_far[first:], plan.canonical, plan.sa_prime, title=title,
             names=[f"g{i}" for i in range(first + 1, len(so_far) + 1)],
         ),
-        key="pp_groups_chart",
+        "pp_groups_chart",
     )  # fmt: skip
 
 
@@ -196,11 +209,12 @@ def t2_distribution(plan: PartitionPlan) -> None:
         }
     )
     st.dataframe(shares.head(500), hide_index=True)
-    st.plotly_chart(
+    show_chart(
+        st,
         groups_figure(
             plan.groups[:GROUPS_SHOWN], plan.canonical, plan.sa_prime, title="Final groups"
         ),
-        key="pp_final_chart",
+        "pp_final_chart",
     )
 
 
