@@ -133,3 +133,18 @@ def test_gaussian_releases_compose_in_zcdp_and_buy_more():
 
 def test_a_free_release_stops_at_the_limit():
     assert releases_that_fit(PrivacyLoss(LossKind.NONE, 0.0), Cost(1.0), "pld", limit=64) == 64
+
+
+def test_a_report_shows_the_composition_up_to_its_release(registry):
+    """The report of the third release of 'p' has a Composition section whose rows stop at
+    that release; its last row is the registry's composition of those three releases."""
+    from core.reports import report_html
+
+    releases = registry.charged_releases("p")
+    third = releases[2]
+    html = report_html(registry, third.id)
+    assert "<h2>Composition</h2>" in html and "dataset budget (pld accounting)" in html
+    section = html.split('<table class="composition">')[1].split("</table>")[0]
+    assert section.count("<tr>") == 1 + 3  # header + three releases
+    upto = [x for r in releases[:3] for x in r.losses]
+    assert f"{composition(upto, 1e-6, 'pld').epsilon:.6g}" in section.split("<tr>")[-1]
