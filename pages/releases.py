@@ -4,7 +4,9 @@ A report is built only for the release chosen in the picker (not for every liste
 every rerun), and a report that fails to build shows one line for that release: the page goes on.
 
 Reads the registry (`DPX_REGISTRY`, else `~/.dpx`); its one write is a budget plan the owner
-saves (`ui.plan.budget`: it charges nothing). Budgets are set by the owner with
+saves (`ui.plan.budget`: it charges nothing). Each dataset's composition under basic and pld,
+release by release, and a teaching view of how many releases a budget buys under each are
+`ui.composition`'s (public facts only). Budgets are set by the owner with
 `dpx dataset budget`, not from a page. Each listed release shows its plan status. In analyst mode only releases of registered
 datasets are listed (no unregistered or demo runs).
 """
@@ -22,6 +24,7 @@ from core.errors import InputError
 from core.registry import Registry, Release, RunKind
 from core.reports import report_html
 from ui.budget import budget_bars
+from ui.composition import composition_view, releases_bought_view, spend_both_ways
 from ui.outcomes import not_shown_frame, stranded_or_not_shown
 from ui.plan.budget import budget_plan, statuses
 from ui.shell import is_analyst, page_setup
@@ -39,7 +42,8 @@ page_setup()
 st.title("Releases")
 st.caption(
     "What has been released from each registered dataset, and how much of its privacy budget "
-    "that spent. Composition is basic: a dataset's spend is the sum of its releases' ε (and δ)."
+    "that spent. Each dataset composes its releases under the accounting its owner chose: "
+    "basic (sums of ε and δ) or pld (privacy loss distributions: ε at the dataset's total δ)."
 )
 
 try:
@@ -59,6 +63,7 @@ for d in datasets:
     with st.container(border=True):
         st.markdown(f"**{d.name}**" + (" · teaching" if d.teaching else ""))
         budget_bars(registry, d)
+        spend_both_ways(registry, d)
         if not is_analyst():
             changes, refusals = registry.budget_history(d.name), registry.refusals(d.name)
             with st.expander(
@@ -81,7 +86,9 @@ for d in datasets:
                     hide_index=True,
                     key=f"rel_refusals_{d.name}",
                 )
+        composition_view(registry, d)
         budget_plan(registry, d)
+releases_bought_view()
 
 lost = stranded_or_not_shown(registry)
 if lost:

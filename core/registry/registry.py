@@ -22,6 +22,7 @@ from pathlib import Path
 from core.data.declared import SchemaSource, TableSchema
 from core.errors import BudgetExceededError, InputError
 from core.privacy.accounting import Accounting, Composition, composition, losses_of, warm
+from core.privacy.composition import ChargedRelease
 from core.privacy.cost import Cost, check_budget
 from core.privacy.mechanisms import Mechanism, PrivacyLoss
 from core.privacy.recorded import from_json
@@ -298,16 +299,30 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
             eps, delta = self._spent(con, d.name)
             losses = [PrivacyLoss.of_cost(Cost(eps, min(delta, 1 - 1e-300)))]
         else:
-            rows = con.execute(
-                "SELECT epsilon, delta, mechanisms FROM releases WHERE dataset=? AND kind=? "
-                "ORDER BY id",
-                (d.name, RunKind.RELEASE.value),
-            ).fetchall()
-            losses = []
-            for eps, delta, mechs in rows:
-                mechanisms = [from_json(m) for m in json.loads(mechs or "[]")]
-                losses += losses_of(mechanisms, Cost(eps, min(delta, 1 - 1e-300)))
+            losses = [x for r in self._charged_releases(con, d.name) for x in r.losses]
         return composition([*losses, *extra], delta_total, accounting)
+
+    def charged_releases(self, name: str) -> list[ChargedRelease]:
+        """`name`'s charged releases in release order, as the accountant composes them: each
+        one's charged (ε, δ) and the loss profiles of its recorded mechanisms (public facts
+        only) — what `core.privacy.composition.cumulative` draws release by release."""
+        self.dataset(name)  # a one-line InputError for an unknown name
+        with self._guard():
+            return self._charged_releases(self._con, name)
+
+    @staticmethod
+    def _charged_releases(con: sqlite3.Connection, name: str) -> list[ChargedRelease]:
+        rows = con.execute(
+            "SELECT id, epsilon, delta, mechanisms FROM releases WHERE dataset=? AND kind=? "
+            "ORDER BY id",
+            (name, RunKind.RELEASE.value),
+        ).fetchall()
+        out = []
+        for rid, eps, delta, mechs in rows:
+            charged = Cost(eps, min(delta, 1 - 1e-300))
+            mechanisms = [from_json(m) for m in json.loads(mechs or "[]")]
+            out.append(ChargedRelease(int(rid), charged, tuple(losses_of(mechanisms, charged))))
+        return out
 
     @staticmethod
     def _spent(con: sqlite3.Connection, name: str) -> tuple[float, float]:

@@ -132,7 +132,7 @@ def does_not_mean(release: Release, items: list[str]) -> str:
 
 DP_LIMITS = [
     "It does not hide facts about the population: aggregates are meant to be learned.",
-    "Releases add up (basic composition: sums of ε and δ); this dataset's total spend is what "
-    "bounds the leakage, not this release alone.",
+    "Releases compose (under the dataset's accounting, basic or pld: see Composition); this "
+    "dataset's total spend is what bounds the leakage, not this release alone.",
     "Intervals describe the added noise only, not sampling error or data errors.",
 ]

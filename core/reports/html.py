@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import core.reports.common as common
+import core.reports.composition as composition_report
 import core.reports.location as location
 import core.reports.plan as plan_report
 import core.reports.pp as pp
@@ -20,6 +21,7 @@ from core.dpsql.record import SqlArtefact
 from core.errors import InputError
 from core.files import write_text
 from core.governance.artefacts import artefact_of
+from core.privacy.composition import cumulative
 from core.registry import Registry, Release, RunKind, Tool
 from core.spatial.record import LocationArtefact
 
@@ -113,11 +115,13 @@ def render_report(
     dataset_status: dict | None = None,
     planned: plan_report.PlannedVsRealized | None = None,
     dataset=None,
+    composed: str | None = None,
 ) -> str:
     """The report of `release` as one HTML string, rendered from its registry record only.
     `dataset_status` (spent/total) is shown when given, `planned` (the saved budget plan
     the release falls under, from registry records) as a "Planned vs realized" section, and
-    `dataset` (the registry's `Dataset`) gives the declared unit the guarantee names."""
+    `dataset` (the registry's `Dataset`) gives the declared unit the guarantee names;
+    `composed` is the "Composition" section's HTML (`core.reports.composition`)."""
     r = release
     summary = [
         ["release id", r.id],
@@ -135,7 +139,7 @@ def render_report(
     if dataset_status:
         summary.append(
             [
-                "dataset budget (basic composition)",
+                f"dataset budget ({dataset.accounting.value if dataset else 'basic'} accounting)",
                 f"ε spent {dataset_status['epsilon_spent']:g} of "
                 f"{dataset_status['epsilon_total']:g}; δ spent "
                 f"{dataset_status['delta_spent']:g} of {dataset_status['delta_total']:g}",
@@ -162,6 +166,7 @@ def render_report(
                 if planned is None
                 else ["<h2>Planned vs realized</h2>", plan_report.section(r, planned)]
             ),
+            *([] if composed is None else ["<h2>Composition</h2>", composed]),
             *_sections(r, dataset),
             "<h2>Parameters</h2>",
             common.table(["parameter", "value"], params, "params"),
@@ -189,7 +194,7 @@ def write_report(path: str | Path, html_text: str) -> Path:
 
 def report_html(registry: Registry, release_id: int) -> str:
     release = registry.release(release_id)
-    status = planned = d = None
+    status = planned = d = composed = None
     if release.dataset is not None:
         d = registry.dataset(release.dataset)
         eps, delta = registry.spent(d.name)
@@ -202,4 +207,8 @@ def report_html(registry: Registry, release_id: int) -> str:
         planned = plan_report.planned_vs_realized(
             release, registry.plans(d.name), registry.releases(d.name)
         )
-    return render_report(release, status, planned, d)
+        if release.kind is RunKind.RELEASE:
+            upto = [x for x in registry.charged_releases(d.name) if x.id <= release.id]
+            points = cumulative(upto, d.policy.delta_total, composition_report.MAX_REPORT_POINTS)
+            composed = composition_report.section(points, d.policy.delta_total, d.accounting.value)
+    return render_report(release, status, planned, d, composed)

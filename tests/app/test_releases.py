@@ -110,7 +110,14 @@ def test_analyst_mode_lists_only_registered_releases(app_test, filled, monkeypat
     assert list(_release_table(at)["id"]) == [1, 2, 3]
     assert "(unregistered)" not in list(_release_table(at)["dataset"])
     # no owner history in analyst mode; the budget plans are for everyone (saving: owner only)
-    assert [e.label for e in at.expander] == ["Budget plan · sales", "Budget plan · visits"]
+    # (and each dataset's composition, and the teaching view: public facts only)
+    assert [e.label for e in at.expander] == [
+        "Composition release by release · sales",
+        "Budget plan · sales",
+        "Composition release by release · visits",
+        "Budget plan · visits",
+        "How many releases does a budget buy? (teaching)",
+    ]
 
 
 def test_empty_registry_says_how_to_register(app_test, registry_dir):

@@ -6,7 +6,8 @@ For every query the harness checks, as an attacker holding both neighbours would
     `cross_user` stage, captured from the engine) differ by at most each mechanism's
     per-partition sensitivity, at most C_u partitions change, and with the same seed (hence
     the same salt and the same noise draws) released COUNT/SUM values differ by at most the
-    same bound in value units;
+    same bound in value units; a Gaussian (`noise = 'gaussian'`) is calibrated to at least the
+    L2 bound √C_u·Δ and the vector of per-partition changes stays within it in L2;
 (b) partition selection — a partition that exists in only one neighbour is released, over
     `COPIES` independent releases, no more often than a Binomial(runs, δ) count allows at a
     false-alarm rate of 1e-6 (with PUBLIC_GROUPS the released key set must not differ at all);
@@ -32,7 +33,7 @@ from core.dpsql.plan.planner import Plan
 from core.dpsql.release import noise as release_module
 from core.dpsql.service import prepare
 from core.errors import InputError
-from core.privacy import Accountant, Noise
+from core.privacy import Accountant, DiscreteGaussian, Noise
 from tests.dpsql.helpers import release_of
 
 from .neighbours import Neighbours, Victim, neighbours
@@ -220,11 +221,15 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
             out.append(
                 f"(a) mechanism {m.column} calibrated for C_u = {m.max_groups}, query says {cu}"
             )
-        if (
-            m is not tm
-            and m.component != "quantile"
-            and m.mechanism.sensitivity < cu * m.sensitivity
-        ):
+        if m is tm or m.component == "quantile":
+            continue
+        if isinstance(m.mechanism, DiscreteGaussian):  # L2: a unit moves C_u partitions by Δ
+            if m.mechanism.sensitivity < math.sqrt(cu) * m.sensitivity * (1 - 1e-12):
+                out.append(
+                    f"(a) {m.mechanism.label}: Gaussian noise calibrated to L2 sensitivity "
+                    f"{m.mechanism.sensitivity}, below √C_u·Δ = {math.sqrt(cu) * m.sensitivity}"
+                )
+        elif m.mechanism.sensitivity < cu * m.sensitivity:
             out.append(
                 f"(a) {m.mechanism.label}: noise calibrated to sensitivity "
                 f"{m.mechanism.sensitivity}, below C_u·Δ = {cu * m.sensitivity}"
@@ -232,10 +237,11 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
     rows_a = _by_key(a.cross, len(q.keys), tm is not None)
     rows_b = _by_key(b.cross, len(q.keys), tm is not None)
     changed = 0
+    squares: dict[int, float] = {}  # Gaussian mechanisms: Σ gap² over partitions (L2)
     for key in rows_a.keys() | rows_b.keys():
         ra, rb = rows_a.get(key, {}), rows_b.get(key, {})
         moved = False
-        for m in mechs:
+        for i, m in enumerate(mechs):
             col = "n_units" if m is tm else m.column
             if m.component == "quantile":
                 gap = _multiset_gap(ra.get(col), rb.get(col))
@@ -243,10 +249,19 @@ def check_release(a: Outcome, b: Outcome) -> list[str]:
             else:
                 gap = abs(_number(ra.get(col)) - _number(rb.get(col)))
                 bound = min(m.sensitivity, public_bound(q, m))
+                if isinstance(getattr(m, "mechanism", None), DiscreteGaussian):
+                    squares[i] = squares.get(i, 0.0) + float(gap) ** 2
             moved |= gap > 0
             if gap > bound:
                 out.append(f"(a) partition {key}: {col} changes by {gap} > sensitivity {bound}")
         changed += moved
+    for i, total in squares.items():
+        l2 = mechs[i].mechanism.sensitivity
+        if math.sqrt(total) > l2 * (1 + 1e-9):
+            out.append(
+                f"(a) {mechs[i].column}: the vector moves by {math.sqrt(total):.6g} in L2 > the "
+                f"Gaussian's sensitivity {l2:.6g}"
+            )
     if changed > cu:
         out.append(f"(a) {changed} partitions change, but a unit may touch at most C_u = {cu}")
     out += _released_values(a, b)
