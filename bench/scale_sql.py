@@ -35,8 +35,13 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 DPX = ROOT / ".venv" / "bin" / "dpx"
 DPX_BIN = [DPX]  # --dpx: another checkout's dpx (a before/after comparison)
+# --checkout DIR: run `core.cli.main` from DIR's code with this Python instead of a dpx script
+# (a git worktree has no .venv of its own; `git archive <commit> core` gives a "before")
+CHECKOUT: list[Path | None] = [None]
 DPX_EXTRA: list[str] = []  # --dpx-args: extra arguments of every measured dpx sql
 PYTHON = ROOT / ".venv" / "bin" / "python"
+if not PYTHON.exists():  # a git worktree: the Python running this script
+    PYTHON = Path(sys.executable)
 DEPTS = 40
 ROWS_PER_USER = 10
 SPREAD = 8
@@ -87,12 +92,12 @@ def generate(path: Path, rows: int, layout: str, threads: int) -> None:
     tmp.rename(path)
 
 
-def timed(argv: list[str], env: dict | None = None) -> dict:
+def timed(argv: list[str], env: dict | None = None, cwd: Path = ROOT) -> dict:
     """Whole-process wall time and peak RSS (GNU time -v)."""
     load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run(
-        ["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=ROOT
+        ["/usr/bin/time", "-v", *argv], capture_output=True, text=True, env=env, cwd=cwd
     )
     wall = time.perf_counter() - start
     if done.returncode != 0:
@@ -105,6 +110,10 @@ def timed(argv: list[str], env: dict | None = None) -> dict:
 
 
 def dpx_argv(path: Path, registry: Path) -> list[str]:
+    if CHECKOUT[0] is not None:
+        code = "import sys; from core.cli import main; sys.exit(main(sys.argv[1:]))"
+        return [str(PYTHON), "-c", code, "sql", "--table", f"t={path}", "--uid", "uid", "--query",
+                QUERY, "--seed", "1", "--json", "--registry", str(registry), *DPX_EXTRA]  # fmt: skip
     return [str(DPX_BIN[0]), "sql", "--table", f"t={path}", "--uid", "uid", "--query", QUERY,
             "--seed", "1", "--json", "--registry", str(registry), *DPX_EXTRA]  # fmt: skip
 
@@ -115,7 +124,7 @@ def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
     for _ in range(repeats):
         floor = timed([str(PYTHON), "-c", FLOOR.format(path=path, threads=threads)])
         floors.append(floor)
-        run = timed(dpx_argv(path, registry))
+        run = timed(dpx_argv(path, registry), cwd=CHECKOUT[0] or ROOT)
         out = json.loads(run["stdout"])
         released = out["partitions_released"]
         run["time_limit_s"] = out["time_limit"]["seconds"]
@@ -134,13 +143,24 @@ def measure(path: Path, repeats: int, threads: int, registry: Path) -> dict:
     }
 
 
+def _sampling_span(sql: str) -> tuple[int, int, int]:
+    """Where the C_u sampling stages start (part_keys, or keyed before issue 30), where
+    `sampled` starts, and where it ends, in the executed SQL."""
+    start = sql.find("part_keys AS (")
+    if start < 0:
+        start = sql.index(", keyed AS (") + 2
+    sampled = sql.index(", sampled AS (")
+    end = sql.index(", clamped AS (")
+    return start, sampled, end
+
+
 def key_cost(path: Path, repeats: int) -> dict:
-    """What the portable sampling key costs: the executed query as shipped (salted MD5 as a
-    128-bit integer, the same order on DuckDB and Spark) against the same query with DuckDB's own hash(_uid, k0) as the key
-    (DuckDB only: Spark's hash differs, so the engines would pick different partitions). Same
-    process, same locked engine, alternating; medians of wall and CPU seconds."""
+    """What C_u sampling costs, in one process on one locked engine, alternating (medians of
+    wall and CPU seconds): the executed query as shipped; the same with DuckDB's own
+    hash(_uid, k0) as the key (DuckDB only: Spark's hash differs); and the same without C_u
+    sampling at all (sampled = per_user; what no DP plan may do, the cost's lower bound).
+    Run with PYTHONPATH naming the checkout to measure (this script imports `core`)."""
     import hashlib
-    import re as regex
 
     from core.dpsql.execute.engine import Engine
     from core.dpsql.service import prepare
@@ -149,18 +169,15 @@ def key_cost(path: Path, repeats: int) -> dict:
 
     catalog = catalog_of_files([("t", path)], uid="uid")
     shipped = prepare(QUERY, catalog, Noise.seeded(1), {}).executed_sql
-    start = shipped.index("MD5_NUMBER(")
-    depth, end = 0, start + 10
-    for end in range(start + 10, len(shipped)):  # the MD5_NUMBER( ... ) call, balanced
-        depth += {"(": 1, ")": -1}.get(shipped[end], 0)
-        if depth == 0:
-            break
-    native = shipped[:start] + "hash(_uid, k0)" + shipped[end + 1 :]
-    assert not regex.search("MD5", native)
+    start, sampled, end = _sampling_span(shipped)
+    native = shipped[:start] + "keyed AS (SELECT *, hash(_uid, k0) AS _r FROM per_user)"
+    native += shipped[sampled:]
+    unsampled = shipped[:start] + "sampled AS (SELECT * FROM per_user)" + shipped[end:]
     engine = Engine(catalog, timeout_s=3600)
-    times: dict[str, list] = {"md5_portable": [], "duckdb_hash": []}
+    variants = {"shipped": shipped, "duckdb_hash": native, "no_sampling": unsampled}
+    times: dict[str, list] = {name: [] for name in variants}
     for _ in range(repeats):
-        for name, sql in (("md5_portable", shipped), ("duckdb_hash", native)):
+        for name, sql in variants.items():
             cpu, wall = time.process_time(), time.perf_counter()
             engine.fetch(sql)
             times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
@@ -173,6 +190,7 @@ def key_cost(path: Path, repeats: int) -> dict:
         for name, runs in times.items()
     }
     out["sql_digest"] = hashlib.sha256(shipped.encode()).hexdigest()[:12]
+    out["core"] = str(Path(sys.modules["core"].__file__).parent)
     return out
 
 
@@ -203,6 +221,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="DuckDB threads of the floor")
     parser.add_argument("--md", type=Path)
     parser.add_argument("--dpx", type=Path, default=DPX, help="the dpx to measure")
+    parser.add_argument("--checkout", type=Path, help="run core.cli from this directory's code")
     parser.add_argument("--no-key-cost", action="store_true", help="skip the sampling-key A/B")
     parser.add_argument(
         "--dpx-args", default="", help="extra dpx sql arguments, e.g. '--memory-limit 1GB "
@@ -210,6 +229,8 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     DPX_BIN[0] = args.dpx
+    if args.checkout is not None or not DPX.exists():
+        CHECKOUT[0] = (args.checkout or ROOT).resolve()
     DPX_EXTRA[:] = args.dpx_args.split()
     args.dir.mkdir(parents=True, exist_ok=True)
     results = []
@@ -227,7 +248,7 @@ def main() -> None:
     out = {
         "benchmark": "dpx sql on Parquet vs the DP-shaped floor (DuckDB, same file)",
         "query": QUERY,
-        "dpx": str(args.dpx),
+        "dpx": str(CHECKOUT[0] or args.dpx),
         "dpx_args": DPX_EXTRA,
         "rows_per_user": ROWS_PER_USER,
         "spread_departments": SPREAD,

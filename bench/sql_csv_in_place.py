@@ -30,6 +30,9 @@ import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".venv" / "bin" / "python"
+if not PYTHON.exists():  # a git worktree: the Python running this script
+    PYTHON = Path(sys.executable)
+CHECKOUT = [ROOT]  # --checkout DIR: the code `dpx sql` runs (cwd of its process)
 QUERY = (
     "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 1) "
     "dept, ANON_COUNT(*, 5) AS n, ANON_SUM(amount, 0, 100) AS s FROM t GROUP BY dept"
@@ -54,9 +57,14 @@ def write_tables(rows: int, directory: Path) -> tuple[Path, Path]:
 
 
 def timed(argv: list[str], env: dict | None = None) -> dict:
-    """Whole-process wall time, CPU seconds and peak RSS (GNU time -v)."""
+    """Whole-process wall time, CPU seconds and peak RSS (GNU time -v), run in the checkout
+    measured (`python -c` imports `core` from its working directory first)."""
     done = subprocess.run(
-        ["/usr/bin/time", "-v", *map(str, argv)], capture_output=True, text=True, env=env
+        ["/usr/bin/time", "-v", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=CHECKOUT[0],
     )
     if done.returncode != 0:
         raise SystemExit(f"failed: {argv}\n{done.stderr[-2000:]}")
@@ -83,9 +91,9 @@ def dpx(path: Path) -> list:
 def duckdb_groupby(path: Path) -> list:
     code = (
         "import sys, duckdb; con = duckdb.connect(); "
-        "con.execute(f\"SET threads = {sys.argv[2]}\"); "
+        'con.execute(f"SET threads = {sys.argv[2]}"); '
         "print(con.execute(f\"SELECT dept, count(*) FROM read_csv('{sys.argv[1]}') "
-        "GROUP BY dept\").fetchall()[:1])"
+        'GROUP BY dept").fetchall()[:1])'
     )
     return [PYTHON, "-c", code, path, str(min(4, os.cpu_count() or 1))]
 
@@ -95,7 +103,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/dpx_csv_bench"))
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the code to measure")
     args = parser.parse_args()
+    CHECKOUT[0] = args.checkout.resolve()
     csv, parquet = write_tables(args.rows, args.dir)
     runs: dict[str, list[dict]] = {"duckdb_groupby": [], "csv": [], "parquet": []}
     for _ in range(args.repeats):  # interleaved
@@ -111,9 +121,14 @@ def main() -> None:
         "rows": args.rows,
         "csv_bytes": csv.stat().st_size,
         "query": QUERY,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0],
-                    "platform": platform.platform(), "duckdb": duckdb.__version__,
-                    "load_average": os.getloadavg()},  # fmt: skip
+        "checkout": str(CHECKOUT[0]),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "duckdb": duckdb.__version__,
+            "load_average": os.getloadavg(),
+        },  # fmt: skip
         "runs": runs,
         "ratios": {
             "csv_peak_rss_over_parquet": round(

@@ -26,7 +26,7 @@ from core.dpsql.jsonsafe import jsonable
 from core.dpsql.parse.dialect import parse_statements
 from core.dpsql.parse.ir import DPQuery
 from core.dpsql.parse.text import check_text
-from core.dpsql.plan.planner import Plan, plan_query
+from core.dpsql.plan.planner import Plan, integer_unit, plan_query
 from core.dpsql.plan.report import budget_rows, half_widths, survival
 from core.dpsql.plan.statistics import PROTECTS
 from core.dpsql.release.noise import Released, release
@@ -78,7 +78,8 @@ def prepare(sql: str, catalog: Catalog, noise: Noise, defaults: dict | None = No
         ) from None
     salt = int(noise.integers(2**62))
     caps = checked.amplification.row_caps
-    plan = plan_query(checked.query, checked.sources, salt, checked.public_source, caps)
+    integer = integer_unit(checked.sources, catalog)
+    plan = plan_query(checked.query, checked.sources, salt, checked.public_source, caps, integer)
     return Prepared(checked.query, plan, stage(plan), catalog)
 
 

@@ -68,7 +68,7 @@ def prepared_at(
         aggregates = [replace(a, weight=float(w)) for a, w in zip(aggregates, weights, strict=True)]
     query = replace(q, options=options, aggregates=list(aggregates))
     p = prepared.plan
-    plan = plan_query(query, p.sources, p.salt, p.public_source, p.row_caps)
+    plan = plan_query(query, p.sources, p.salt, p.public_source, p.row_caps, p.integer_unit)
     return Prepared(query, plan, stage(plan), prepared.catalog)
 
 

@@ -1,7 +1,8 @@
-"""The C_u partition sampling (issue 22): which partitions a unit keeps is the engine-independent
-reference choice — the unit's C_u partitions with the smallest `reference_key(unit, keys, salt)`
-(MD5 of a canonical string, read as a little-endian 128-bit integer) — and depends on nothing but
-the unit, its partition keys and the salt.
+"""The C_u partition sampling (issues 22, 30): which partitions a unit keeps is the
+engine-independent reference choice — the unit's C_u partitions with the smallest
+`partition_key.reference_key(unit, keys, salt)` (integer mixing of the unit's bits with two
+words of the partition's salted MD5) — and depends on nothing but the unit, its partition keys
+and the salt.
 
 Checked the way an attacker would look at it: the same seed on a neighbouring table (one unit
 added or removed, another unit's values changed) leaves every other unit's choice unchanged;
@@ -21,6 +22,7 @@ from sqlglot import exp
 from core.dpsql.catalog import Catalog
 from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
+from core.dpsql.sql import partition_key
 from core.dpsql.sql.sampling_key import reference_key, sampling_key
 from core.dpsql.sql.stages import assemble
 from core.privacy import Noise
@@ -92,7 +94,9 @@ def chosen(frames: dict[str, pd.DataFrame], query: str, cu: int, seed: int):
 
 def reference_choice(every: dict[object, set], cu: int, salt: int) -> dict[object, set]:
     return {
-        unit: set(sorted(parts, key=lambda p: reference_key([unit, *p], salt))[:cu])
+        unit: set(
+            sorted(parts, key=lambda p: partition_key.reference_key(unit, list(p), salt))[:cu]
+        )
         for unit, parts in every.items()
     }
 
@@ -109,8 +113,9 @@ def test_duckdb_keeps_exactly_the_reference_choice(name, cu, seed):
         assert kept[unit] <= parts and len(kept[unit]) == min(cu, len(parts))
 
 
-def test_the_sql_key_equals_the_reference_key():
-    """md5_number over the canonical text, for ints, strings, NULL and non-ASCII text."""
+def test_the_sql_row_key_equals_the_reference_key():
+    """The row key (per-row bounds): md5_number over the canonical text, for ints, strings,
+    NULL and non-ASCII text."""
     con = duckdb.connect()
     key = sampling_key([exp.column("u"), exp.column("g")], 2**63 - 5).sql("duckdb")
     values = "(1, 'a'), (22, NULL), (333, 'xyz|1:2'), (-4, 'é'), (5, '')"
@@ -176,9 +181,9 @@ def test_every_subset_is_equally_likely(cu):
     assert all(abs(n - 1000) < 130 for n in counts.values()), counts
 
 
-def test_the_teaching_tables_show_the_128_bit_key_as_text():
-    """The inspector's stage tables (not private) must be displayable: the key as text, equal
-    to the reference key."""
+def test_the_teaching_tables_show_the_key():
+    """The inspector's stage tables (not private) show the 63-bit key, equal to the
+    reference key."""
     from core.dpsql.service import stage_tables
 
     frames = tables()
@@ -192,4 +197,4 @@ def test_the_teaching_tables_show_the_128_bit_key_as_text():
     assert len(keyed) == 20
     for _, row in keyed.iterrows():
         key = None if row["k0"] is None or row["k0"] != row["k0"] else row["k0"]
-        assert row["_r"] == str(reference_key([int(row["_uid"]), key], salt))
+        assert int(row["_r"]) == partition_key.reference_key(int(row["_uid"]), [key], salt)

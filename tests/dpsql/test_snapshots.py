@@ -65,9 +65,11 @@ def test_exports_use_random_and_execution_uses_the_salted_hash():
     assert "RANDOM()" in prepared.staged.sql("duckdb")
     assert "RAND()" in prepared.staged.sql("spark")
     executed = prepared.staged.sql("duckdb", executable=True)
-    assert "MD5_NUMBER(" in executed and "RANDOM()" not in executed  # sampling_key (issue 22)
+    assert "RANDOM()" not in executed  # the salted partition key (issue 30): MD5 per partition
+    assert "MD5(" in executed  # (MD5_NUMBER: the row caps of the two joined private tables)
     # one CTE per stage, the sampling stage keeps at most C_u partitions per unit
-    for stage in ("src", "per_user", "keyed", "sampled", "clamped", "cross_user"):
+    stages = ("src", "per_user", "part_keys", "unit_keyed", "keyed", "sampled", "clamped")
+    for stage in (*stages, "cross_user"):
         assert f"{stage} AS (" in executed
     assert "ROW_NUMBER() OVER (PARTITION BY _uid ORDER BY _r) <= 2" in executed
     # the salt comes from the Noise object: another seed, another key

@@ -37,6 +37,7 @@ from core.data.relation import identifier, literal
 from core.dpsql.catalog import Catalog, TableSpec
 from core.dpsql.execute.engine import table_sql
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped
+from core.dpsql.sql.partition_key import is_word, spark_word
 from core.dpsql.sql.sampling_key import is_key, spark_key
 from core.errors import InputError
 from core.files import work_directory
@@ -81,9 +82,7 @@ SPARK_TYPES = {
 
 def spark_schema(schema: TableSchema) -> str:
     """The Spark DDL schema of a declared table schema."""
-    return ", ".join(
-        f"`{c.name.replace('`', '``')}` {SPARK_TYPES[c.type]}" for c in schema.columns
-    )
+    return ", ".join(f"`{c.name.replace('`', '``')}` {SPARK_TYPES[c.type]}" for c in schema.columns)
 
 
 def to_spark_sql(duckdb_sql: str) -> str:
@@ -92,13 +91,17 @@ def to_spark_sql(duckdb_sql: str) -> str:
     DuckDB's LIST keeps NULL elements but Spark's COLLECT_LIST drops them, so a filtered
     per-row LIST(x) (parsed back as ARRAY_AGG) becomes TRANSFORM(COLLECT_LIST(STRUCT(x AS v)) FILTER (...), s -> s.v).
     TRY(...) is dropped: with ANSI mode off (`core.sparkutil`) Spark yields NULL instead of an
-    error for casts and division by zero. The sampling key (DuckDB's md5_number) becomes its
-    Spark form, which orders the same way (`core.dpsql.sql.sampling_key`)."""
+    error for casts and division by zero. The row sampling key (DuckDB's md5_number) becomes its
+    Spark form, which orders the same way (`core.dpsql.sql.sampling_key`), and a partition
+    key's MD5 word ('0x' || hex digits cast to BIGINT) Spark's CONV of the same digits
+    (`core.dpsql.sql.partition_key`)."""
     tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
 
     def keep_nulls(node):
         if is_key(node):
             return spark_key(node)
+        if is_word(node):
+            return spark_word(node)
         if isinstance(node, exp.Filter) and isinstance(node.this, (exp.List, exp.ArrayAgg)):
             inner = node.this
             values = inner.expressions if isinstance(inner, exp.List) else [inner.this]

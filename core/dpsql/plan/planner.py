@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from core.data.declared import ColumnType
 from core.dpsql.aggregates.base import Aggregate
 from core.dpsql.aggregates.kinds import kind_class
+from core.dpsql.catalog import Catalog
 from core.dpsql.check.amplification import RowCap
 from core.dpsql.check.relations import Source
 from core.dpsql.parse.ir import AggKind, DPQuery
@@ -40,6 +42,7 @@ class Plan:
     selection_epsilon: Fraction | None  # ε_τ (the reused count's when it is reused)
     public_source: Source | None = None  # PUBLIC_GROUPS: the table listing the groups
     row_caps: tuple[RowCap, ...] = ()  # private tables capped in rows per unit (private joins)
+    integer_unit: bool = False  # every private source's unit is a declared INTEGER column
 
     @property
     def statistics(self) -> list[Statistic]:
@@ -87,14 +90,32 @@ def aggregate_names(query: DPQuery) -> list[str]:
     return names
 
 
+def integer_unit(sources: list[Source], catalog: Catalog) -> bool:
+    """Whether every private source is a catalogue table whose unit column is declared INTEGER
+    (read as BIGINT by every engine): then the C_u sampling key mixes the unit's bits directly
+    (`core.dpsql.sql.partition_key`); otherwise it hashes the unit's text. A declared type is
+    a public fact, so the choice reads no data."""
+    private = [s for s in sources if s.private]
+    if not private:
+        return False
+    for source in private:
+        spec = catalog.get(source.table) if source.table else None
+        column = spec.schema.column(source.uid) if spec is not None and source.uid else None
+        if column is None or column.type is not ColumnType.INTEGER:
+            return False
+    return True
+
+
 def plan_query(
     query: DPQuery,
     sources: list[Source],
     salt: int,
     public_source: Source | None = None,
     row_caps: tuple[RowCap, ...] = (),
+    integer_unit: bool = False,
 ) -> Plan:
-    """The plan of `query`: aggregates with their mechanisms and partition selection."""
+    """The plan of `query`: aggregates with their mechanisms and partition selection.
+    `integer_unit` (see `integer_unit`) only chooses how the sampling key reads the unit."""
     shares, reuse = split_epsilon(query)
     names = aggregate_names(query)
     gaussian = sum(
@@ -114,7 +135,9 @@ def plan_query(
     for stat in (s for a in aggregates for s in a.statistics):
         if stat.component != Component.QUANTILE and stat.scale > MAX_INT_SCALE:
             _too_small(query, stat.scale)
-    plan = Plan(query, sources, int(salt), aggregates, None, None, public_source, row_caps)
+    plan = Plan(
+        query, sources, int(salt), aggregates, None, None, public_source, row_caps, integer_unit
+    )
     if query.options.public_groups:
         return plan
     own = next((s.epsilon for s in shares if s.aggregate is None), None)

@@ -1,4 +1,10 @@
-"""The salted partition/row sampling key, computed identically by DuckDB and Spark.
+"""The salted row sampling key, and the canonical text every salted key hashes, computed
+identically by DuckDB and Spark.
+
+Used for the per-row bounds (at most k rows per unit and partition for per-row aggregates, and
+the rows per unit of private tables joined with each other, `row_caps`). The C_u partition key
+is `core.dpsql.sql.partition_key` (issue 30): integer arithmetic per pair, MD5 once per
+partition over `canonical_text` of its keys.
 
 `hash()` differs between engines (DuckDB's own hash vs Spark's Murmur3), so the key is MD5 over
 a canonical string: every part is cast to text and length-prefixed (NULL becomes `N`), parts are
@@ -83,9 +89,15 @@ def spark_key(key: exp.Expression) -> exp.Expression:
     return exp.Concat(expressions=pairs)
 
 
-def reference_key(parts: list[object], salt: int) -> int:
-    """The key in Python, independent of any engine: parts are Python values whose text is
-    what the engines' VARCHAR cast gives (ints, strings); None is NULL."""
+def reference_canonical(parts: list[object], salt: int) -> str:
+    """`canonical_text` in Python: parts are Python values whose text is what the engines'
+    VARCHAR cast gives (ints, strings); None is NULL. Lengths count characters, as the
+    engines' LENGTH does."""
     text = "|".join("N" if p is None else f"{len(str(p))}:{p}" for p in parts)
-    digest = hashlib.md5(f"{text}|{int(salt)}".encode()).digest()
+    return f"{text}|{int(salt)}"
+
+
+def reference_key(parts: list[object], salt: int) -> int:
+    """The key in Python, independent of any engine (see `reference_canonical`)."""
+    digest = hashlib.md5(reference_canonical(parts, salt).encode()).digest()
     return int.from_bytes(digest, "little")

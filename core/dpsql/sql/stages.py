@@ -7,7 +7,8 @@ the distinct-unit count). Noise, thresholding and post-processing happen in Pyth
 
 Sampling key: DuckDB rejects a volatile `ORDER BY random()` in a window, and every random draw
 must go through `Noise`, so the executed SQL materialises a salted key of (_uid, keys...)
-(`core.dpsql.sql.sampling_key`: the same on DuckDB and Spark) with a 64-bit salt drawn from the `Noise` object: a fresh salt gives a fresh pseudo-random choice of
+(`core.dpsql.sql.partition_key`: the same on DuckDB and Spark) with a 62-bit salt drawn from
+the `Noise` object: a fresh salt gives a fresh pseudo-random choice of
 C_u partitions per unit. The choice only affects bias, never the privacy guarantee (any rule
 picking <= C_u of a unit's own partitions bounds its influence). Exports to other engines
 (`StagedSQL.sql(dialect)`) materialise `random()` instead, which every target supports.
@@ -33,6 +34,8 @@ STAGE_CAPTIONS = {
     "rows_keyed": "row sample key (for per-row aggregates: at most k rows per unit and group)",
     "rows_ranked": "ROW_NUMBER per (_uid, keys, value IS NULL) by the row key",
     "per_user": "γ_{keys, _uid} — one row per unit and partition with the partial aggregates",
+    "part_keys": "each distinct partition with two words of its salted MD5 (once per partition)",
+    "unit_keyed": "the (unit, partition) rows with their partition's words and the unit's word",
     "keyed": "the salted random key _r of each (unit, partition) row",
     "sampled": "Sample_{uid, C_u} — keep at most C_u partitions per unit",
     "clamped": "partials clamped to [L, U] (NULL stays NULL) and integerised (× 2^j)",
@@ -178,7 +181,9 @@ def build_stages(
 
     # at most C_u partitions per unit (core.dpsql.sql.sampling: ranked within the unit by the key)
     cu = q.options.max_groups_contributed
-    stages += sampling_stages(nk, [p.alias for p in partials], cu, plan.salt, target.executable)
+    stages += sampling_stages(
+        nk, [p.alias for p in partials], cu, plan.salt, target.executable, plan.integer_unit
+    )
 
     # clamped: NULL-preserving clamp of per-group partials, integerised by 2^j
     clamped = [e for a in plan.aggregates for e in a.clamped(target)]

@@ -51,17 +51,191 @@ WITH src AS (
     NOT _uid IS NULL
   GROUP BY
     _uid
+), unit_keyed AS (
+  SELECT
+    _uid,
+    p0n,
+    p0s,
+    p0q,
+    p1,
+    _x
+  FROM (
+    SELECT
+      *,
+      (
+        XOR(_x_2, (
+          _x_2 >> 16
+        ))
+      ) AS _x
+    FROM (
+      SELECT
+        *,
+        (
+          (
+            (
+              XOR(_x_1, (
+                _x_1 >> 16
+              ))
+            ) * 73244475
+          ) & 4294967295
+        ) AS _x_2
+      FROM (
+        SELECT
+          *,
+          (
+            (
+              (
+                XOR(XOR(XOR(_xu, _uhi), 1405077885), (
+                  XOR(XOR(_xu, _uhi), 1405077885) >> 16
+                ))
+              ) * 73244475
+            ) & 4294967295
+          ) AS _x_1
+        FROM (
+          SELECT
+            *,
+            (
+              XOR(_xu_2, (
+                _xu_2 >> 16
+              ))
+            ) AS _xu
+          FROM (
+            SELECT
+              *,
+              (
+                (
+                  (
+                    XOR(_xu_1, (
+                      _xu_1 >> 16
+                    ))
+                  ) * 73244475
+                ) & 4294967295
+              ) AS _xu_2
+            FROM (
+              SELECT
+                *,
+                (
+                  (
+                    (
+                      XOR(XOR(_ulo, 2356767552), (
+                        XOR(_ulo, 2356767552) >> 16
+                      ))
+                    ) * 73244475
+                  ) & 4294967295
+                ) AS _xu_1
+              FROM (
+                SELECT
+                  *,
+                  (
+                    (
+                      _uid
+                    ) & 4294967295
+                  ) AS _ulo,
+                  (
+                    (
+                      (
+                        _uid >> 32
+                      )
+                    ) & 4294967295
+                  ) AS _uhi
+                FROM (
+                  SELECT
+                    per_user._uid,
+                    per_user.p0n,
+                    per_user.p0s,
+                    per_user.p0q,
+                    per_user.p1
+                  FROM per_user
+                ) AS _l0
+              ) AS _l1
+            ) AS _l2
+          ) AS _l3
+        ) AS _l4
+      ) AS _l5
+    ) AS _l6
+  ) AS _l
 ), keyed AS (
   SELECT
-    *,
-    MD5_NUMBER(
-      CASE
-        WHEN _uid IS NULL
-        THEN 'N'
-        ELSE CAST(LENGTH(CAST(_uid AS TEXT)) AS TEXT) || ':' || CAST(_uid AS TEXT)
-      END || '|' || '2937467307694268567'
-    ) AS _r
-  FROM per_user
+    _uid,
+    p0n,
+    p0s,
+    p0q,
+    p1,
+    _r
+  FROM (
+    SELECT
+      *,
+      (
+        (
+          _ka << 31
+        ) | (
+          _kb >> 1
+        )
+      ) AS _r
+    FROM (
+      SELECT
+        *,
+        (
+          XOR(_ka_2, (
+            _ka_2 >> 16
+          ))
+        ) AS _ka,
+        (
+          XOR(_kb_2, (
+            _kb_2 >> 16
+          ))
+        ) AS _kb
+      FROM (
+        SELECT
+          *,
+          (
+            (
+              (
+                XOR(_ka_1, (
+                  _ka_1 >> 16
+                ))
+              ) * 73244475
+            ) & 4294967295
+          ) AS _ka_2,
+          (
+            (
+              (
+                XOR(_kb_1, (
+                  _kb_1 >> 16
+                ))
+              ) * 73244475
+            ) & 4294967295
+          ) AS _kb_2
+        FROM (
+          SELECT
+            *,
+            (
+              (
+                (
+                  XOR(XOR(_x, 0), (
+                    XOR(_x, 0) >> 16
+                  ))
+                ) * 73244475
+              ) & 4294967295
+            ) AS _ka_1,
+            (
+              (
+                (
+                  XOR(XOR(XOR(_x, 3290990502), 0), (
+                    XOR(XOR(_x, 3290990502), 0) >> 16
+                  ))
+                ) * 73244475
+              ) & 4294967295
+            ) AS _kb_1
+          FROM (
+            SELECT
+              *
+            FROM unit_keyed
+          ) AS _l0
+        ) AS _l1
+      ) AS _l2
+    ) AS _l3
+  ) AS _l
 ), sampled AS (
   SELECT
     _uid,
