@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
+from tests.e2e.waiting import wait_idle as _wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -26,12 +27,6 @@ def _open(page, url: str) -> None:
     page.goto(f"{url}/dp_sql")
     page.get_by_role("heading", name="DP SQL").first.wait_for()
     page.get_by_role("tab", name="Run").wait_for(timeout=120_000)
-
-
-def _wait_idle(page) -> None:
-    """Wait until Streamlit finished the rerun (its status widget says 'Running...' meanwhile)."""
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
 
 
 def _result_grid(page):

@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import WAIT_MS, in_one_screen, toolbar_over_titles
+from tests.e2e.waiting import wait_idle as _wait_idle
 from ui.location.stepper import PLAY_SECONDS
 
 pytestmark = pytest.mark.browser
@@ -37,11 +38,6 @@ def _open(page, url: str) -> None:
         timeout=120_000
     )
     _wait_idle(page)
-
-
-def _wait_idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=180_000)
 
 
 def _demo_mode(page) -> None:

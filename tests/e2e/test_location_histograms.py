@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import bad_upload_cases, two_sessions, upload_bad_file
+from tests.e2e.waiting import wait_idle as _wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -91,12 +92,6 @@ def _evaluate(page) -> None:
 def _wait_evaluation(page) -> None:
     page.get_by_text("MRE by query size").first.wait_for(timeout=300_000)
     page.get_by_text("Evaluation cost").first.wait_for()
-
-
-def _wait_idle(page) -> None:
-    """Wait until Streamlit finished the rerun (its status widget says 'Running...' meanwhile)."""
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
 
 
 def _pick(page, label: str, option: str) -> None:

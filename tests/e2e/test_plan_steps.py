@@ -15,6 +15,7 @@ from core.cli import main
 from core.planning.location import plan_location
 from core.planning.shape import PilotShape
 from core.registry import Registry
+from tests.e2e.waiting import wait_idle as _idle
 from tests.registry.helpers import QUERY, write_points
 
 pytestmark = pytest.mark.browser
@@ -27,11 +28,6 @@ def _run(capsys, argv) -> dict:
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return json.loads(captured.out)
-
-
-def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=300_000)
 
 
 def _open(page, url: str, path: str, heading: str) -> None:

@@ -20,6 +20,7 @@ from tests.e2e.conftest import (
     two_sessions,
     upload_bad_file,
 )
+from tests.e2e.waiting import wait_idle as _wait_idle
 from ui.pp.teaching import PLAY_SECONDS
 
 pytestmark = pytest.mark.browser
@@ -38,12 +39,6 @@ def _open(page, url: str) -> None:
     page.get_by_role("heading", name="DP Explorer").first.wait_for()
     page.goto(f"{url}/pp_balancing")
     page.get_by_role("heading", name="PP balancing").first.wait_for()
-
-
-def _wait_idle(page) -> None:
-    """Wait until Streamlit finished the rerun (its status widget says 'Running...' meanwhile)."""
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
 
 
 def _publish(page) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from tests.e2e.waiting import wait_idle as _wait_idle
 from tests.registry.helpers import BBOX, QUERY, write_points
 
 pytestmark = pytest.mark.browser
@@ -121,11 +122,6 @@ def _no_sentinel(page, where: str) -> None:
         except Exception:  # noqa: BLE001 - a frame that went away while we looked
             continue
         assert SENTINEL not in html and SENTINEL_LAT not in html, f"{where}: raw value shown"
-
-
-def _wait_idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=300_000)
 
 
 def _pick_option(page, label: str, option: str) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from tests.e2e.waiting import wait_idle as _idle
 from tests.registry.helpers import BBOX, write_points
 
 pytestmark = pytest.mark.browser
@@ -21,11 +22,6 @@ def _run(capsys, argv) -> dict:
     captured = capsys.readouterr()
     assert code == 0, captured.err
     return json.loads(captured.out)
-
-
-def _idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=120_000)
 
 
 def _open_releases(page, url: str) -> None:

@@ -15,17 +15,13 @@ from playwright.sync_api import expect
 
 from core.registry import Policy, Registry
 from tests.e2e.conftest import AppServer, two_sessions
+from tests.e2e.waiting import wait_idle as _wait_idle
 from tests.registry.helpers import write_points
 
 pytestmark = pytest.mark.browser
 
 LOST = "Connection to the server lost"
 SLOW_METHODS = ("HTF", "PrivTree", "QuadTree", "KdTree (geo)", "AG", "UG")
-
-
-def _wait_idle(page) -> None:
-    page.wait_for_timeout(300)
-    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=300_000)
 
 
 def _banner(page) -> str:
@@ -153,9 +149,10 @@ def test_two_sessions_keep_apart_and_a_reload_keeps_the_tab_and_query(app_url, b
         typed = area.input_value().replace("epsilon = 1", "epsilon = 0.25")
         area.fill(typed)
         area.press("Control+Enter")
-        _wait_idle(a)
+        _wait_idle(a, start_ms=3000)  # the query is kept by the rerun it starts: let it finish
         a.get_by_role("tab", name="Ledger").click()
-        _wait_idle(a)
+        a.get_by_role("tab", name="Ledger", selected=True).wait_for()
+        _wait_idle(a, start_ms=3000)  # so is the tab: a reload before that would lose it
         a.reload()
         a.get_by_role("heading", name="DP SQL").first.wait_for()
         a.get_by_role("tab", name="Ledger", selected=True).wait_for(timeout=60_000)
