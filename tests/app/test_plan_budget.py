@@ -7,6 +7,7 @@ from __future__ import annotations
 from core.planning.budget import parse_item, plan_status, plan_vs_spend, split_budget
 from core.privacy import Cost
 from core.registry import Mechanism, Policy, Registry
+from ui.glossary import in_app
 
 PAGE = "pages/releases.py"
 ITEMS = "sql:1x2\npp:share"
@@ -48,7 +49,7 @@ def test_owner_drafts_saves_and_sees_plan_against_spend(app_test, registry_dir, 
     expected = split_budget("sales", Cost(3.5, 1e-5), [parse_item(i) for i in ITEMS.split()])
     table = _frame(at, "planned release")
     assert list(table["ε in all"]) == [a.epsilon_total for a in expected.allocations]
-    assert any(m.value == expected.describe() for m in at.markdown)
+    assert any(m.value == in_app(expected.describe()) for m in at.markdown)
     at.text_input(key="rel_plan_sales_name").set_value("Q3").run()
     at.button(key="rel_plan_sales_save").click().run()
     assert not at.exception, at.exception
@@ -63,7 +64,7 @@ def test_owner_drafts_saves_and_sees_plan_against_spend(app_test, registry_dir, 
     listed = _frame(at, "plan")
     assert dict(zip(listed["id"], listed["plan"], strict=True)) == want
     spend = plan_vs_spend(saved, [saved], releases)
-    assert any(m.value == f"**{spend.describe()}**" for m in at.markdown)
+    assert any(m.value == f"**{in_app(spend.describe())}**" for m in at.markdown)
 
 
 def test_analyst_drafts_but_cannot_save(app_test, registry_dir, tmp_path, monkeypatch):

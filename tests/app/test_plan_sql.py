@@ -6,6 +6,7 @@ from __future__ import annotations
 from core.planning.sql import plan_sql
 from core.planning.sql_targets import parse_target
 from core.registry import Registry
+from ui.glossary import in_app
 from ui.plan.sql import ANSWER_KEY, parse_targets, with_epsilon
 
 PAGE = "pages/dp_sql.py"
@@ -39,11 +40,11 @@ def test_plan_step_plans_and_writes_the_epsilon_into_the_query(app_test, registr
     assert plan.epsilon == expected.epsilon and plan.as_written.threshold == (
         expected.as_written.threshold
     )
-    assert any(s.value == expected.describe() for s in at.success)
+    assert any(s.value == in_app(expected.describe()) for s in at.success)
     at.button(key="dpsql_plan_use").click().run()
     assert not at.exception, at.exception
     assert at.text_area(key="dpsql_query").value == with_epsilon(query, expected.epsilon)
-    assert any(s.value == expected.describe() for s in at.success)  # still on screen
+    assert any(s.value == in_app(expected.describe()) for s in at.success)  # still on screen
     assert Registry().releases() == []  # planning charged nothing
 
 
