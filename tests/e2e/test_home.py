@@ -11,6 +11,8 @@ def test_home_loads_and_shows_mode(page, app_url, external_requests, screenshot)
     page.goto(app_url)
     page.get_by_role("heading", name="DP Explorer").first.wait_for()
     page.get_by_text("Mode: secure").wait_for()
+    page.get_by_test_id("stMain").get_by_role("link", name="Open Releases").wait_for()
+    page.wait_for_timeout(500)  # the page links' rendering settles before the picture
     shot = screenshot(page, SCREENSHOT)
     assert shot.stat().st_size > 10_000
     assert external_requests == [], f"requests left localhost: {external_requests}"
