@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("DPX_CHROMIUM", "/usr/bin/chromium")
@@ -32,6 +33,7 @@ LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
 # How long a locator waits for the page (ms): generous, because CI runs the whole suite on two
 # loaded cores and a noisy draw can take tens of seconds there; a broken page still fails.
 WAIT_MS = 90_000
+expect.set_options(timeout=WAIT_MS)  # `expect(...)` retries as long as a locator waits
 SCREENSHOT_ENV = "DPX_SCREENSHOT_DIR"
 SMALL_UPLOAD_MB = 1  # server.maxUploadSize of the `small_upload_app_url` server
 

@@ -17,6 +17,7 @@ from core.planning.shape import PilotShape
 from core.registry import Registry
 from tests.e2e.waiting import wait_idle as _idle
 from tests.registry.helpers import QUERY, write_points
+from ui.glossary import in_app
 
 pytestmark = pytest.mark.browser
 PLAN_EPS = "Plan · the ε for the accuracy you need"
@@ -211,11 +212,11 @@ def test_analyst_plans_and_confirms_the_charged_pilot(
     (pilot,) = [r for r in registry.releases(name) if r.tool == "pilot"]
     _location_plan(page, "0.3")
     expected = _expected_location(registry, pilot.id, 0.3)
-    page.get_by_text(expected.describe()).first.wait_for()
+    page.get_by_text(in_app(expected.describe())).first.wait_for()
     page.reload()  # the plan and the paid-for pilot survive a reload; nothing is charged again
     page.get_by_role("heading", name="Location histograms").first.wait_for()
     _idle(page)
-    page.get_by_text(expected.describe()).first.wait_for()
+    page.get_by_text(in_app(expected.describe())).first.wait_for()
     assert registry.spent(name)[0] == pytest.approx(0.2)
     no_exception(page)
 
@@ -246,7 +247,7 @@ def test_analyst_plans_and_confirms_the_charged_pilot(
     cats.press("Enter")
     _idle(page)
     _click(page, "pp_plan_run")
-    page.get_by_text("PP at rho1 = 1/3").first.wait_for(timeout=60_000)
+    page.get_by_text(in_app("PP at rho1 = 1/3")).first.wait_for(timeout=60_000)
     no_exception(page)
     assert registry.spent(name)[0] == pytest.approx(0.2)  # only the pilot was charged
     assert external_requests == []
@@ -263,7 +264,7 @@ def test_owner_saves_a_budget_plan_and_a_reload_shows_it(
     _expand(page, f"Budget plan · {name}")
     _fill(page, f"rel_plan_{name}_items", "sql:1x2\nlocation:share", textarea=True)
     page.get_by_text(
-        "the plan uses epsilon 4, delta 0 for 2 of 2 planned release kinds", exact=False
+        in_app("the plan uses epsilon 4, delta 0 for 2 of 2 planned release kinds"), exact=False
     ).first.wait_for()
     _fill(page, f"rel_plan_{name}_name", "Q3")
     _click(page, f"rel_plan_{name}_save")
@@ -273,7 +274,9 @@ def test_owner_saves_a_budget_plan_and_a_reload_shows_it(
     page.reload()
     page.get_by_role("heading", name="Releases").first.wait_for()
     _idle(page)
-    page.get_by_text(f"Plan 'Q3' (#{plan.id}) planned epsilon 4", exact=False).first.wait_for()
+    page.get_by_text(
+        in_app(f"Plan 'Q3' (#{plan.id}) planned epsilon 4"), exact=False
+    ).first.wait_for()
     no_exception(page)
     assert external_requests == []
 
