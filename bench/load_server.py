@@ -9,13 +9,15 @@ then — all N sessions together, behind a barrier — sends the rerun a click s
 trigger value) and stops the clock when the result's marker text arrives (the same markers a
 person waits for: "Charged releases", "Partitions released", "Published CSV") and the run has
 finished. The server's RSS (its process and children, from /proc) is sampled every 0.1 s.
+Rounds repeat until each (action, N) has at least `--samples` timings (N = 1: eight rounds), so
+the N = 1 baseline is a median, not one click.
 
 Actions, each on the page's default demo data in secure mode (the app's default):
 - location: "Build releases" (Recommended on the 100k-point demo);
 - sql: "Run query" (the default example);
 - pp: "Publish (perturb)" (the demo table).
 
-    .venv/bin/python bench/load_server.py [--sessions 1 4 16] [--only location] [--slots K]
+    .venv/bin/python bench/load_server.py [--sessions 1 4 16] [--only location] [--slots K] [--samples 8]
 
 Not a test: no assertions on time. Targets (issue 29): p95 at N = 16 within 10 x p50 at N = 1
 for every action, server RSS within 1.5 GB, no error.
@@ -215,6 +217,10 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--only", choices=sorted(ACTIONS), nargs="+", default=sorted(ACTIONS))
     parser.add_argument("--slots", type=int, default=None, help="DPX_ACTION_SLOTS for the server")
+    parser.add_argument(
+        "--samples", type=int, default=8,
+        help="at least this many timings per (action, N): small N repeats its round",
+    )  # fmt: skip
     args = parser.parse_args()
     extra = {} if args.slots is None else {"DPX_ACTION_SLOTS": str(args.slots)}
     load_start = [round(x, 2) for x in os.getloadavg()]
@@ -228,7 +234,11 @@ def main() -> None:
                 asyncio.run(_round(server.url, action, 1))  # warm: caches and imports
                 for n in args.sessions:
                     sampler.peak = sampler.current()
-                    times, errs = asyncio.run(_round(server.url, action, n))
+                    times, errs = [], []
+                    for _ in range(max(1, -(-args.samples // n))):  # rounds of n sessions
+                        t, e = asyncio.run(_round(server.url, action, n))
+                        times.extend(t)
+                        errs.extend(e)
                     errors.extend(f"{name} N={n}: {e}" for e in errs)
                     results.append(
                         {
@@ -237,6 +247,7 @@ def main() -> None:
                             "p50_s": _quantile(times, 0.5),
                             "p95_s": _quantile(times, 0.95),
                             "mean_s": round(statistics.fmean(times), 3) if times else None,
+                            "rounds": max(1, -(-args.samples // n)),
                             "completed": len(times),
                             "peak_rss_mb": round(sampler.peak / 2**20),
                         }

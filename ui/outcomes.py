@@ -342,8 +342,8 @@ def not_shown(
     mine = state.session_id()
     seen = state.shown()
     found: dict[int, Release] = {}
-    for r in registry.releases(dataset):
-        if r.params.get("session") == mine and r.id not in seen:
+    for r in registry.releases(dataset, session=mine):
+        if r.id not in seen:
             found[r.id] = r
     if dataset is not None:
         for r in registry.stranded(dataset):

@@ -51,7 +51,17 @@ class ReleaseReader:
         with self._guard():
             return self._release(self._con, release_id)
 
-    def releases(self, dataset: str | None = None, kind: RunKind | None = None) -> list[Release]:
+    def releases(
+        self,
+        dataset: str | None = None,
+        kind: RunKind | None = None,
+        *,
+        session: str | None = None,
+        statuses: tuple[Status, ...] | None = None,
+    ) -> list[Release]:
+        """Releases in id order, filtered in SQL (only the rows asked for are decoded: a page
+        asks on every rerun, and the registry keeps growing): by dataset, kind, the app
+        session recorded in their params (`params.session`), and status."""
         sql = f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE 1=1"
         args: list = []
         if dataset is not None:
@@ -60,6 +70,12 @@ class ReleaseReader:
         if kind is not None:
             sql += " AND kind=?"
             args.append(kind.value)
+        if session is not None:
+            sql += " AND json_extract(params, '$.session')=?"
+            args.append(session)
+        if statuses is not None:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            args.extend(s.value for s in statuses)
         return [self._release_from(r) for r in self._read(sql + " ORDER BY id", args)]
 
     def refusals(self, dataset: str | None = None) -> list[Refusal]:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+import ui.location.stepper
 import ui.pace
 from ui.location.stepper import PLAY_SECONDS, TEACHING_SEED
 
@@ -76,12 +77,33 @@ def _level_two(app_test, seed: int | None) -> dict:
 
 
 def test_the_same_seed_gives_every_student_the_same_steps(app_test):
-    a, b, c = _level_two(app_test, 5), _level_two(app_test, 5), _level_two(app_test, 6)
+    a = _level_two(app_test, 5)
+    ui.location.stepper._classroom_trace.clear()  # the same steps from a fresh build, not a cache
+    b, c = _level_two(app_test, 5), _level_two(app_test, 6)
     assert a["data"] == b["data"] and a["layout"]["title"] == b["layout"]["title"]
     assert a["data"] != c["data"]  # the steps do depend on the noise
     # secure mode on a demo: the teaching seed, the same for everyone
     assert _level_two(app_test, None)["data"] == _level_two(app_test, None)["data"]
     assert _level_two(app_test, None)["data"] == _level_two(app_test, TEACHING_SEED)["data"]
+
+
+def test_a_classroom_trace_is_built_once_per_server_and_shared(app_test, monkeypatch):
+    """Sixteen students opening the demo cost one traced build, not sixteen (issue 29: it was
+    45 % of the server's CPU under load); the owner's own data still build per session."""
+    ui.location.stepper._classroom_trace.clear()
+    builds = []
+    real = ui.location.stepper._build_trace
+    monkeypatch.setattr(
+        ui.location.stepper, "_build_trace", lambda *a: builds.append(1) or real(*a)
+    )
+    first = _level_two(app_test, 7)
+    by_first = len(builds)  # the page's default grid, then the 64 x 64 one: each built once
+    assert by_first >= 1
+    second = _level_two(app_test, 7)
+    assert first["data"] == second["data"]
+    assert len(builds) == by_first  # the second student built nothing
+    _level_two(app_test, 8)  # another seed: another classroom
+    assert len(builds) > by_first
 
 
 class FakeClock:

@@ -124,6 +124,24 @@ def test_attach_records_the_mechanisms_that_drew_and_fail_keeps_the_charge(reg, 
     assert reg.spent("d") == (2.0, 0.0)  # a failed computation stays charged
 
 
+def test_releases_filter_by_session_and_status_in_sql(reg, table):
+    """A page asks for its session's releases on every rerun: the registry answers exactly them
+    (params.session), in id order, and can filter by status; the other rows are not decoded."""
+    _add(reg, table)
+    mine = [reg.charge("sql", "d", {"session": "s-1"}, Cost(0.1), "secure") for _ in range(2)]
+    reg.charge("sql", "d", {"session": "s-2"}, Cost(0.1), "secure")
+    reg.charge("sql", None, {"session": "s-1"}, Cost(0.1), "secure")
+    reg.charge("sql", "d", {"q": "no session"}, Cost(0.1), "secure")
+    assert [r.id for r in reg.releases("d", session="s-1")] == [r.id for r in mine]
+    assert len(reg.releases(session="s-1")) == 3 and reg.releases(session="s-3") == []
+    reg.fail(mine[0].id, "stopped")
+    charged = reg.releases("d", session="s-1", statuses=(Status.CHARGED,))
+    assert [r.id for r in charged] == [mine[1].id]
+    with reg._write() as con:  # a row that cannot be decoded is never read when not asked for
+        con.execute("UPDATE releases SET mechanisms='not json' WHERE params LIKE '%s-2%'")
+    assert len(reg.releases("d", session="s-1")) == 2
+
+
 def test_stranded_charges_are_listed_and_reconciled_keeping_the_charge(reg, table):
     _add(reg, table)
     live = _charge(reg, 0.5)  # charged by this (running) process: not stranded

@@ -79,11 +79,28 @@ def _trace(F, epsilon, htf_params, noise: Noise, key, unit, teaching: bool) -> H
     if kept is None or kept[0] != stamp:
         if not teaching and not st.button("Build HTF step by step", key="lh_step_build"):
             return None
-        trace = HTFTrace()
-        build_htf(F, epsilon, Accountant(noise, Cost(epsilon)), trace=trace, unit=unit, **params)
+        if teaching:  # a demo, seeded: the same steps for every student, built once per server
+            trace = _classroom_trace(stamp, F, epsilon, params, noise, unit)
+        else:
+            trace = _build_trace(F, epsilon, params, noise, unit)
         kept = (stamp, trace)
         state.put(TRACE_KEY, kept, "the HTF step-by-step trace")
     return kept[1]
+
+
+def _build_trace(F, epsilon, params, noise: Noise, unit) -> HTFTrace:
+    trace = HTFTrace()
+    build_htf(F, epsilon, Accountant(noise, Cost(epsilon)), trace=trace, unit=unit, **params)
+    return trace
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _classroom_trace(stamp: str, _F, _epsilon, _params, _noise: Noise, _unit) -> HTFTrace:
+    """A demo's seeded trace, shared by every session of this server (read-only once built).
+    `stamp` names everything it depends on: the demo and its binning (the page's parameters),
+    ε, the HTF options and the seed; a demo's points are public teaching data."""
+    assert not _noise.is_secure, "only a seeded trace is the same for everyone"
+    return _build_trace(_F, _epsilon, _params, _noise, _unit)
 
 
 def show_htf_stepper(
