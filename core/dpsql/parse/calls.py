@@ -13,39 +13,17 @@ from sqlglot import exp
 from core.dpsql.parse.dialect import DPSQL, Clamped
 from core.dpsql.parse.ir import AggKind, DPAggregate, SourceSpan
 from core.dpsql.parse.options import literal_value
+from core.dpsql.parse.spellings import (
+    DP_NAMES,
+    Clamp,
+    Form,
+    Spelling,
+    dp_spelling_of,
+    names,
+    spelling,
+)
 from core.errors import InputError
 
-PAPER_AGGS = {
-    "ANON_COUNT",
-    "ANON_SUM",
-    "ANON_AVG",
-    "ANON_VAR",
-    "ANON_VAR_POP",
-    "ANON_STDDEV",
-    "ANON_STDDEV_POP",
-    "ANON_NTILE",
-    "ANON_PERCENTILE_CONT",
-    "ANON_MIN",
-    "ANON_MAX",
-    "ANON_MEDIAN",
-}
-ZETA_AGGS = {"COUNT", "SUM", "AVG", "VAR_POP", "STDDEV_POP", "PERCENTILE_CONT"}
-ZETA_EQUIVALENT = {
-    "ANON_COUNT": "COUNT(x, contribution_bounds_per_group => (0, U))",
-    "ANON_SUM": "SUM(x, contribution_bounds_per_group => (L, U))",
-    "ANON_AVG": "AVG(x, contribution_bounds_per_group => (L, U))",
-    "ANON_VAR": "VAR_POP(x, contribution_bounds_per_row => (L, U))",
-    "ANON_STDDEV": "STDDEV_POP(x, contribution_bounds_per_row => (L, U))",
-    "ANON_NTILE": "PERCENTILE_CONT(x, p, contribution_bounds_per_row => (L, U))",
-}
-PAPER_EQUIVALENT = {
-    "COUNT": "ANON_COUNT(x, U)",
-    "SUM": "ANON_SUM(x, L, U)",
-    "AVG": "ANON_AVG(x, L, U)",
-    "VAR_POP": "ANON_VAR(x, L, U)",
-    "STDDEV_POP": "ANON_STDDEV(x, L, U)",
-    "PERCENTILE_CONT": "ANON_NTILE(x, p, L, U)",
-}
 # Plain SQL aggregates: inside a DP SELECT they would publish exact values.
 PLAIN_AGG_TYPES = (exp.AggFunc,)
 
@@ -81,39 +59,6 @@ def _bounds(low, high, call) -> tuple[float, float]:
 
 
 # How each aggregate writes its bounds, for fix hints that fit the aggregate (x: its argument).
-BOUNDS_EXAMPLE = {
-    "ANON_SUM": "ANON_SUM({x}, 0, 100)",
-    "ANON_AVG": "ANON_AVG({x}, 0, 100)",
-    "ANON_VAR": "ANON_VAR({x}, 0, 100)",
-    "ANON_VAR_POP": "ANON_VAR_POP({x}, 0, 100)",
-    "ANON_STDDEV": "ANON_STDDEV({x}, 0, 100)",
-    "ANON_STDDEV_POP": "ANON_STDDEV_POP({x}, 0, 100)",
-    "ANON_NTILE": "ANON_NTILE({x}, 0.5, 0, 100)",
-    "ANON_PERCENTILE_CONT": "ANON_PERCENTILE_CONT({x}, 0.5, 0, 100)",
-    "ANON_MIN": "ANON_MIN({x}, 0, 100)",
-    "ANON_MAX": "ANON_MAX({x}, 0, 100)",
-    "ANON_MEDIAN": "ANON_MEDIAN({x}, 0, 100)",
-    "SUM": "SUM({x}, contribution_bounds_per_group => (0, 100))",
-    "AVG": "AVG({x}, contribution_bounds_per_group => (0, 100))",
-    "VAR_POP": "VAR_POP({x}, contribution_bounds_per_row => (0, 100))",
-    "VARIANCEPOP": "VAR_POP({x}, contribution_bounds_per_row => (0, 100))",
-    "STDDEV_POP": "STDDEV_POP({x}, contribution_bounds_per_row => (0, 100))",
-    "STDDEVPOP": "STDDEV_POP({x}, contribution_bounds_per_row => (0, 100))",
-    "PERCENTILE_CONT": "PERCENTILE_CONT({x}, 0.5, contribution_bounds_per_row => (0, 100))",
-}
-# The paper form's DP spelling of a plain aggregate, for V020's fix.
-PAPER_SPELLING = {
-    "COUNT": "ANON_COUNT({x}, 5)",
-    "SUM": "ANON_SUM({x}, 0, 100)",
-    "AVG": "ANON_AVG({x}, 0, 100)",
-    "VARIANCEPOP": "ANON_VAR_POP({x}, 0, 100)",
-    "STDDEVPOP": "ANON_STDDEV_POP({x}, 0, 100)",
-    "MIN": "ANON_MIN({x}, 0, 100)",
-    "MAX": "ANON_MAX({x}, 0, 100)",
-    "MEDIAN": "ANON_MEDIAN({x}, 0, 100)",
-}
-
-
 def _argument_text(call: exp.Expression) -> str:
     first = call.this if not isinstance(call, exp.Anonymous) else next(iter(call.expressions), None)
     if isinstance(first, Clamped):
@@ -125,9 +70,12 @@ def _function_name(call: exp.Expression) -> str:
     return call.name.upper() if isinstance(call, exp.Anonymous) else call.key.upper()
 
 
-def _missing_bounds(call) -> InputError:
-    """V021 with a fix in the call's own spelling (COUNT never needs bounds: see `_count`)."""
-    example = BOUNDS_EXAMPLE.get(_function_name(call), "{x} with contribution bounds")
+def _missing_bounds(call, form: Form) -> InputError:
+    """V021 with a fix in the call's own spelling (a plain aggregate: its DP spelling in the
+    query's form)."""
+    name = _function_name(call)
+    found = spelling(name) or dp_spelling_of(name, form)
+    example = found.example if found is not None else "{x} with contribution bounds"
     return InputError(
         f"DPX-V021 `{call.sql(dialect=DPSQL)}`{where_text(call)} has no contribution bounds. "
         "Rule: give the smallest and largest value one unit may add (only COUNT infers its "
@@ -164,19 +112,14 @@ def _weight(named: dict[str, exp.Expression], node: exp.Expression) -> float:
     return weight
 
 
-# the paper form's positional arguments (without CLAMPED BETWEEN: the bounds follow x)
-PAPER_ARGS = {"ANON_COUNT": ("x", "U"), "ANON_NTILE": ("x", "p", "L", "U")}
-PAPER_ARGS["ANON_PERCENTILE_CONT"] = PAPER_ARGS["ANON_NTILE"]
-
-
-def _check_arity(node: exp.Anonymous, name: str, args: list, clamped: bool) -> None:
+def _check_arity(node: exp.Anonymous, said: Spelling, args: list, clamped: bool) -> None:
     """V021: ANON_SUM(x, L, U), ANON_COUNT(x, U), ANON_NTILE(x, p, L, U); with CLAMPED BETWEEN
     L AND U the bounds are not repeated. Fewer means no bounds; more is refused, not ignored
     (a budget weight goes by name: weight => w)."""
-    shape = PAPER_ARGS.get(name, ("x", "L", "U"))
+    name, shape = said.name, said.arguments
     want = [a for a in shape if a not in ("L", "U")] if clamped else list(shape)
     if len(args) < len(want) and not clamped:
-        raise _missing_bounds(node)
+        raise _missing_bounds(node, Form.PAPER)
     if len(args) > len(want):
         raise InputError(
             f"DPX-V021 `{node.sql(dialect=DPSQL)}`{where_text(node)} has {len(args)} positional "
@@ -191,12 +134,12 @@ class AggregateReader:
     """Turns aggregate call nodes into `DPAggregate`s for one query form."""
 
     def __init__(self, form: str, uid_names: set[str]):
-        self.form = form
+        self.form = Form(form)
         self.uid_names = {u.lower() for u in uid_names}
 
     def is_aggregate(self, node: exp.Expression) -> bool:
         if isinstance(node, exp.Anonymous):
-            return node.name.upper() in PAPER_AGGS | ZETA_AGGS
+            return node.name.upper() in DP_NAMES
         return isinstance(node, PLAIN_AGG_TYPES)
 
     def read(self, node: exp.Expression, alias: str) -> DPAggregate:
@@ -204,31 +147,26 @@ class AggregateReader:
         if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
             return self._count_distinct(node.this, node, alias, span)
         if isinstance(node, exp.Anonymous):
-            name = node.name.upper()
-            if name in PAPER_AGGS:
-                if self.form != "ANONYMIZATION":
-                    raise self._form_mix(node, name, ZETA_EQUIVALENT.get(name, "the ZetaSQL form"))
-                return self._paper(node, name, alias, span)
-            if self.form != "DIFFERENTIAL_PRIVACY":
-                raise self._form_mix(node, name, PAPER_EQUIVALENT.get(name, "the ANON_ form"))
-            return self._zeta(node, name, alias, span)
+            said = spelling(node.name)
+            if said.form is not self.form:
+                raise self._form_mix(node, said.name, said.equivalent)
+            if said.form is Form.PAPER:
+                return self._paper(node, said, alias, span)
+            return self._zeta(node, said, alias, span)
         name = node.key.upper()
-        if self.form == "DIFFERENTIAL_PRIVACY" and isinstance(node, exp.Count):
+        if self.form is Form.ZETA and isinstance(node, exp.Count):
             return self._implicit_count(node.this, 1.0, alias, span)
-        if self.form == "DIFFERENTIAL_PRIVACY" and name in {
-            "SUM",
-            "AVG",
-            "VARIANCEPOP",
-            "STDDEVPOP",
-        }:
-            raise _missing_bounds(node)
+        dp = dp_spelling_of(name, self.form)
+        if self.form is Form.ZETA and dp is not None:
+            raise _missing_bounds(node, self.form)
         x = _argument_text(node)
-        if self.form == "ANONYMIZATION" and name in PAPER_SPELLING:
-            hint = f"write {PAPER_SPELLING[name].format(x=x)}"
-        elif self.form == "ANONYMIZATION":
+        if dp is not None:
+            hint = f"write {dp.example.format(x=x)}"
+        elif self.form is Form.PAPER:
             hint = "use a DP aggregate such as ANON_COUNT(*), ANON_SUM(x, 0, 100)"
         else:
-            hint = "use COUNT, SUM, AVG, VAR_POP, STDDEV_POP or PERCENTILE_CONT"
+            *most, last = names(Form.ZETA)
+            hint = f"use {', '.join(most)} or {last}"
         raise InputError(
             f"DPX-V020 `{node.sql(dialect=DPSQL)}`{where_text(node)} is not a differentially private aggregate. "
             f"Rule: a DP SELECT may only aggregate with DP functions. Fix: {hint}."
@@ -270,7 +208,8 @@ class AggregateReader:
             )
         return DPAggregate(AggKind.COUNT_UNITS, None, None, None, "none", None, weight, alias, span)
 
-    def _paper(self, node: exp.Anonymous, name: str, alias, span) -> DPAggregate:
+    def _paper(self, node: exp.Anonymous, said: Spelling, alias, span) -> DPAggregate:
+        name = said.name
         args, named = _split_named(node)
         weight = _weight(named, node)
         if named:
@@ -280,58 +219,40 @@ class AggregateReader:
                 "as positional arguments and only weight => w by name. Fix: e.g. "
                 "ANON_SUM(x, 0, 100, weight => 2)."
             )
-        if name == "ANON_COUNT" and len(args) == 1 and isinstance(args[0], exp.Distinct):
+        if said.is_count and len(args) == 1 and isinstance(args[0], exp.Distinct):
             return self._count_distinct(args[0], node, alias, span, weight)
         clamped = [a for a in args if isinstance(a, Clamped)]
-        if name == "ANON_COUNT" and len(args) == 1 and not clamped:
+        if said.is_count and len(args) == 1 and not clamped:
             return self._implicit_count(args[0], weight, alias, span)
-        _check_arity(node, name, args, bool(clamped))
+        _check_arity(node, said, args, bool(clamped))
         lo = hi = None
         if clamped:
             c = clamped[0]
             lo, hi = _bounds(c.args["low"], c.args["high"], node)
             args = [a.this if isinstance(a, Clamped) else a for a in args]
-        if name == "ANON_COUNT":
+        if lo is None and len(args) != len(said.arguments):
+            raise _missing_bounds(node, Form.PAPER)
+        if said.is_count:
             if lo is None:
-                if len(args) != 2:
-                    raise _missing_bounds(node)
                 lo, hi = 0.0, _number(args[1], "the upper bound", node)
             if lo < 0 or hi < lo:
                 raise InputError(
                     f"DPX-V022 `{node.sql(dialect=DPSQL)}`{where_text(node)}: count bounds need 0 <= L <= U. "
                     "Fix: e.g. ANON_COUNT(*, 5)."
                 )
-            star = isinstance(args[0], exp.Star)
-            kind = AggKind.COUNT_ROWS if star else AggKind.COUNT_VALUES
-            return DPAggregate(
-                kind, None if star else args[0], lo, hi, "group", None, weight, alias, span
-            )
-        quantile_p = {"ANON_MIN": 0.0, "ANON_MAX": 1.0, "ANON_MEDIAN": 0.5}
-        if name in ("ANON_NTILE", "ANON_PERCENTILE_CONT"):
-            if lo is None:
-                if len(args) != 4:
-                    raise _missing_bounds(node)
-                lo, hi = _bounds(args[2], args[3], node)
-            p = self._p(args[1] if len(args) > 1 else None, node)
-            return DPAggregate(AggKind.QUANTILE, args[0], lo, hi, "row", p, weight, alias, span)
+            return self._bounded_count(args[0], lo, hi, weight, alias, span)
         if lo is None:
-            if len(args) != 3:
-                raise _missing_bounds(node)
-            lo, hi = _bounds(args[1], args[2], node)
-        if name in quantile_p:
-            return DPAggregate(
-                AggKind.QUANTILE, args[0], lo, hi, "row", quantile_p[name], weight, alias, span
-            )
-        kind = {
-            "ANON_SUM": AggKind.SUM,
-            "ANON_AVG": AggKind.AVG,
-            "ANON_VAR": AggKind.VAR,
-            "ANON_VAR_POP": AggKind.VAR,
-            "ANON_STDDEV": AggKind.STDDEV,
-            "ANON_STDDEV_POP": AggKind.STDDEV,
-        }[name]
-        clamp = "row" if kind in (AggKind.VAR, AggKind.STDDEV) else "group"
-        return DPAggregate(kind, args[0], lo, hi, clamp, None, weight, alias, span)
+            lo, hi = _bounds(args[-2], args[-1], node)
+        p = said.p
+        if said.takes_p:
+            p = self._p(args[1] if len(args) > 1 else None, node)
+        return DPAggregate(said.kind, args[0], lo, hi, said.clamp.value, p, weight, alias, span)
+
+    @staticmethod
+    def _bounded_count(arg, lo, hi, weight, alias, span) -> DPAggregate:
+        star = isinstance(arg, exp.Star)
+        kind = AggKind.COUNT_ROWS if star else AggKind.COUNT_VALUES
+        return DPAggregate(kind, None if star else arg, lo, hi, "group", None, weight, alias, span)
 
     def _p(self, node, call) -> float:
         if node is None:
@@ -347,7 +268,8 @@ class AggregateReader:
             )
         return p
 
-    def _zeta(self, node: exp.Anonymous, name: str, alias, span) -> DPAggregate:
+    def _zeta(self, node: exp.Anonymous, said: Spelling, alias, span) -> DPAggregate:
+        name = said.name
         positional, named = _split_named(node)
         if not positional:
             raise InputError(
@@ -355,7 +277,7 @@ class AggregateReader:
                 f"{name}(x, ...) or COUNT(*, ...)."
             )
         weight = _weight(named, node)
-        row_level = name in ("VAR_POP", "STDDEV_POP", "PERCENTILE_CONT")
+        row_level = said.clamp is Clamp.ROW
         want = "contribution_bounds_per_row" if row_level else "contribution_bounds_per_group"
         wrong = "contribution_bounds_per_group" if row_level else "contribution_bounds_per_row"
         if wrong in named:
@@ -371,37 +293,25 @@ class AggregateReader:
                 f"Fix: use {want} => (L, U)."
             )
         if want not in named:
-            if name == "COUNT":
+            if said.is_count:
                 return self._implicit_count(positional[0], weight, alias, span)
-            raise _missing_bounds(node)
+            raise _missing_bounds(node, Form.ZETA)
         pair = named[want]
         if not isinstance(pair, exp.Tuple) or len(pair.expressions) != 2:
             raise InputError(
                 f"DPX-V022 {want} in `{node.sql(dialect=DPSQL)}` must be a pair (L, U). Fix: e.g. (0, 100)."
             )
         lo, hi = _bounds(pair.expressions[0], pair.expressions[1], node)
-        if name == "COUNT":
+        if said.is_count:
             if lo < 0:
                 raise InputError(
                     f"DPX-V022 `{node.sql(dialect=DPSQL)}`{where_text(node)}: count bounds need 0 <= L <= U. "
                     "Fix: e.g. contribution_bounds_per_group => (0, 5)."
                 )
-            star = isinstance(positional[0], exp.Star)
-            kind = AggKind.COUNT_ROWS if star else AggKind.COUNT_VALUES
-            return DPAggregate(
-                kind, None if star else positional[0], lo, hi, "group", None, weight, alias, span
-            )
-        if name == "PERCENTILE_CONT":
+            return self._bounded_count(positional[0], lo, hi, weight, alias, span)
+        p = said.p
+        if said.takes_p:
             p = self._p(positional[1] if len(positional) > 1 else None, node)
-            return DPAggregate(
-                AggKind.QUANTILE, positional[0], lo, hi, "row", p, weight, alias, span
-            )
-        kind = {
-            "SUM": AggKind.SUM,
-            "AVG": AggKind.AVG,
-            "VAR_POP": AggKind.VAR,
-            "STDDEV_POP": AggKind.STDDEV,
-        }[name]
         return DPAggregate(
-            kind, positional[0], lo, hi, "row" if row_level else "group", None, weight, alias, span
+            said.kind, positional[0], lo, hi, said.clamp.value, p, weight, alias, span
         )

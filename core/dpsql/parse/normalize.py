@@ -8,14 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from core.dpsql.parse.calls import (  # noqa: F401 - re-exported names of the old module
-    PAPER_AGGS,
-    PAPER_EQUIVALENT,
-    ZETA_AGGS,
-    ZETA_EQUIVALENT,
-    AggregateReader,
-    span_of,
-)
+from core.dpsql.parse.calls import AggregateReader
 from core.dpsql.parse.calls import where_text as _where
 from core.dpsql.parse.dialect import DPSQL
 from core.dpsql.parse.ir import DPAggregate, DPQuery, OutputItem, PostProcessing
