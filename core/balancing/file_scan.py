@@ -39,6 +39,7 @@ from core.balancing.records import (
     nested_column_error,
 )
 from core.data.declared import TableSchema
+from core.data.loading import refuse_non_text
 from core.data.relation import relation_sql
 from core.data.validation import require_column
 from core.dpsql.execute.scan import FLOAT_TYPES, allow, identifier, literal
@@ -91,6 +92,8 @@ def open_records(
     path = Path(path).resolve()
     if not path.is_file():
         raise InputError(f"file not found: {path}. Fix: check the path.")
+    if schema is None:
+        refuse_non_text(path)  # UTF-16 or binary: one line saying so, before DuckDB guesses
     con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
     try:
         con.execute("SET temp_directory = ?", [str(workdir)])

@@ -152,6 +152,14 @@ def _is_parquet(head: bytes, label: str) -> bool:
     return head[:4] == _PARQUET_MAGIC or label.lower().endswith((".parquet", ".pq"))
 
 
+def refuse_non_text(path: Path) -> None:
+    """For readers that open a file in place (DuckDB): refuse a CSV that is UTF-16/32 or binary
+    from its first `SNIFF_BYTES` bytes, with the same one line as loading it would give."""
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    _refuse_by_prefix(head, Path(path).name)
+
+
 def _refuse_by_prefix(head: bytes, label: str) -> None:
     """Refuse a file that cannot be CSV text from its first `SNIFF_BYTES` bytes: UTF-16/32 text
     (said so: a re-save fixes it) or binary (NUL bytes). Parquet is left to its reader."""
@@ -165,8 +173,8 @@ def _refuse_by_prefix(head: bytes, label: str) -> None:
         )
     if b"\x00" in head[:4096]:
         raise InputError(
-            "the file looks binary, not like CSV text (it contains NUL bytes). "
-            "Upload a comma-separated text file with a header row, or a Parquet file."
+            f"{label}: the file looks binary, not like CSV text (it contains NUL bytes). Fix: "
+            "give a comma-separated text file with a header row, or a Parquet file."
         )
 
 

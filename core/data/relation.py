@@ -148,6 +148,9 @@ def _unreadable(path: str | Path, err: Exception) -> InputError:
 def csv_header(path: Path, header_only: bool = False) -> tuple[str, list[str]]:
     """The separator (sniffed from a bounded sample; with `header_only`, from the header line
     alone, so that no data line can change it) and the header line's column names."""
+    from core.data.loading import refuse_non_text
+
+    refuse_non_text(path)  # UTF-16 or binary: one line saying so
     with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
         sample = fh.readline(65536) if header_only else fh.read(65536)
     try:

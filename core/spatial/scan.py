@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.declared import ColumnType, TableSchema
+from core.data.loading import refuse_non_text
 from core.data.relation import relation_sql
 from core.data.validation import detect_lat_lon
 from core.errors import InputError
@@ -98,6 +99,7 @@ def _open(path: Path, lat: str | None, lon: str | None, uid: str | None) -> _Sou
 
     if not path.is_file():
         raise InputError(f"file not found: {path}. Check the path.")
+    refuse_non_text(path)  # UTF-16 or binary: one line saying so, before DuckDB guesses
     with path.open("rb") as fh:
         magic = fh.read(4)
     is_parquet = path.suffix.lower() in (".parquet", ".pq") or magic == b"PAR1"

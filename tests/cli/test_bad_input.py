@@ -69,3 +69,38 @@ def test_plan_balance_categories_with_an_empty_item_are_refused(capsys, reg):
     err = refused(capsys, ["plan", "balance", "--categories", ",,", "--shares", "a=0.5,b=0.5",
                            "--rows", "1000", "--rho1", "0.3", "--rho2", "0.6"])  # fmt: skip
     assert "--categories" in err
+
+
+POINTS_TEXT = "lat,lon,uid,SA\n" + "".join(f"{34 + i / 1e3},{-118 - i / 1e3},{i},a\n" for i in range(40))
+BBOX = "--bbox=-119,33,-117,35"
+IN_PLACE = {  # every command that reads an unregistered CSV in place (DuckDB) or registers one
+    "htf": ["htf", "{f}", "--epsilon", "1", BBOX, "--out", "{o}.csv", "--seed", "1"],
+    "release": ["release", "{f}", "--method", "ug", "--epsilon", "1", BBOX, "--out", "{o}.geojson"],
+    "balance": ["balance", "{f}", *PP, "--out", "{o}.csv"],
+    "dataset add": ["dataset", "add", "d", "--table", "t={f}", "--epsilon", "1", "--row-is-unit"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(IN_PLACE))
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_a_utf16_or_32_csv_is_named_as_such_by_every_reader(tmp_path, reg, capsys, command, encoding):
+    """Readers that open the file in place sniff a bounded prefix as loading does: the message
+    names the encoding and says to save as UTF-8 (it said 'column not in the table' with the
+    header's bytes garbled), and nothing is written or charged."""
+    path = tmp_path / "points.csv"
+    path.write_bytes(POINTS_TEXT.encode(encoding))
+    out = tmp_path / "out"
+    argv = [a.format(f=path, o=out) for a in IN_PLACE[command]]
+    err = refused(capsys, argv)
+    assert "text; save it as UTF-8" in err and encoding[:6].upper() in err
+    assert not list(tmp_path.glob("out*")) and nothing_charged(reg)
+
+
+@pytest.mark.parametrize("command", sorted(IN_PLACE))
+def test_a_binary_file_is_called_binary_by_every_reader(tmp_path, reg, capsys, command):
+    path = tmp_path / "points.csv"
+    path.write_bytes(b"lat,lon\x00\x01\x02" + bytes(range(256)) * 8)
+    out = tmp_path / "out"
+    err = refused(capsys, [a.format(f=path, o=out) for a in IN_PLACE[command]])
+    assert "binary" in err
+    assert not list(tmp_path.glob("out*")) and nothing_charged(reg)
