@@ -13,13 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from core.spatial.evaluate import EVALUATION_LABEL
-from core.spatial.methods import htf_method_params
 from core.spatial.releases import Evaluation, evaluate
 from core.viz.spatial import method_label, mre_chart
 from ui import state
 from ui.actions import queued
 from ui.downloads import download
-from ui.location.release import EVAL_KEY, Build, unit_of
+from ui.location.release import EVAL_KEY, Build
 from ui.state import persist
 
 
@@ -27,8 +26,8 @@ from ui.state import persist
 class Scored:
     """An evaluation of one build (owner only; not differentially private)."""
 
-    build_json: str
-    params_json: str
+    build_json: str  # the build's fingerprint (`LocationBuildRequest.fingerprint`)
+    params_json: str  # the evaluation settings it used
     evaluation: Evaluation
 
 
@@ -47,12 +46,12 @@ def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | 
             reps=ev["reps"],
             smoothing=ev["smoothing"],
             seed=seed,
-            method_params=htf_method_params(b.params["methods"], b.params["htf"]),
+            htf=b.request.htf,
             progress=lambda f, text: bar.progress(min(f, 1.0), text=text),
-            unit=unit_of(b.params),
+            unit=b.request.unit,
         )
         status.update(label="Evaluation done", state="complete", expanded=False)
-    return Scored(b.params_json, ev_json, evaluation)
+    return Scored(b.fingerprint, ev_json, evaluation)
 
 
 def evaluation_table(scored: Scored) -> pd.DataFrame:
@@ -78,7 +77,7 @@ def show_evaluation(
         state.drop(EVAL_KEY)
         state.put(EVAL_KEY, run_evaluation(b, F, ev, ev_json, seed), "the evaluation")
     scored: Scored | None = state.get(EVAL_KEY)
-    if scored is None or scored.build_json != b.params_json:
+    if scored is None or scored.build_json != b.fingerprint:
         st.info("Press **Evaluate** to score these releases (evaluation only).")
         return
     if scored.params_json != ev_json:
@@ -90,7 +89,7 @@ def show_evaluation(
     st.dataframe(evaluation_table(scored), hide_index=True, key="lh_eval_table")
     st.plotly_chart(mre_chart(e.comparison.rows), key="lh_mre")
     st.info(
-        f"Evaluation cost: {e.comparison.params['reps']} rebuild(s) per method used "
+        f"Evaluation cost: {e.comparison.settings.reps} rebuild(s) per method used "
         f"ε = {e.evaluation_epsilon:g} in total. Evaluation only — never released and not "
         "charged to any budget; the spend above counts only the charged releases."
     )
