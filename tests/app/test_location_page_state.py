@@ -144,8 +144,8 @@ def _cli_rows(registry: Registry, path, r: LocationBuildRequest, capsys) -> dict
                 str(r.epsilon), "--json"]  # fmt: skip
         if r.seed is not None:
             argv += ["--seed", str(r.seed)]
-        if r.columns.person:
-            argv += ["--uid", r.columns.person, "--max-points-per-person", str(r.columns.per_person)]
+        if r.person:
+            argv += ["--uid", r.person[0], "--max-points-per-person", str(r.person[1])]
         assert main(argv) == 0, capsys.readouterr().err
     capsys.readouterr()
     return {x.method: x.params for x in registry.releases() if x.params["via"] == "cli"}
