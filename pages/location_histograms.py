@@ -77,10 +77,9 @@ def owner_views(result: Build, prep, request: LocationBuildRequest, noise, teach
     """Evaluation, tuning and the HTF stepper: they use the raw data; nothing is released."""
     settings = evaluation_settings()
     if settings is not None:
-        ev, ev_json = settings
         with user_errors():
             show_evaluation(
-                result, prep.F, ev, ev_json, noise.seed,
+                result, prep.F, settings, noise.seed,
                 stale_build=result.fingerprint != request.fingerprint(),
             )  # fmt: skip
     with st.expander(

@@ -5,7 +5,6 @@ evaluation cost: never released, never charged. Not differentially private."""
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,15 +22,26 @@ from ui.state import persist
 
 
 @dataclass(frozen=True)
+class EvaluationSettings:
+    """The evaluation expander's values: query sizes (area fractions), queries per size,
+    repetitions and the MRE's smoothing."""
+
+    query_sizes: tuple[float, ...]
+    queries: int
+    reps: int
+    smoothing: float
+
+
+@dataclass(frozen=True)
 class Scored:
     """An evaluation of one build (owner only; not differentially private)."""
 
     build_json: str  # the build's fingerprint (`LocationBuildRequest.fingerprint`)
-    params_json: str  # the evaluation settings it used
+    settings: EvaluationSettings  # the evaluation settings it used
     evaluation: Evaluation
 
 
-def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None) -> Scored:
+def run_evaluation(b: Build, F: np.ndarray, ev: EvaluationSettings, seed: int | None) -> Scored:
     """Score the build's charged releases against F (owner only; charges nothing)."""
     with (
         queued(None),
@@ -41,17 +51,17 @@ def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | 
         evaluation = evaluate(
             list(b.charged),
             F,
-            sizes=ev["query_sizes"],
-            n_queries=ev["queries"],
-            reps=ev["reps"],
-            smoothing=ev["smoothing"],
+            sizes=ev.query_sizes,
+            n_queries=ev.queries,
+            reps=ev.reps,
+            smoothing=ev.smoothing,
             seed=seed,
             htf=b.request.htf,
             progress=lambda f, text: bar.progress(min(f, 1.0), text=text),
             unit=b.request.unit,
         )
         status.update(label="Evaluation done", state="complete", expanded=False)
-    return Scored(b.fingerprint, ev_json, evaluation)
+    return Scored(b.fingerprint, ev, evaluation)
 
 
 def evaluation_table(scored: Scored) -> pd.DataFrame:
@@ -60,7 +70,7 @@ def evaluation_table(scored: Scored) -> pd.DataFrame:
 
 
 def show_evaluation(
-    b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None, stale_build: bool
+    b: Build, F: np.ndarray, ev: EvaluationSettings, seed: int | None, stale_build: bool
 ) -> None:
     """Owner-only section: the Evaluate button and the last evaluation of this build."""
     st.subheader("Evaluate (owner only)")
@@ -75,12 +85,12 @@ def show_evaluation(
         help="Rebuild the releases first: the parameters changed." if stale_build else None,
     ):
         state.drop(EVAL_KEY)
-        state.put(EVAL_KEY, run_evaluation(b, F, ev, ev_json, seed), "the evaluation")
+        state.put(EVAL_KEY, run_evaluation(b, F, ev, seed), "the evaluation")
     scored: Scored | None = state.get(EVAL_KEY)
     if scored is None or scored.build_json != b.fingerprint:
         st.info("Press **Evaluate** to score these releases (evaluation only).")
         return
-    if scored.params_json != ev_json:
+    if scored.settings != ev:
         st.warning(
             "The evaluation below used **other evaluation settings** than the ones above. "
             "Press **Evaluate** again to use the current ones."
@@ -101,7 +111,7 @@ def show_evaluation(
     )  # fmt: skip
 
 
-def evaluation_settings() -> tuple[dict, str] | None:
+def evaluation_settings() -> EvaluationSettings | None:
     """The evaluation settings (an expander); None when no query size is chosen."""
     with st.expander("Evaluation settings (MRE uses the raw data: evaluation only)"):
         e1, e2, e3, e4 = st.columns(4)
@@ -122,8 +132,6 @@ def evaluation_settings() -> tuple[dict, str] | None:
     if not sizes:
         st.info("Pick at least one query size to evaluate.")
         return None
-    ev = {
-        "query_sizes": sorted(sizes), "queries": int(n_queries), "reps": int(reps),
-        "smoothing": float(smoothing),
-    }  # fmt: skip
-    return ev, json.dumps(ev, sort_keys=True)
+    return EvaluationSettings(
+        tuple(sorted(float(f) for f in sizes)), int(n_queries), int(reps), float(smoothing)
+    )
