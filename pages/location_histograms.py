@@ -27,7 +27,7 @@ from ui.location.inputs import (
     sidebar_parameters,
 )
 from ui.location.params import all_location_params
-from ui.location.release import BUILD_KEY, TOOL, Build, build_step, prepare_all
+from ui.location.release import BUILD_KEY, EVAL_KEY, TOOL, Build, build_step, prepare_all
 from ui.location.request import LocationBuildRequest
 from ui.location.results import show_results
 from ui.location.selection import BENCHMARKS_LINE
@@ -142,6 +142,9 @@ plan_step(choice, prep, columns, noise, methods)
 build_button(choice, prepared, request, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)
+if result is not None and not isinstance(getattr(result, "request", None), LocationBuildRequest):
+    state.drop(BUILD_KEY, EVAL_KEY)  # kept (on disk) by an older page without the typed request
+    result = None
 if result is None:
     st.info("Set the parameters, then press **Build releases**.")
     st.stop()

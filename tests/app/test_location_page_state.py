@@ -201,3 +201,15 @@ def test_the_pages_build_keeps_the_request_and_records_what_dpx_release_records(
     cli = _cli_rows(registry, path, r, capsys)
     assert _without(page, APP_DOOR) == _without(cli["ug"], CLI_DOOR)
     assert page["data"] == r.data and page["seed"] == r.seed
+
+
+def test_a_build_kept_by_an_older_page_is_dropped_not_shown(app_test, registry_dir, monkeypatch):
+    """A session's work is kept on disk across restarts: a Build pickled before the typed
+    request (no `request`) is forgotten, not drawn (it would fail on its missing request)."""
+    monkeypatch.delenv("DPX_MODE", raising=False)
+    at = app_test(PAGE)
+    at.session_state[BUILD_KEY] = Build.__new__(Build)  # an old Build: none of today's fields
+    at.run()
+    assert not at.exception, at.exception
+    assert any("press **Build releases**" in i.value for i in at.info)
+    assert BUILD_KEY not in at.session_state
