@@ -11,8 +11,6 @@ that never refuses on the values.
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from core.privacy import PrivacyUnit
@@ -29,7 +27,8 @@ from ui.location.inputs import (
     sidebar_parameters,
 )
 from ui.location.params import all_location_params
-from ui.location.release import BUILD_KEY, TOOL, Build, build_step, prepare_all
+from ui.location.release import BUILD_KEY, EVAL_KEY, TOOL, Build, build_step, prepare_all
+from ui.location.request import LocationBuildRequest
 from ui.location.results import show_results
 from ui.location.selection import BENCHMARKS_LINE
 from ui.location.stepper import STEPPER_TITLE, show_htf_stepper
@@ -47,18 +46,6 @@ from ui.shell import is_analyst, page_setup
 from ui.state import persist
 
 
-def release_params(epsilon, htf, methods, columns, prep, noise, choice) -> dict:
-    """The public parameters every release of this build records."""
-    grid = prep.grid
-    person = [columns.person, columns.per_person] if columns.person else None
-    return {
-        "epsilon": epsilon, "methods": methods, "seed": noise.seed, "mode": noise.mode,
-        "htf": htf, "grid": [grid.ny, grid.nx], "bbox": list(grid.bbox), "lat": columns.lat,
-        "lon": columns.lon, "bbox_from_data": prep.bbox_from_data, "data": choice.key,
-        "person": person,
-    }  # fmt: skip
-
-
 def describe_grid(prep, person: str | None, unit: PrivacyUnit) -> None:
     grid = prep.grid
     if prep.bbox_from_data:
@@ -74,7 +61,7 @@ def describe_grid(prep, person: str | None, unit: PrivacyUnit) -> None:
     st.caption(where)
 
 
-def build_button(choice, prepared, params: dict, params_json: str, prep, noise) -> None:
+def build_button(choice, prepared, request: LocationBuildRequest, prep, noise) -> None:
     """What Build will charge (the prepared releases' costs, added up: basic composition), the
     analyst's confirmation, and the build itself."""
     total = sum(p.cost.epsilon for p in prepared)
@@ -82,31 +69,30 @@ def build_button(choice, prepared, params: dict, params_json: str, prep, noise) 
         choice.registry, choice.dataset, total, releases=len(prepared), seeded=not noise.is_secure
     )
     if release_button("Build releases", plan, key="lh_run"):
-        build_step(choice, prepared, params, params_json, prep, noise)
+        build_step(choice, prepared, request, prep)
     show_kept_outcome("lh")
 
 
-def owner_views(result: Build, prep, params, params_json, epsilon, htf, noise, teaching: bool):
+def owner_views(result: Build, prep, request: LocationBuildRequest, noise, teaching: bool):
     """Evaluation, tuning and the HTF stepper: they use the raw data; nothing is released."""
     settings = evaluation_settings()
     if settings is not None:
-        ev, ev_json = settings
         with user_errors():
             show_evaluation(
-                result, prep.F, ev, ev_json, noise.seed,
-                stale_build=result.params_json != params_json,
+                result, prep.F, settings, noise.seed,
+                stale_build=result.fingerprint != request.fingerprint(),
             )  # fmt: skip
     with st.expander(
         "Tuning: MRE against ε (uses the raw data: evaluation only)",
         key=persist("lh_tune_open", False), on_change="rerun",
     ) as box:  # fmt: skip
         if box.open:
-            show_tuning(prep.F, params["methods"], noise, params)
+            show_tuning(prep.F, request, noise)
     if not teaching:  # a demo's stepper is above, before any Build
-        stepper_box(prep, epsilon, htf, noise, params_json, teaching=False)
+        stepper_box(prep, request, noise, teaching=False)
 
 
-def stepper_box(prep, epsilon, htf, noise, params_json: str, teaching: bool) -> None:
+def stepper_box(prep, request: LocationBuildRequest, noise, teaching: bool) -> None:
     """The HTF stepper in a keyed expander (it keeps its state and works only when open); on a
     demo dataset it is open from the start."""
     with st.expander(
@@ -115,8 +101,10 @@ def stepper_box(prep, epsilon, htf, noise, params_json: str, teaching: bool) -> 
         on_change="rerun",
     ) as box:  # fmt: skip
         if box.open:
-            show_htf_stepper(prep.F, epsilon, htf, noise, params_json, prep.unit, grid=prep.grid,
-                             teaching=teaching)  # fmt: skip
+            show_htf_stepper(
+                prep.F, request.epsilon, request.htf, noise, request.fingerprint(), prep.unit,
+                grid=prep.grid, teaching=teaching,
+            )  # fmt: skip
 
 
 page_setup()
@@ -141,19 +129,25 @@ with user_errors():
     prepared = prepare_all(asked, choice.dataset)
     prep = bin_points(choice, df, columns, bbox, from_data, noise.seed)
     describe_grid(prep, columns.person, prepared[0].unit)
-    params = release_params(epsilon, htf, methods, columns, prep, noise, choice)
-    params_json = json.dumps(params, sort_keys=True)
+    # the page's state, typed (ui.location.request): what Build, results, evaluation, tuning
+    # and the stepper are given, and whose fingerprint tells a kept result stale
+    request = LocationBuildRequest.of(
+        epsilon, htf, methods, columns, bbox, from_data, prep.grid, choice.key, noise
+    )
 
 teaching = choice.source is Source.DEMO and not is_analyst()  # a classroom: no budget needed
 if teaching:
-    stepper_box(prep, epsilon, htf, noise, params_json, teaching=True)
+    stepper_box(prep, request, noise, teaching=True)
 plan_step(choice, prep, columns, noise, methods)
-build_button(choice, prepared, params, params_json, prep, noise)
+build_button(choice, prepared, request, prep, noise)
 
 result: Build | None = state.get(BUILD_KEY)
+if result is not None and not isinstance(getattr(result, "request", None), LocationBuildRequest):
+    state.drop(BUILD_KEY, EVAL_KEY)  # kept (on disk) by an older page without the typed request
+    result = None
 if result is None:
     st.info("Set the parameters, then press **Build releases**.")
     st.stop()
-show_results(result, df, params_json, owner=not is_analyst())
+show_results(result, df, request, owner=not is_analyst())
 if not is_analyst():  # no evaluation, tuning or teaching view on raw data in analyst mode
-    owner_views(result, prep, params, params_json, epsilon, htf, noise, teaching)
+    owner_views(result, prep, request, noise, teaching)

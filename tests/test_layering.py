@@ -149,3 +149,99 @@ def test_the_layer_table_itself_catches_an_upward_import(tmp_path):
     assert "core.spatial.grid" in targets and layer_of("core.spatial.grid") > layer_of(
         "core.registry.x"
     )
+
+
+# -- no loose parameter dict crosses a layer (issue 28) ------------------------------------------
+# A function (or a dataclass field, a constructor's parameter) named `params` or `*_params`
+# annotated as a dict is a loose bag of parameters passed between layers: a tool's request is a
+# typed, frozen object instead (`LocationParams`, `LocationBuildRequest`, `HTFOptions`, ...).
+# Allowed where the dict is the stored record itself, each with its reason:
+PARAMS_DICT_ALLOWED = {
+    "core/registry/": "the registry stores a run's params as JSON: the record is a dict at the "
+    "storage boundary (`Release.params`, `Registry.charge`/`refuse`)",
+    "core/governance/": "a governed request carries the record the registry stores "
+    "(`Request.params`), built by each tool's `*_request` from its typed params "
+    "(`LocationParams.to_json`, ...)",
+    "core/spatial/release.py": "`Release.params`: the builder's own recorded parameters (each "
+    "builder its own keys), written into the artefact; typing them touches every builder",
+}
+_DICT_NAMES = {"dict", "Dict", "Mapping", "MutableMapping"}
+
+
+def _is_dict(annotation: ast.expr | None) -> bool:
+    """`dict`, `dict[...]`, `Mapping[...]`, `X | None` of one of them, or their text."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return _is_dict(ast.parse(annotation.value, mode="eval").body)
+    if isinstance(annotation, ast.BinOp):  # X | Y
+        return _is_dict(annotation.left) or _is_dict(annotation.right)
+    if isinstance(annotation, ast.Subscript):
+        return _is_dict(annotation.value)
+    if isinstance(annotation, ast.Attribute):
+        return annotation.attr in _DICT_NAMES
+    return isinstance(annotation, ast.Name) and annotation.id in _DICT_NAMES
+
+
+def _is_params_name(name: str) -> bool:
+    return name == "params" or name.endswith("_params")
+
+
+def params_dicts(root: Path = ROOT) -> list[str]:
+    """Every `params: dict` parameter or dataclass field under core/, ui/, pages/ of `root`
+    (path:line name), outside the allowed places."""
+    found = []
+    for top in ("core", "ui", "pages"):
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if any(rel.startswith(prefix) for prefix in PARAMS_DICT_ALLOWED):
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    a = node.args
+                    args = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+                    found += [
+                        f"{rel}:{arg.lineno} {node.name}({arg.arg})"
+                        for arg in args
+                        if arg is not None and _is_params_name(arg.arg) and _is_dict(arg.annotation)
+                    ]
+                elif isinstance(node, ast.ClassDef):
+                    found += [
+                        f"{rel}:{s.lineno} {node.name}.{s.target.id}"
+                        for s in node.body
+                        if isinstance(s, ast.AnnAssign)
+                        and isinstance(s.target, ast.Name)
+                        and _is_params_name(s.target.id)
+                        and _is_dict(s.annotation)
+                    ]
+    return found
+
+
+def test_no_params_dict_crosses_a_layer():
+    assert params_dicts() == []
+
+
+def test_the_params_rule_catches_a_loose_dict(tmp_path):
+    """Positive control: a page helper taking `params: dict`, a ui function taking
+    `method_params: Mapping | None` and a dataclass field `params: dict[str, int]` are reported;
+    the same names typed otherwise are not."""
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "ui").mkdir()
+    (tmp_path / "core").mkdir()
+    (tmp_path / "pages" / "p.py").write_text(
+        "def show(x, params: dict) -> None: ...\ndef ok(params: 'Request') -> None: ...\n"
+    )
+    (tmp_path / "ui" / "u.py").write_text(
+        "from collections.abc import Mapping\n"
+        "def run(*, method_params: 'Mapping[str, dict] | None' = None): ...\n"
+    )
+    (tmp_path / "core" / "c.py").write_text(
+        "from dataclasses import dataclass\n@dataclass\nclass Build:\n    params: dict[str, int]\n"
+        "    options: dict\n"
+    )
+    assert params_dicts(tmp_path) == [
+        "core/c.py:4 Build.params",
+        "ui/u.py:2 run(method_params)",
+        "pages/p.py:1 show(params)",
+    ]

@@ -10,12 +10,13 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.errors import InputError
 from core.privacy import Accountant, Cost, Noise
-from core.spatial.methods import get_method
+from core.spatial.methods import method
 from core.spatial.queries import (
     DEFAULT_SIZES,
     DEFAULT_SMOOTHING,
@@ -25,6 +26,9 @@ from core.spatial.queries import (
     relative_errors,
 )
 from core.spatial.unit import POINT, Unit
+
+if TYPE_CHECKING:  # the method table's typed options (service imports much; no cycle at runtime)
+    from core.spatial.service import HTFOptions
 
 EVALUATION_LABEL = "evaluation only — uses the raw data; not differentially private"
 
@@ -41,6 +45,40 @@ def stream(seed: int | None, rep: int, role: str) -> Noise:
     return Noise.seeded(int(ss.generate_state(1, dtype=np.uint64)[0]))
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """What a comparison was run with: ε per rebuild, the methods, the query sizes (area
+    fractions), queries per size, repetitions, smoothing, query shape and the evaluation seed
+    (None: secure noise)."""
+
+    epsilon: float
+    methods: tuple[str, ...]
+    query_sizes: tuple[float, ...]
+    queries_per_size: int
+    reps: int
+    smoothing: float
+    shape: str
+    seed: int | None
+
+    @property
+    def noise(self) -> dict:
+        """The evaluation noise's mode as JSON states it (the seed only when seeded)."""
+        return Noise.from_seed(self.seed).describe()
+
+    def to_json(self) -> dict:
+        """The settings as `dpx compare --json` writes them (`params`)."""
+        return {
+            "epsilon": self.epsilon,
+            "methods": list(self.methods),
+            "query_sizes": list(self.query_sizes),
+            "queries_per_size": self.queries_per_size,
+            "reps": self.reps,
+            "smoothing": self.smoothing,
+            "shape": self.shape,
+            "noise": self.noise,
+        }
+
+
 @dataclass
 class Comparison:
     """Per (method, size) MRE over repetitions, plus per-method overall MRE and timings."""
@@ -48,7 +86,7 @@ class Comparison:
     rows: list[dict]
     overall: list[dict]
     workload: list[dict]
-    params: dict
+    settings: CompareSettings
     releases: dict = field(default_factory=dict)  # method -> last repetition's Release
 
     def to_dict(self) -> dict:
@@ -56,7 +94,7 @@ class Comparison:
             "results": self.rows,
             "overall": self.overall,
             "workload": self.workload,
-            "params": self.params,
+            "params": self.settings.to_json(),
             "evaluation": EVALUATION_LABEL,
         }
 
@@ -75,7 +113,7 @@ def compare(
     reps: int = 3,
     smoothing: float = DEFAULT_SMOOTHING,
     seed: int | None = None,
-    method_params: dict[str, dict] | None = None,
+    htf: HTFOptions | None = None,
     shape: str = "random",
     progress: Callable[[float, str], None] | None = None,
     keep_releases: bool = False,
@@ -84,7 +122,9 @@ def compare(
     """Run every method `reps` times on F and score it on the same random queries per repetition.
 
     Each rebuild draws on its own `Accountant` (budget eps_tot, an evaluation stream); nothing
-    is charged to any dataset: these builds are evaluation only."""
+    is charged to any dataset: these builds are evaluation only. `htf`: HTF's options, each
+    method taking the ones its row lists (`HTFOptions.keywords`); None: every builder's own
+    defaults."""
     if not eps_tot > 0:
         raise InputError(f"epsilon must be > 0, got {eps_tot}.")
     if reps < 1 or n_queries < 1:
@@ -92,8 +132,9 @@ def compare(
     for f in sizes:
         if not 0 < f <= 1:
             raise InputError(f"query sizes are area fractions in (0, 1], got {f}.")
-    method_params = method_params or {}
-    builders = {m: get_method(m) for m in methods}
+    rows_of = {m: method(m) for m in methods}
+    builders = {m: row.build for m, row in rows_of.items()}
+    keywords = {m: {} if htf is None else htf.keywords(row) for m, row in rows_of.items()}
     ny, nx = F.shape
     S = prefix_sums(F.astype(np.int64))
     mre = {(m, f): [] for m in methods for f in sizes}
@@ -115,7 +156,7 @@ def compare(
                 progress(done / steps, f"repetition {rep + 1}/{reps}: {m}")
             accountant = Accountant(stream(seed, rep, m), Cost(eps_tot))
             t0 = time.perf_counter()
-            rel = builders[m](F, eps_tot, accountant, unit=unit, **method_params.get(m, {}))
+            rel = builders[m](F, eps_tot, accountant, unit=unit, **keywords[m])
             P = prefix_sums(rel.density_raster(ny, nx))
             seconds[m].append(time.perf_counter() - t0)
             res = []
@@ -148,14 +189,7 @@ def compare(
         mean, std = _mean_std(overall[m])
         overall_rows.append({"method": m, "mre": mean, "mre_std": std})
     workload = [{"query_size": f, "fraction_empty": float(np.mean(zero[f]))} for f in sizes]
-    params = {
-        "epsilon": eps_tot,
-        "methods": list(methods),
-        "query_sizes": list(sizes),
-        "queries_per_size": n_queries,
-        "reps": reps,
-        "smoothing": smoothing,
-        "shape": shape,
-        "noise": Noise.from_seed(seed).describe(),
-    }
-    return Comparison(rows, overall_rows, workload, params, releases)
+    settings = CompareSettings(
+        eps_tot, tuple(methods), tuple(sizes), n_queries, reps, smoothing, shape, seed
+    )
+    return Comparison(rows, overall_rows, workload, settings, releases)

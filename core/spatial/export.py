@@ -11,9 +11,11 @@ import csv
 import io
 import json
 import math
+from typing import Protocol
 
 import numpy as np
 
+from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.methods import BY_NAME, LeafNoise
 from core.spatial.release import Release, charge_rows
@@ -267,8 +269,18 @@ def _jsonable(obj):
     return obj
 
 
-def run_report(params: dict, noise_info: dict, grid: Grid, results: dict | None = None) -> dict:
-    """Parameters, mode/seed, library versions and (optionally) results of a page or CLI run."""
+class RunParameters(Protocol):
+    """A run's typed parameters that can state themselves as a JSON-able record (the location
+    page's `ui.location.request.LocationBuildRequest`)."""
+
+    def record(self) -> dict[str, object]: ...
+
+
+def run_report(
+    parameters: RunParameters, noise: Noise, grid: Grid, results: dict | None = None
+) -> dict:
+    """Parameters (`parameters.record()`), mode/seed (`noise.describe()`: the seed only when
+    seeded), library versions and (optionally) results of a page or CLI run."""
     import platform
 
     import numpy
@@ -288,8 +300,8 @@ def run_report(params: dict, noise_info: dict, grid: Grid, results: dict | None 
     except Exception:  # pragma: no cover - opendp is a dependency; the report still works
         pass
     report = {
-        "parameters": _jsonable(params),
-        "noise": noise_info,
+        "parameters": _jsonable(parameters.record()),
+        "noise": noise.describe(),
         "grid": grid.describe(),
         "privacy_unit": PRIVACY_UNIT,
         "versions": versions,

@@ -256,15 +256,3 @@ def parse_methods(text: str | Sequence[str], door: Door = Door.COMPARE) -> list[
     for n in names:
         method(n, door)
     return names
-
-
-def htf_method_params(methods: Sequence[str], htf: Mapping) -> dict[str, dict]:
-    """User-set HTF parameters for the methods that take them (each row's `params`): "htf"
-    takes them all; a variant keeps its own §2.10 flags and its share-of-epsilon noisy N (call
-    keywords would otherwise override the ones its builder fixes)."""
-    out: dict[str, dict] = {}
-    for name in methods:
-        row = method(name)
-        if row.params:
-            out[row.name] = {k: v for k, v in htf.items() if k in row.params}
-    return out

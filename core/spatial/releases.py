@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from core.spatial.queries import (
 )
 from core.spatial.release import Release
 from core.spatial.unit import POINT, Unit
+
+if TYPE_CHECKING:
+    from core.spatial.service import HTFOptions
 
 UNIT = POINT.describe()
 
@@ -59,8 +63,8 @@ class Evaluation:
     def table(self) -> list[dict]:
         """One row per method: the release's MRE, the rebuilds' mean ± std and their ε."""
         per_method = {r["method"]: r for r in self.comparison.overall}
-        reps = self.comparison.params["reps"]
-        eps = self.comparison.params["epsilon"]
+        reps = self.comparison.settings.reps
+        eps = self.comparison.settings.epsilon
         return [
             {
                 "method": m,
@@ -83,7 +87,7 @@ def evaluate(
     smoothing: float = DEFAULT_SMOOTHING,
     seed: int | None = None,
     shape: str = "random",
-    method_params: dict[str, dict] | None = None,
+    htf: HTFOptions | None = None,
     progress: Callable[[float, str], None] | None = None,
     unit: Unit = POINT,
 ) -> Evaluation:
@@ -91,7 +95,8 @@ def evaluate(
 
     Reads the true counts: NOT differentially private and never released. Charges nothing;
     the `reps` rebuilds per method (fresh evaluation noise streams) are reported as
-    `evaluation_epsilon` = reps · Σ ε, shown as evaluation cost, not as released budget."""
+    `evaluation_epsilon` = reps · Σ ε, shown as evaluation cost, not as released budget.
+    `htf`: HTF's options for the rebuilds (`compare`), typed; None: the builders' defaults."""
     if not releases:
         raise InputError("no releases to evaluate: build them first.")
     epsilons = {r.epsilon for r in releases}
@@ -114,6 +119,6 @@ def evaluate(
     comparison = compare(
         F, eps, methods, sizes, n_queries, reps, smoothing,
         None if seed is None else seed + 1,  # a seed of its own, not the releases' seed
-        method_params, shape, progress, unit=unit,
+        htf, shape, progress, unit=unit,
     )  # fmt: skip
     return Evaluation(released_mre, comparison, reps * eps * len(methods))

@@ -75,7 +75,9 @@ class HTFOptions:
     cap_height: bool = False
 
     def keywords(self, row: Method) -> dict[str, float | int | bool | None]:
-        """The builder keywords `row` takes (`Method.params`), typed values only."""
+        """The builder keywords `row` takes (`Method.params`), typed values only: "htf" takes
+        them all; a variant keeps its own §2.10 flags and its share-of-ε noisy N (its row lists
+        neither, so these options cannot override what its builder fixes)."""
         return {k: v for k, v in asdict(self).items() if k in row.params}
 
 

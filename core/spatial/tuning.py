@@ -164,7 +164,7 @@ def tune(
 
         comp = compare(F, eps, list(methods), sizes=sizes, n_queries=n_queries, reps=reps,
                        smoothing=smoothing, seed=seed, progress=step, unit=unit)  # fmt: skip
-        noise_desc = comp.params["noise"]
+        noise_desc = comp.settings.noise
         for o in comp.overall:
             found[o["method"]].append(TuningPoint(eps, o["mre"], o["mre_std"]))
     if progress:

@@ -63,9 +63,18 @@ def test_tuning_view_is_refused_in_analyst_mode(monkeypatch):
         import streamlit as st
 
         from core.privacy import Noise
+        from core.spatial.grid import Grid
+        from core.spatial.service import HTFOptions
+        from ui.location.params import Columns
+        from ui.location.request import LocationBuildRequest
         from ui.location.tuning import show_tuning
 
-        show_tuning(np.ones((8, 8), dtype=np.int64), ["ug"], Noise.seeded(1), {})
+        bbox = (0.0, 0.0, 1.0, 1.0)
+        request = LocationBuildRequest.of(
+            1.0, HTFOptions(), ["ug"], Columns("lat", "lon", 8), bbox, False, Grid(8, 8, bbox),
+            "demo", Noise.seeded(1),
+        )  # fmt: skip
+        show_tuning(np.ones((8, 8), dtype=np.int64), request, Noise.seeded(1))
         st.write("end")
 
     monkeypatch.setenv("DPX_MODE", "analyst")

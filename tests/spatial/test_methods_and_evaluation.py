@@ -1,13 +1,16 @@
 """The method registry and the MRE comparison (spec htf.md §5.3, §6 determinism)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from core.errors import InputError
 from core.privacy import Accountant, Cost, Noise
 from core.spatial.evaluate import compare, stream
-from core.spatial.methods import METHODS, VARIANTS, get_method, htf_method_params, parse_methods
+from core.spatial.methods import METHODS, VARIANTS, get_method, method, parse_methods
 from core.spatial.release import paint
+from core.spatial.service import HTFOptions
 
 NINE = {
     "htf",
@@ -49,11 +52,31 @@ def test_every_method_tiles_the_grid_and_spends_epsilon(name):
 
 
 def test_variant_params_keep_their_own_flags():
-    htf = {"T": 2, "combine_pruned": False, "consistency": False, "cap_height": False}
-    p = htf_method_params(["htf", "htf+", "ug"], htf)
-    assert p["htf"] == htf and p["htf+"] == {"T": 2} and "ug" not in p
-    rel = get_method("htf+")(_F(), 1.0, Accountant(Noise.seeded(1)), **p["htf+"])
+    """`HTFOptions.keywords`: "htf" takes every option, a variant only those its row lists (its
+    own §2.10 flags stay), a method without options none."""
+    htf = HTFOptions(T=2)
+    assert htf.keywords(method("htf")) == dataclasses.asdict(htf)
+    plus = htf.keywords(method("htf+"))
+    assert plus["T"] == 2 and not {"combine_pruned", "consistency", "cap_height"} & set(plus)
+    assert htf.keywords(method("ug")) == {}
+    rel = get_method("htf+")(_F(), 1.0, Accountant(Noise.seeded(1)), **plus)
     assert rel.info["modified"] == ["combine_pruned", "consistency"] and rel.params["T"] == 2
+
+
+def test_compare_rebuilds_with_the_typed_htf_options():
+    """The evaluation's rebuilds take the page's `HTFOptions` (each method the ones its row
+    lists); without options every builder keeps its defaults."""
+    htf = HTFOptions(T=HTFOptions().T + 1, combine_pruned=True)
+    comp = compare(_F(), 1.0, ["htf", "htf+", "ug"], n_queries=20, reps=1, seed=3, htf=htf,
+                   keep_releases=True)  # fmt: skip
+    assert comp.releases["htf"].params["T"] == htf.T
+    assert comp.releases["htf"].info["modified"] == ["combine_pruned"]
+    assert comp.releases["htf+"].params["T"] == htf.T
+    assert comp.releases["htf+"].info["modified"] == ["combine_pruned", "consistency"]
+    plain = compare(_F(), 1.0, ["htf"], n_queries=20, reps=1, seed=3, keep_releases=True)
+    assert plain.releases["htf"].params["T"] == HTFOptions().T
+    assert comp.settings == dataclasses.replace(plain.settings, methods=("htf", "htf+", "ug"))
+    assert comp.to_dict()["params"] == comp.settings.to_json()
 
 
 def test_parse_methods():

@@ -5,7 +5,6 @@ evaluation cost: never released, never charged. Not differentially private."""
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,26 +12,36 @@ import pandas as pd
 import streamlit as st
 
 from core.spatial.evaluate import EVALUATION_LABEL
-from core.spatial.methods import htf_method_params
 from core.spatial.releases import Evaluation, evaluate
 from core.viz.spatial import method_label, mre_chart
 from ui import state
 from ui.actions import queued
 from ui.downloads import download
-from ui.location.release import EVAL_KEY, Build, unit_of
+from ui.location.release import EVAL_KEY, Build
 from ui.state import persist
+
+
+@dataclass(frozen=True)
+class EvaluationSettings:
+    """The evaluation expander's values: query sizes (area fractions), queries per size,
+    repetitions and the MRE's smoothing."""
+
+    query_sizes: tuple[float, ...]
+    queries: int
+    reps: int
+    smoothing: float
 
 
 @dataclass(frozen=True)
 class Scored:
     """An evaluation of one build (owner only; not differentially private)."""
 
-    build_json: str
-    params_json: str
+    build_json: str  # the build's fingerprint (`LocationBuildRequest.fingerprint`)
+    settings: EvaluationSettings  # the evaluation settings it used
     evaluation: Evaluation
 
 
-def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None) -> Scored:
+def run_evaluation(b: Build, F: np.ndarray, ev: EvaluationSettings, seed: int | None) -> Scored:
     """Score the build's charged releases against F (owner only; charges nothing)."""
     with (
         queued(None),
@@ -42,17 +51,17 @@ def run_evaluation(b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | 
         evaluation = evaluate(
             list(b.charged),
             F,
-            sizes=ev["query_sizes"],
-            n_queries=ev["queries"],
-            reps=ev["reps"],
-            smoothing=ev["smoothing"],
+            sizes=ev.query_sizes,
+            n_queries=ev.queries,
+            reps=ev.reps,
+            smoothing=ev.smoothing,
             seed=seed,
-            method_params=htf_method_params(b.params["methods"], b.params["htf"]),
+            htf=b.request.htf,
             progress=lambda f, text: bar.progress(min(f, 1.0), text=text),
-            unit=unit_of(b.params),
+            unit=b.request.unit,
         )
         status.update(label="Evaluation done", state="complete", expanded=False)
-    return Scored(b.params_json, ev_json, evaluation)
+    return Scored(b.fingerprint, ev, evaluation)
 
 
 def evaluation_table(scored: Scored) -> pd.DataFrame:
@@ -61,7 +70,7 @@ def evaluation_table(scored: Scored) -> pd.DataFrame:
 
 
 def show_evaluation(
-    b: Build, F: np.ndarray, ev: dict, ev_json: str, seed: int | None, stale_build: bool
+    b: Build, F: np.ndarray, ev: EvaluationSettings, seed: int | None, stale_build: bool
 ) -> None:
     """Owner-only section: the Evaluate button and the last evaluation of this build."""
     st.subheader("Evaluate (owner only)")
@@ -76,12 +85,12 @@ def show_evaluation(
         help="Rebuild the releases first: the parameters changed." if stale_build else None,
     ):
         state.drop(EVAL_KEY)
-        state.put(EVAL_KEY, run_evaluation(b, F, ev, ev_json, seed), "the evaluation")
+        state.put(EVAL_KEY, run_evaluation(b, F, ev, seed), "the evaluation")
     scored: Scored | None = state.get(EVAL_KEY)
-    if scored is None or scored.build_json != b.params_json:
+    if scored is None or scored.build_json != b.fingerprint:
         st.info("Press **Evaluate** to score these releases (evaluation only).")
         return
-    if scored.params_json != ev_json:
+    if scored.settings != ev:
         st.warning(
             "The evaluation below used **other evaluation settings** than the ones above. "
             "Press **Evaluate** again to use the current ones."
@@ -90,7 +99,7 @@ def show_evaluation(
     st.dataframe(evaluation_table(scored), hide_index=True, key="lh_eval_table")
     st.plotly_chart(mre_chart(e.comparison.rows), key="lh_mre")
     st.info(
-        f"Evaluation cost: {e.comparison.params['reps']} rebuild(s) per method used "
+        f"Evaluation cost: {e.comparison.settings.reps} rebuild(s) per method used "
         f"ε = {e.evaluation_epsilon:g} in total. Evaluation only — never released and not "
         "charged to any budget; the spend above counts only the charged releases."
     )
@@ -102,7 +111,7 @@ def show_evaluation(
     )  # fmt: skip
 
 
-def evaluation_settings() -> tuple[dict, str] | None:
+def evaluation_settings() -> EvaluationSettings | None:
     """The evaluation settings (an expander); None when no query size is chosen."""
     with st.expander("Evaluation settings (MRE uses the raw data: evaluation only)"):
         e1, e2, e3, e4 = st.columns(4)
@@ -123,8 +132,6 @@ def evaluation_settings() -> tuple[dict, str] | None:
     if not sizes:
         st.info("Pick at least one query size to evaluate.")
         return None
-    ev = {
-        "query_sizes": sorted(sizes), "queries": int(n_queries), "reps": int(reps),
-        "smoothing": float(smoothing),
-    }  # fmt: skip
-    return ev, json.dumps(ev, sort_keys=True)
+    return EvaluationSettings(
+        tuple(sorted(float(f) for f in sizes)), int(n_queries), int(reps), float(smoothing)
+    )

@@ -14,6 +14,7 @@ from core.spatial.export import PRIVACY_UNIT
 from core.spatial.methods import Door, location_method_names
 from core.spatial.pipeline import DEFAULT_GRID, NO_USABLE_POINTS, Prepared, prepare
 from core.spatial.regions import REGION_BY_NAME, REGIONS, check_bbox
+from core.spatial.service import HTFOptions
 from core.spatial.total_prepare import prepare_total
 from core.spatial.unit import unit_from
 from core.viz.spatial import method_label
@@ -34,8 +35,8 @@ DEMO_EXTENT, CUSTOM, CHOOSE = "demo", "custom", "choose"
 NO_PERSON = "— none: each point is the unit —"
 
 
-def sidebar_parameters() -> tuple[float, dict]:
-    """Total ε and HTF's parameters (sidebar)."""
+def sidebar_parameters() -> tuple[float, HTFOptions]:
+    """Total ε and HTF's parameters (sidebar), typed."""
     with st.sidebar:
         st.header("Privacy parameters")
         epsilon = st.select_slider(
@@ -73,11 +74,11 @@ def sidebar_parameters() -> tuple[float, dict]:
             "cap_height (partition ≤ half the budget)", key=persist("lh_cap", False)
         )
         st.caption(f"Privacy unit (default, without a person column): {in_app(PRIVACY_UNIT)}.")
-    htf = {
-        "eps_height": float(eps_height), "eps_prt_level": float(eps_prt), "T": int(t),
-        "stop_count": float(stop_count), "stop_cells": int(stop_cells), "height": height,
-        "combine_pruned": combine, "consistency": consistency, "cap_height": cap_height,
-    }  # fmt: skip
+    htf = HTFOptions(
+        eps_height=float(eps_height), eps_prt_level=float(eps_prt), T=int(t),
+        stop_count=float(stop_count), stop_cells=int(stop_cells), height=height,
+        combine_pruned=combine, consistency=consistency, cap_height=cap_height,
+    )  # fmt: skip
     return float(epsilon), htf
 
 

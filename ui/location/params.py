@@ -27,7 +27,7 @@ class Columns:
 
 def location_params(
     epsilon: float,
-    htf: Mapping[str, float | int | bool | None],
+    htf: HTFOptions | Mapping[str, float | int | bool | None],
     method: str,
     columns: Columns,
     bbox: Sequence[float] | None,
@@ -46,14 +46,14 @@ def location_params(
         lon=columns.lon,
         person=columns.person,
         max_points=columns.per_person if columns.person else None,
-        htf=HTFOptions(**dict(htf)),
+        htf=htf if isinstance(htf, HTFOptions) else HTFOptions(**dict(htf)),
         bbox_from_data=bool(from_data),
     )
 
 
 def all_location_params(
     epsilon: float,
-    htf: Mapping[str, float | int | bool | None],
+    htf: HTFOptions | Mapping[str, float | int | bool | None],
     methods: Sequence[str],
     columns: Columns,
     bbox: Sequence[float] | None,

@@ -10,7 +10,8 @@ registry (a refusal is shown and recorded, nothing is built); a demo table or an
 recorded as an unregistered run (a seeded run as a demo run), exactly as `dpx release` does.
 Each charge records this browser session's id in its params, so a reload or a restart during
 the build still finds the releases it paid for ("charged, not shown"). The map and the
-downloads show exactly the releases of the kept `Build`.
+downloads show exactly the releases of the kept `Build`, which keeps the typed
+`LocationBuildRequest` (`ui.location.request`) it was made with.
 """
 
 from __future__ import annotations
@@ -21,17 +22,16 @@ import streamlit as st
 
 from core.governance import Role
 from core.governance.location import release_methods
-from core.privacy import Noise
 from core.registry import Dataset, Registry
 from core.spatial.evaluate import stream
 from core.spatial.grid import Grid
 from core.spatial.release import Release
 from core.spatial.releases import ChargedRelease
 from core.spatial.service import LocationParams, LocationPrepared, prepare
-from core.spatial.unit import unit_from
 from ui import state
 from ui.actions import queued
 from ui.data import DataChoice
+from ui.location.request import LocationBuildRequest
 from ui.outcomes import charged, governed, open_registry, plan_text
 from ui.shell import is_analyst
 
@@ -42,16 +42,30 @@ TOOL = "location"
 
 @dataclass(frozen=True)
 class Build:
-    """One finished build: the parameters it was made with and the charged releases."""
+    """One finished build: the typed request it was made with and the charged releases."""
 
-    params_json: str
-    params: dict
+    request: LocationBuildRequest
     charged: tuple[ChargedRelease, ...]
-    grid: Grid
-    bbox_from_data: bool
-    noise_info: dict
     dataset: str | None
     recorded: str  # what the registry recorded, in words
+
+    @property
+    def fingerprint(self) -> str:
+        """The request's fingerprint: a build whose fingerprint differs from the page's is stale."""
+        return self.request.fingerprint()
+
+    @property
+    def grid(self) -> Grid:
+        return self.request.grid
+
+    @property
+    def bbox_from_data(self) -> bool:
+        return self.request.bbox_from_data
+
+    @property
+    def noise_info(self) -> dict:
+        """The build's noise mode as exports state it (the seed only when seeded)."""
+        return self.request.noise.describe()
 
     @property
     def releases(self) -> dict[str, Release]:
@@ -59,16 +73,14 @@ class Build:
 
     @property
     def seed(self) -> int | None:
-        return self.noise_info.get("seed") if self.noise_info.get("mode") == "seeded" else None
+        return self.request.seed
 
 
 def build_step(
     choice: DataChoice,
     prepared: tuple[LocationPrepared, ...],
-    params: dict,
-    params_json: str,
+    request: LocationBuildRequest,
     prep,
-    noise: Noise,
 ) -> Build | None:
     """Charge, then build, one release per chosen method; keep the result for the session.
 
@@ -84,7 +96,7 @@ def build_step(
     state.drop(BUILD_KEY, EVAL_KEY)  # a refused or failed build leaves nothing stale
     registry = choice.registry if choice.dataset is not None else open_registry()
     with governed("Build", key="lh"):
-        b = _build(prepared, params, params_json, prep, noise, registry, choice)
+        b = _build(prepared, request, prep, registry, choice)
         state.put(BUILD_KEY, b, "the location releases")
         state.mark_shown(c.charge_id for c in b.charged)
         charged(choice.dataset)
@@ -101,15 +113,13 @@ def prepare_all(
 
 def _build(
     prepared: tuple[LocationPrepared, ...],
-    params: dict,
-    params_json: str,
+    request: LocationBuildRequest,
     prep,
-    noise: Noise,
     registry: Registry | None,
     choice: DataChoice,
 ) -> Build:
     dataset = choice.dataset
-    door = {"via": "app", "session": state.session_id(), "seed": noise.seed, "data": choice.key}
+    door = request.door(state.session_id())
     with queued(None), st.status(f"Building {len(prepared)} release(s)…", expanded=True) as status:
         built = release_methods(
             registry,
@@ -119,21 +129,14 @@ def _build(
             prep,
             # secure unless demo mode; seeded: the method's own stream, the one a seeded
             # `dpx release --method M` draws (core.cli.location_run.release_noise)
-            lambda m: stream(noise.seed, 0, f"release:{m}"),
+            lambda m: stream(request.seed, 0, f"release:{m}"),
             door,
         )
         status.update(label="Releases built and charged", state="complete", expanded=False)
     return Build(
-        params_json, params, tuple(built), prep.grid, prep.bbox_from_data, noise.describe(),
-        None if dataset is None else dataset.name,
-        _recorded(registry, dataset, built, noise.mode),
+        request, tuple(built), None if dataset is None else dataset.name,
+        _recorded(registry, dataset, built, request.noise.mode),
     )  # fmt: skip
-
-
-def unit_of(params: dict):
-    """The privacy unit a build's parameters name (`params["person"]`: [column, K] or absent)."""
-    column, k = params.get("person") or (None, None)
-    return unit_from(column, k)
 
 
 def _recorded(registry: Registry | None, dataset: Dataset | None, built, mode: str) -> str:

@@ -20,6 +20,7 @@ from core.spatial.release import mechanism_table
 from core.viz.spatial import budget_chart, method_label, release_map
 from ui.downloads import download
 from ui.location.release import Build
+from ui.location.request import LocationBuildRequest
 from ui.location.selection import show_selection
 from ui.state import kept, persist
 
@@ -69,9 +70,9 @@ def json_text(obj: dict) -> str:
     return json.dumps(obj, indent=2, default=str)
 
 
-def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> None:
+def show_results(b: Build, df: pd.DataFrame, current: LocationBuildRequest, owner: bool) -> None:
     """The charged releases: mode, map, charges, budget breakdown and downloads."""
-    if b.params_json != current_json:
+    if b.fingerprint != current.fingerprint():
         st.warning(
             "The releases below are from the **previous build** — the parameters have changed "
             "since. Press **Build releases** to build (and charge) new ones."
@@ -85,7 +86,7 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> 
         st.warning(
             f"Mode: seeded (seed {b.noise_info.get('seed')}) — {b.noise_info.get('warning')}."
         )
-    flags = [f for f in ("combine_pruned", "consistency", "cap_height") if b.params["htf"][f]]
+    flags = b.request.htf_flags
     if flags:
         st.caption(f"HTF (modified): {', '.join(flags)}.")
     releases = b.releases
@@ -107,7 +108,7 @@ def show_results(b: Build, df: pd.DataFrame, current_json: str, owner: bool) -> 
         "Raw-point sample (evaluation only)", persist_state="session", key=persist("lh_overlay")
     ):
         step = max(1, len(df) // SAMPLE_POINTS)
-        lat, lon = b.params["lat"], b.params["lon"]
+        lat, lon = b.request.columns.lat, b.request.columns.lon
         if lat in df and lon in df:
             sample = (df[lon].to_numpy()[::step], df[lat].to_numpy()[::step])
     fmap, skipped = release_map(
@@ -152,7 +153,7 @@ def show_downloads(b: Build) -> None:
         "application/json", key="lh_dl_csv_meta", seed=seed,
         help="The CSV is plain (one header row); its method, ε, grid and mode are in this file.",
     )  # fmt: skip
-    report = run_report(b.params, b.noise_info, b.grid, report_results(b))
+    report = run_report(b.request, b.request.noise, b.grid, report_results(b))
     download(
         d4, "Run report (JSON)", json_text(report), "run_report.json", "application/json",
         key="lh_dl_report", seed=seed,

@@ -13,6 +13,7 @@ the page's noise, when asked for.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from core.spatial.grid import Grid
 from core.spatial.htf import build_htf
 from core.spatial.htf_explain import explain_level
 from core.spatial.htf_trace import HTFTrace
+from core.spatial.service import HTFOptions
 from core.spatial.unit import POINT, Unit
 from core.viz.htf_map import level_map
 from core.viz.htf_steps import STEP_HEIGHT_PX, level_figure, level_summary
@@ -70,10 +72,10 @@ def _intro(noise: Noise, teaching: bool) -> None:
     )
 
 
-def _trace(F, epsilon, htf_params, noise: Noise, key, unit, teaching: bool) -> HTFTrace | None:
+def _trace(F, epsilon, htf: HTFOptions, noise: Noise, key, unit, teaching: bool) -> HTFTrace | None:
     """The kept trace for these data and parameters, built again only when they change (on a
     demo at once; otherwise when the owner asks)."""
-    params = {k: v for k, v in htf_params.items() if v is not None}
+    params = {k: v for k, v in asdict(htf).items() if v is not None}
     stamp = json.dumps([key, epsilon, params, noise.describe()], sort_keys=True, default=str)
     kept = state.get(TRACE_KEY)
     if kept is None or kept[0] != stamp:
@@ -104,19 +106,20 @@ def _classroom_trace(stamp: str, _F, _epsilon, _params, _noise: Noise, _unit) ->
 
 
 def show_htf_stepper(
-    F: np.ndarray, epsilon: float, htf_params: dict, noise: Noise, key: str, unit: Unit = POINT,
+    F: np.ndarray, epsilon: float, htf: HTFOptions, noise: Noise, key: str, unit: Unit = POINT,
     grid: Grid | None = None, teaching: bool = False,
 ) -> None:  # fmt: skip
     """Build HTF with a trace (same code as the release) and show one depth at a time.
 
-    `key` identifies the data and parameters; the trace is rebuilt only when it changes. With
-    seeded noise the steps are reproducible for a class; in secure mode (the owner's own data)
-    every rebuild draws fresh noise. `grid` (the public grid) puts each depth on the map too.
+    `htf`: the sidebar's HTF options (typed; `build_htf` takes them all). `key` identifies the
+    data and parameters (the page's request fingerprint); the trace is rebuilt only when it
+    changes. With seeded noise the steps are reproducible for a class; in secure mode (the
+    owner's own data) every rebuild draws fresh noise. `grid` (the public grid) puts each depth on the map too.
     """
     started = pace.clock()
     noise = stepper_noise(noise, teaching)
     _intro(noise, teaching)
-    trace = _trace(F, epsilon, htf_params, noise, key, unit, teaching)
+    trace = _trace(F, epsilon, htf, noise, key, unit, teaching)
     if trace is None:
         return
     n = len(trace.levels)

@@ -14,14 +14,15 @@ from core.errors import InputError
 from core.privacy import Noise
 from core.spatial.methods import LABELS
 from core.spatial.tuning import MAX_POINTS, MIN_POINTS, epsilon_grid, tune
-from core.spatial.unit import unit_from
 from core.viz.tuning import tuning_figure
 from ui import state
 from ui.actions import queued
+from ui.location.request import LocationBuildRequest
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
 RESULT_KEY = "lh_tuning_result"
+TUNING_KEY = ("data", "lat", "lon", "grid", "bbox", "htf", "person")  # what the curves are of
 RAW_DATA_LABEL = (
     "**Evaluation only — uses the raw data; not differentially private.** Every point of these "
     "curves compares releases with the true counts, so this view is for you, the data owner, "
@@ -29,17 +30,20 @@ RAW_DATA_LABEL = (
 )
 
 
-def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -> None:
-    """MRE-vs-ε curves for `methods` on F and the smallest ε meeting a target (owner only).
+def show_tuning(F: np.ndarray, request: LocationBuildRequest, noise: Noise) -> None:
+    """MRE-vs-ε curves for the request's methods on F and the smallest ε meeting a target
+    (owner only).
 
-    `params` are the page's build parameters; the data, columns, grid and bbox in them identify
-    the curves, which are kept until those or a tuning setting change. In demo mode the seed
-    makes the curves reproducible; in secure mode every run is fresh.
+    `request` is the page's typed build request; its data, columns, grid, bbox, HTF options and
+    person column identify the curves, which are kept until those or a tuning setting change.
+    In demo mode the seed makes the curves reproducible; in secure mode every run is fresh.
     """
-    key = [params.get(k) for k in ("data", "lat", "lon", "grid", "bbox", "htf", "person")]
     if is_analyst():  # fail closed: an analyst sees releases only, never raw-data evaluation
         st.info("The tuning view uses the raw data and is available to the data owner only.")
         return
+    record = request.record()
+    key = [record[k] for k in TUNING_KEY]
+    methods = list(request.methods)
     st.warning(RAW_DATA_LABEL)
     c1, c2, c3 = st.columns(3)
     # every input keeps its value across a trip to another page and a reload (persist), so the
@@ -77,7 +81,7 @@ def show_tuning(F: np.ndarray, methods: list[str], noise: Noise, params: dict) -
                     F, chosen, epsilons, float(target), reps=reps, n_queries=queries,
                     seed=None if noise.is_secure else noise.seed,
                     progress=lambda f, t: bar.progress(min(max(f, 0.0), 1.0), text=t),
-                    unit=unit_from(*(params.get("person") or (None, None))),
+                    unit=request.unit,
                 )  # fmt: skip
         except InputError as exc:
             bar.empty()
