@@ -83,6 +83,18 @@ class HTFParams:
             )
         if self.height is not None and self.height < 1:
             raise InputError(f"a fixed height must be >= 1, got {self.height}.")
+        # the least any tree spends before its counts: the noisy N, then one level's partition
+        # (the height is at least 1); a tree that cannot have counts is refused here, before a
+        # charge, not by the budget split after it
+        least = (0.0 if self.height is not None else self.eps_height_for(eps_tot))
+        least += self.eps_prt_level
+        if not eps_tot > least:
+            raise InputError(
+                f"epsilon {eps_tot:g} leaves nothing for the counts: the noisy N (eps_height "
+                f"{0.0 if self.height is not None else self.eps_height_for(eps_tot):g}) and one "
+                f"level's partition ({self.eps_prt_level:g}) already take {least:g}. Fix: give "
+                f"--epsilon above {least:g}, or smaller --eps-height / --eps-prt-level."
+            )
 
 
 def _counts(S: np.ndarray, R: np.ndarray) -> np.ndarray:

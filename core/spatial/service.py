@@ -36,6 +36,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.privacy import ZERO, Accountant, Cost, DiscreteLaplace, Laplace, Mechanism, PrivacyUnit
+from core.privacy.cost import EPSILON_MIN
 from core.privacy.unit import UnitKind
 from core.registry import Dataset
 from core.spatial.baselines.ag import build_ag
@@ -202,6 +203,11 @@ def prepare(params: LocationParams, dataset: Dataset | None = None) -> LocationP
         raise InputError(f"--epsilon must be a finite number > 0, got {eps!r}.")
     if not eps > 0:
         raise InputError(f"--epsilon must be > 0, got {eps:g}.")
+    if eps < EPSILON_MIN:
+        raise InputError(
+            f"--epsilon {eps:g} is below the smallest ε any release takes ({EPSILON_MIN:g}): its "
+            f"noise would be beyond what can be drawn. Fix: give --epsilon {EPSILON_MIN:g} or more."
+        )
     unit = _unit(params, dataset)
     grid = _grid(params, dataset)
     if row.params:

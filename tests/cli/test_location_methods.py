@@ -168,3 +168,28 @@ def assert_same_release(cli: dict, rel, method: str) -> None:
     assert leaves == rel.leaves.tolist()
     assert [r["noisy_count"] for r in cli["leaves"]] == pytest.approx(rel.values.tolist())
     assert cli["mechanisms"] == json.loads(json.dumps(charge_rows(rel)))
+
+
+@pytest.mark.parametrize("name", location_method_names(Door.RELEASE))
+@pytest.mark.parametrize("epsilon", ["1e-300", "1e-6", "0.0002"])
+def test_a_tiny_epsilon_is_refused_before_the_charge_or_released(
+    points_csv, tmp_path, monkeypatch, capsys, name, epsilon
+):
+    """Every method either releases at a tiny ε or refuses it before anything is charged —
+    never an internal error (HTF's budget split went negative: a ValueError) and never a run
+    that fails after its charge."""
+    from core.registry import Registry
+
+    monkeypatch.setenv("DPX_REGISTRY", str(tmp_path / "reg"))
+    bbox = "--bbox=" + ",".join(map(str, BBOX))
+    out = tmp_path / "o.geojson"
+    code = main(["release", str(points_csv), "--method", name, "--epsilon", epsilon, bbox,
+                 "--grid", str(GRID), "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert "internal error" not in err and code in (0, 2), err
+    runs = Registry(tmp_path / "reg").releases() if (tmp_path / "reg").exists() else []
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1 and "Fix:" in err, err
+        assert runs == [] and not out.exists()  # refused before any charge
+    else:
+        assert [r.status.value for r in runs] == ["released"] and out.exists()

@@ -22,8 +22,9 @@ import math
 
 from core.dpsql.parse.ir import AggKind, DPQuery
 from core.errors import InputError
+from core.privacy.cost import EPSILON_MIN as EPSILON_FLOOR
 
-EPSILON_MIN = 1e-6
+EPSILON_MIN = EPSILON_FLOOR  # the one floor every tool shares (core.privacy.cost)
 DELTA_MIN = 1e-250
 MAX_GROUPS = 1_000_000
 MAX_ROWS_PER_GROUP = 10_000
