@@ -210,9 +210,7 @@ def _upload(tool: str, multiple: bool, upload_help: str, in_place: bool) -> Data
     names = tuple(f.name for f in files)
     if in_place:
         read = {table_name(f.name): upload_tables.in_place_table(f) for f in files}
-        return DataChoice(
-            Source.UPLOAD, key, {}, fingerprint=key, file_names=names, in_place=read
-        )
+        return DataChoice(Source.UPLOAD, key, {}, fingerprint=key, file_names=names, in_place=read)
     tables = {table_name(f.name): _load_upload(f) for f in files}
     return DataChoice(Source.UPLOAD, key, tables, fingerprint=key, file_names=names)
 
