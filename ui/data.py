@@ -280,8 +280,9 @@ def _stored(key: str, file) -> StoredUpload:
     file_id = getattr(file, "file_id", None)
     if file_id in seen and seen[file_id].exists():
         return seen[file_id]
-    with file.getbuffer() as view:
-        kept = upload_store.store(file.name, view, file.size)
+    # getvalue(), not getbuffer(): a BytesIO still sharing the bytes it was made from copies
+    # them all for getbuffer(); getvalue() hands out its buffer as it is
+    kept = upload_store.store(file.name, file.getvalue(), file.size)
     if file_id:
         if len(seen) >= 32:  # bounded: the ids of this session's recent uploads
             seen.clear()

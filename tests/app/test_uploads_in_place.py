@@ -216,3 +216,21 @@ def test_the_bounds_helper_reads_the_same_values_in_place(tmp_path, statistic, u
     got = unit_values_in_place(path, inferred(path), "fare", unit, statistic)
     want = unit_values(frame, "fare", unit, statistic)
     np.testing.assert_allclose(np.sort(got), np.sort(want))
+
+
+def test_the_owner_checks_of_the_unit_column_are_counted_in_place(
+    app_test, registry_dir, fresh_schemas
+):
+    """The owner's checks of the chosen unit column say what they said on the frame."""
+    from core.dpsql.catalog import unit_column_concerns
+
+    data = b"rider,zone\n" + b"".join(
+        f"{'' if i % 10 == 0 else f'r{i % 2}'},z{i % 3}\n".encode() for i in range(300)
+    )
+    at = _upload(app_test(PAGE).run(), "few.csv", data)
+    assert not at.exception and not _errors(at), _errors(at)
+    shown = [w.value for w in at.warning if w.value.startswith("Owner check")]
+    want = unit_column_concerns("few", load_table(data, name="few.csv"), "rider")
+    assert len(want) == 2 and shown == [
+        f"Owner check (reads the data, not released): {c}" for c in want
+    ]
