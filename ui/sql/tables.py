@@ -94,7 +94,7 @@ def _catalog(choice: DataChoice, public: set[str], uid: str | None) -> Catalog:
 
 def declared_schemas(choice: DataChoice) -> dict:
     """A registered dataset's declared schemas by table (the types every check uses); none for
-    uploads and demos (owner mode: inferred from the data, labelled)."""
+    demos (owner mode: inferred from the data, labelled; uploads are read in place, `_catalog`)."""
     if choice.dataset is None:
         return {}
     return dict(getattr(choice.dataset, "schemas", {}) or {})
