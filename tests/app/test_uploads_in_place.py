@@ -190,6 +190,7 @@ def test_a_parquet_upload_is_read_in_place_too(app_test, registry_dir, catalogs,
         (b"rider,zone\nr1,caf\xe9\n", "not UTF-8"),
         ("rider,zone\nr1,a\n".encode("utf-16"), "UTF-16"),
         (b"", "is empty"),
+        (b",rider\n0,r1\n", "bad.csv has no header line naming every column"),
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8, "looks binary"),
     ],
 )
