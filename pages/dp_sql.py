@@ -41,7 +41,7 @@ st.write(
 st.header("1 · Tables")
 with user_errors():
     choice = choose_data(
-        "dpsql", DemoKind.SQL, multiple=True,
+        "dpsql", DemoKind.SQL, multiple=True, in_place=True,  # uploads read where they lie
         public_tables={k: frozenset(v) for k, v in PUBLIC_TABLES.items()},
     )  # fmt: skip
     show_not_shown(choice, [SQL_TOOL], key="dpsql")

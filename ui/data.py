@@ -25,11 +25,12 @@ from core.data.loading import MAX_UPLOAD_BYTES, load_table
 from core.data.relation import load_declared
 from core.errors import InputError
 from core.registry import Dataset, Registry, TableFile
-from ui import state, upload_store
+from ui import state, upload_store, upload_tables
 from ui.budget import budget_line
 from ui.public_facts import show_public_facts
 from ui.shell import is_analyst
 from ui.upload_store import StoredUpload
+from ui.upload_tables import InPlaceTable
 
 UPLOAD_TYPES = ["csv", "parquet", "pq"]
 
@@ -55,7 +56,8 @@ class DataChoice:
     `key` names it in widget keys and recorded params: "demo:NAME", "upload:SHA256" (the
     owner's own file) or "registered:NAME" — never a registered file's hash, which reaches the
     browser as a CSS class and reports as a param, and is not DP. `fingerprint` is for cache
-    keys only."""
+    keys only. `in_place`: uploads a page reads where they lie (`choose_data(in_place=True)`,
+    the DP SQL page), by table name, instead of frames in `tables`."""
 
     source: Source
     key: str
@@ -66,6 +68,18 @@ class DataChoice:
     dataset: Dataset | None = None
     fingerprint: str = ""
     file_names: tuple[str, ...] = field(default=())
+    in_place: Mapping[str, InPlaceTable] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        """Every table's name: the frames', then those read in place."""
+        return [*self.tables, *self.in_place]
+
+    def columns(self, name: str) -> list[str]:
+        """Table `name`'s column names (of a table read in place: its schema's, no row read)."""
+        if name in self.in_place:
+            return self.in_place[name].columns
+        return [str(c) for c in self.tables[name].columns]
 
     @property
     def cache_key(self) -> str:
@@ -141,10 +155,13 @@ def choose_data(
     multiple: bool = False,
     public_tables: Mapping[str, frozenset[str]] | None = None,
     upload_help: str = "one row per person",
+    in_place: bool = False,
 ) -> DataChoice:
     """The chooser: a radio of sources, then the demo, upload or registered dataset. Stops the
     page (with a line saying what to do) until there is data. Widget keys: `{tool}_source`,
-    `{tool}_demo`, `{tool}_upload`, `{tool}_dataset`."""
+    `{tool}_demo`, `{tool}_upload`, `{tool}_dataset`. `in_place`: uploads are not loaded but
+    given as `DataChoice.in_place` tables (`ui.upload_tables`), for a page whose engine reads
+    them where they lie."""
     sources = [Source.REGISTERED] if is_analyst() else list(Source)
     labels = [s.value for s in sources]
     picked = st.radio(
@@ -155,7 +172,7 @@ def choose_data(
         return _registered(tool)
     if source is Source.DEMO:
         return _demo(tool, kind, public_tables or {})
-    return _upload(tool, multiple, upload_help)
+    return _upload(tool, multiple, upload_help, in_place)
 
 
 def _demo(tool: str, kind: DemoKind, public_tables: Mapping[str, frozenset[str]]) -> DataChoice:
@@ -180,7 +197,7 @@ def _demo(tool: str, kind: DemoKind, public_tables: Mapping[str, frozenset[str]]
     )
 
 
-def _upload(tool: str, multiple: bool, upload_help: str) -> DataChoice:
+def _upload(tool: str, multiple: bool, upload_help: str, in_place: bool) -> DataChoice:
     files = kept_uploads(tool, multiple)
     if not files:
         st.info(
@@ -189,11 +206,13 @@ def _upload(tool: str, multiple: bool, upload_help: str) -> DataChoice:
             + f" ({upload_help}), or pick a demo dataset."
         )
         st.stop()
-    tables = {table_name(f.name): _load_upload(f) for f in files}
     key = "upload:" + ",".join(f.digest for f in files)
-    return DataChoice(
-        Source.UPLOAD, key, tables, fingerprint=key, file_names=tuple(f.name for f in files)
-    )
+    names = tuple(f.name for f in files)
+    if in_place:
+        read = {table_name(f.name): upload_tables.in_place_table(f) for f in files}
+        return DataChoice(Source.UPLOAD, key, {}, fingerprint=key, file_names=names, in_place=read)
+    tables = {table_name(f.name): _load_upload(f) for f in files}
+    return DataChoice(Source.UPLOAD, key, tables, fingerprint=key, file_names=names)
 
 
 def kept_uploads(tool: str, multiple: bool) -> list[StoredUpload]:
@@ -261,8 +280,9 @@ def _stored(key: str, file) -> StoredUpload:
     file_id = getattr(file, "file_id", None)
     if file_id in seen and seen[file_id].exists():
         return seen[file_id]
-    with file.getbuffer() as view:
-        kept = upload_store.store(file.name, view, file.size)
+    # getvalue(), not getbuffer(): a BytesIO still sharing the bytes it was made from copies
+    # them all for getbuffer(); getvalue() hands out its buffer as it is
+    kept = upload_store.store(file.name, file.getvalue(), file.size)
     if file_id:
         if len(seen) >= 32:  # bounded: the ids of this session's recent uploads
             seen.clear()

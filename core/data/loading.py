@@ -64,12 +64,7 @@ def _load_path(path: Path, name: str | None, max_bytes: int | None) -> pd.DataFr
     label = name or path.name
     if max_bytes is not None and size > max_bytes:
         raise InputError(_too_large(label, size, max_bytes))
-    with path.open("rb") as fh:  # a bounded prefix decides before the whole file is read
-        head = fh.read(SNIFF_BYTES)
-    _refuse_by_prefix(head, label)
-    is_parquet = _is_parquet(head[:4], label)
-    if not is_parquet:
-        _check_utf8_text(path, label)
+    head, is_parquet = check_file(path, label)
     try:
         if is_parquet:
             df = pd.read_parquet(path)
@@ -79,6 +74,19 @@ def _load_path(path: Path, name: str | None, max_bytes: int | None) -> pd.DataFr
     except Exception as exc:  # pandas/pyarrow raise many types for garbled input
         raise InputError(_unreadable(label, is_parquet, exc)) from exc
     return _checked_shape(df, label)
+
+
+def check_file(path: Path, label: str) -> tuple[bytes, bool]:
+    """Refuse (one line) a file that cannot be a table: UTF-16/32 or binary text from a bounded
+    prefix, then, for CSV, text that is blank or not UTF-8 (read in 1 MiB chunks, never whole).
+    Returns the prefix and whether the file is Parquet (left to its reader)."""
+    with path.open("rb") as fh:  # a bounded prefix decides before the whole file is read
+        head = fh.read(SNIFF_BYTES)
+    _refuse_by_prefix(head, label)
+    is_parquet = _is_parquet(head[:4], label)
+    if not is_parquet:
+        _check_utf8_text(path, label)
+    return head, is_parquet
 
 
 def _read_csv_chunks(path: Path, sep: str) -> pd.DataFrame:

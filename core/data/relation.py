@@ -48,7 +48,16 @@ def identifier(name: str) -> str:
 
 
 def is_parquet(path: str | Path) -> bool:
-    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+    """By the suffix, or by Parquet's magic bytes (an upload is kept under its digest, with no
+    suffix: `ui.upload_store`)."""
+    path = Path(path)
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def source_sql(path: str | Path, schema: TableSchema) -> str:

@@ -239,17 +239,22 @@ def unit_column_concerns(name: str, frame: pd.DataFrame, uid: str) -> list[str]:
     them to the data owner only). A unit column names a person per row: missing values drop
     those rows from every query, and very few distinct values mean few "people" hold many rows."""
     column = frame[uid]
+    missing, distinct = int(column.isna().sum()), int(column.nunique(dropna=True))
+    return unit_count_concerns(name, uid, len(frame), missing, distinct)
+
+
+def unit_count_concerns(name: str, uid: str, rows: int, missing: int, distinct: int) -> list[str]:
+    """`unit_column_concerns` from the column's counts (rows, missing values, distinct values),
+    e.g. counted by the engine over a table read in place (NOT PRIVATE: owner only)."""
     concerns = []
-    missing = int(column.isna().sum())
     if missing:
         concerns.append(
-            f"{name}.{uid}: {missing:,} of {len(frame):,} rows have no value; they belong to no "
+            f"{name}.{uid}: {missing:,} of {rows:,} rows have no value; they belong to no "
             "unit and are left out of every query."
         )
-    distinct = int(column.nunique(dropna=True))
-    if len(frame) >= 20 and distinct <= max(2, len(frame) // 100):
+    if rows >= 20 and distinct <= max(2, rows // 100):
         concerns.append(
-            f"{name}.{uid}: only {distinct:,} distinct value(s) in {len(frame):,} rows; a unit "
+            f"{name}.{uid}: only {distinct:,} distinct value(s) in {rows:,} rows; a unit "
             "column usually has one value per person. Is this really whose data each row is?"
         )
     return concerns

@@ -111,6 +111,40 @@ def unit_values(frame: pd.DataFrame, column: str, unit: str | None, statistic: s
     return out.to_numpy(dtype=float)
 
 
+def unit_values_in_place(path, schema, column: str, unit: str | None, statistic: str) -> np.ndarray:
+    """`unit_values` of a table read in place in its schema (`core.data.relation`, e.g. an
+    upload on the DP SQL page): the engine sums (or averages) each unit's values where the file
+    lies, so one value per unit reaches Python, not the table. Same rules as `unit_values`."""
+    import duckdb
+
+    from core.data.relation import identifier, relation_sql
+
+    if statistic not in STATISTICS:
+        raise InputError(f"--statistic must be sum or mean, got '{statistic}'.")
+    if schema.column(column) is None:
+        raise InputError(
+            f"no column '{column}' in the table (columns: {', '.join(schema.names)}). "
+            "Fix: --column NAME of a numeric column."
+        )
+    table, value = f"({relation_sql(path, schema)})", f"TRY_CAST({identifier(column)} AS DOUBLE)"
+    if unit is None:
+        kept = f"COALESCE({value}, 0)" if statistic == "sum" else value
+        sql = f"SELECT {kept} AS v FROM {table}"
+    else:
+        per_unit = f"COALESCE(SUM({value}), 0)" if statistic == "sum" else f"AVG({value})"
+        key = identifier(unit)
+        sql = f"SELECT {per_unit} AS v FROM {table} WHERE {key} IS NOT NULL GROUP BY {key}"
+    con = duckdb.connect()
+    try:
+        numbers, rows = con.execute(f"SELECT count({value}), count(*) FROM {table}").fetchone()
+        if numbers == 0 and rows:
+            raise InputError(f"column '{column}' holds no numbers. Fix: choose a numeric column.")
+        out = con.execute(f"SELECT v FROM ({sql}) WHERE v IS NOT NULL").fetchnumpy()["v"]
+    finally:
+        con.close()
+    return np.asarray(out, dtype=float)
+
+
 def measure_bounds(
     values: np.ndarray,
     epsilon: float,

@@ -17,7 +17,13 @@ import streamlit as st
 
 from core.data.declared import ColumnType
 from core.governance.planning import governed_bounds
-from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
+from core.planning.bounds import (
+    DEFAULT_CLIP_SHARE,
+    DEFAULT_EPSILON,
+    STATISTICS,
+    unit_values,
+    unit_values_in_place,
+)
 from core.privacy import Noise, PrivacyUnit
 from core.registry import Claim
 from ui import state
@@ -120,7 +126,7 @@ def _draw(choice: DataChoice, data: SqlData, noise: Noise, signature: tuple) -> 
     with governed("Propose bounds", key=KEY):
         got = governed_bounds(
             registry, role(), choice.dataset, noise, params, epsilon, claim,
-            lambda: unit_values(data.catalog.get(table).frame, column, unit, statistic),
+            lambda: _unit_values(data, table, column, unit, statistic),
             column=column, statistic=statistic, scale=1.0, clip_share=clip,
         )  # fmt: skip
         recorded = recorded_text(got.record, "Bounds", registry)
@@ -128,6 +134,15 @@ def _draw(choice: DataChoice, data: SqlData, noise: Noise, signature: tuple) -> 
         if got.record is not None:
             state.mark_shown([got.record.id])
         charged(choice.dataset)
+
+
+def _unit_values(data: SqlData, table: str, column: str, unit: str | None, statistic: str):
+    """One value per unit, from the table's frame or, read in place (an upload), by the engine
+    where the file lies."""
+    spec = data.catalog.get(table)
+    if spec.in_place:
+        return unit_values_in_place(spec.source, spec.declared, column, unit, statistic)
+    return unit_values(spec.frame, column, unit, statistic)
 
 
 def _show(got: KeptBounds | None, signature: tuple) -> None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.dpsql.catalog import ROW_ID_COLUMN, UNIT_EXPLANATION, Catalog, unit_column_concerns
-from core.dpsql.tables import catalog_of_frames
+from core.dpsql.tables import catalog_of_files, catalog_of_frames
+from ui import upload_tables
 from ui.data import DataChoice, Source
 from ui.shell import is_analyst
 from ui.state import kept, persist
@@ -37,7 +38,7 @@ class SqlData:
 
 
 def choose_tables(choice: DataChoice) -> SqlData:
-    names = list(choice.tables)
+    names = choice.names
     if choice.dataset is None:
         public = set(
             st.multiselect(
@@ -55,13 +56,16 @@ def choose_tables(choice: DataChoice) -> SqlData:
         st.error("Mark at least one table as private: a DP query reads a private table.")
         st.stop()
     unit_kind, uid = _unit(choice, private)
-    catalog = catalog_of_frames(
-        {n: choice.tables[n] for n in names}, public, uid if unit_kind != UNIT_ROW else None,
-        row_is_unit=unit_kind == UNIT_ROW, schemas=declared_schemas(choice),
-    )  # fmt: skip
+    catalog = _catalog(choice, public, None if unit_kind == UNIT_ROW else uid)
     for n in private:
         if unit_kind != UNIT_ROW and choice.source is Source.UPLOAD and not is_analyst():
-            for concern in unit_column_concerns(n, choice.tables[n], uid):
+            spec = catalog.get(n)
+            concerns = (
+                upload_tables.unit_concerns(spec, uid)
+                if spec.in_place
+                else unit_column_concerns(n, choice.tables[n], uid)
+            )
+            for concern in concerns:
                 st.warning(f"Owner check (reads the data, not released): {concern}")
     key = f"{choice.key}|public={sorted(public)}|unit={unit_kind}:{uid}"
     return SqlData(
@@ -70,9 +74,27 @@ def choose_tables(choice: DataChoice) -> SqlData:
     )  # fmt: skip
 
 
+def _catalog(choice: DataChoice, public: set[str], uid: str | None) -> Catalog:
+    """The query's catalogue: uploads read in place with the schema proposed from each file
+    (labelled inferred; `ui.upload_tables`), other data as frames (a registered dataset's
+    converted into its declared schemas)."""
+    if choice.in_place:
+        files = {n: t.path for n, t in choice.in_place.items()}
+        return catalog_of_files(
+            [(n, p) for n, p in files.items() if n not in public],
+            [(n, p) for n, p in files.items() if n in public],
+            uid, row_is_unit=uid is None,
+            schemas={n: t.schema for n, t in choice.in_place.items()},
+        )  # fmt: skip
+    return catalog_of_frames(
+        {n: choice.tables[n] for n in choice.names}, public, uid, row_is_unit=uid is None,
+        schemas=declared_schemas(choice),
+    )  # fmt: skip
+
+
 def declared_schemas(choice: DataChoice) -> dict:
     """A registered dataset's declared schemas by table (the types every check uses); none for
-    uploads and demos (owner mode: inferred from the data, labelled)."""
+    demos (owner mode: inferred from the data, labelled; uploads are read in place, `_catalog`)."""
     if choice.dataset is None:
         return {}
     return dict(getattr(choice.dataset, "schemas", {}) or {})
@@ -111,9 +133,7 @@ def _unit(choice: DataChoice, private: list[str]) -> tuple[str, str]:
         return UNIT_ROW, ROW_ID_COLUMN
     uid = None
     if unit_kind == UNIT_COLUMN:
-        common = sorted(
-            set.intersection(*(set(map(str, choice.tables[n].columns)) for n in private))
-        )
+        common = sorted(set.intersection(*(set(choice.columns(n)) for n in private)))
         if not common:
             st.error(
                 "The private tables share no column, so no column can name the unit of all of "
@@ -132,12 +152,21 @@ def _unit(choice: DataChoice, private: list[str]) -> tuple[str, str]:
 
 
 def previews(data: SqlData) -> None:
-    """Raw rows and exact row counts: owner only."""
+    """Raw rows and exact row counts (of a table read in place: its first rows, no count, as
+    reading them costs a pass over the file): owner only."""
     if is_analyst():
         return
     with st.expander("Table previews"):
         for n in data.names:
             role = "public" if n in data.public else f"private (unit: {data.uid})"
-            frame = data.catalog.get(n).frame
+            spec = data.catalog.get(n)
+            if spec.in_place:
+                st.write(
+                    f"**{n}** — {role}, read in place; its first rows (owner view; column "
+                    "types proposed from the file, inferred)"
+                )
+                st.dataframe(upload_tables.preview(spec), hide_index=True)
+                continue
+            frame = spec.frame
             st.write(f"**{n}** — {role}, {len(frame):,} rows (owner view)")
             st.dataframe(frame.head(5), hide_index=True)
