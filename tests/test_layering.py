@@ -159,9 +159,9 @@ def test_the_layer_table_itself_catches_an_upward_import(tmp_path):
 PARAMS_DICT_ALLOWED = {
     "core/registry/": "the registry stores a run's params as JSON: the record is a dict at the "
     "storage boundary (`Release.params`, `Registry.charge`/`refuse`)",
-    "core/governance/": "a governed request carries the record the registry stores "
-    "(`Request.params`), built by each tool's `*_request` from its typed params "
-    "(`LocationParams.to_json`, ...)",
+    "core/governance/flow.py": "a governed request carries the record the registry stores "
+    "(`Request.params`), built by each tool's `*_request` from its typed params and its "
+    "`Origin` (`core.governance.origin`)",
     "core/spatial/release.py": "`Release.params`: the builder's own recorded parameters (each "
     "builder its own keys), written into the artefact; typing them touches every builder",
 }

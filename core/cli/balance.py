@@ -53,6 +53,7 @@ from core.data.validation import require_column
 from core.errors import InputError
 from core.files import work_directory
 from core.governance import Role, current_role, govern, require_owner
+from core.governance.origin import Origin
 from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
 from core.registry import Tool
@@ -212,11 +213,11 @@ def run_publication(args) -> dict | str:
         raise InputError("--perturb needs --out FILE for the published CSV.")
     params = pp_params(args)
     source = PPSource.of_file(path, target.dataset)
-    prepared = prepared_or_refused(target.registry, params, source, params_of(args))
+    door = Origin.cli(params_of(args))
+    prepared = prepared_or_refused(target.registry, params, source, door)
     request = pp_request(
-        prepared, role=target.role, dataset=target.dataset, noise=target.noise,
-        params=params_of(args),
-    )  # fmt: skip
+        prepared, role=target.role, dataset=target.dataset, noise=target.noise, door=door
+    )
     out, master = Path(args.out), getattr(args, "spark_master", None)
     governed = govern(
         target.registry,

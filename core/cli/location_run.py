@@ -29,6 +29,7 @@ from core.files import write_text, write_texts
 from core.governance import Role, current_role, govern, require_owner
 from core.governance.artefacts import artefact_of, to_json
 from core.governance.location import location_request
+from core.governance.origin import Origin
 from core.privacy import Noise, UnitKind
 from core.registry import Tool
 from core.spatial.evaluate import EVALUATION_LABEL, compare, stream
@@ -332,9 +333,8 @@ def run_location(args, method: str) -> dict | str:
         raise InputError(f"--out must end in .geojson or .csv, got '{out}'.")
     p = prepared.params
     columns = {"latitude": p.lat, "longitude": p.lon, "person": prepared.spatial_unit.column}
-    door = {"via": "cli", "seed": args.seed}
-    if target.dataset is None:  # the owner's own file (a registered dataset's path is not kept)
-        door["input"] = path
+    # the owner's own file is named (a registered dataset's path is not kept)
+    door = Origin.cli({"input": path} if target.dataset is None else {}, seed=args.seed)
     request = location_request(
         prepared,
         role=target.role,

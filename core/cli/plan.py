@@ -36,6 +36,7 @@ from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
 from core.governance import Role
+from core.governance.origin import Origin
 from core.governance.planning import governed_pilot, recorded_pilot
 from core.planning.location import plan_location, recommended_methods
 from core.planning.pilot import DEFAULT_PILOT_EPSILON
@@ -223,9 +224,9 @@ def _draw_pilot(args, target):
             data = prepare(df, args.lat, args.lon, bbox, args.grid, args.grid_cols, **options)
         return data.F, data.grid.bbox
 
-    params = {**params_of(args), "grid": args.grid, "grid_cols": args.grid_cols or args.grid}
+    door = Origin.cli({**params_of(args), "grid": args.grid, "grid_cols": args.grid_cols or args.grid})
     governed = governed_pilot(
-        target.registry, target.role, target.dataset, target.noise, params, eps, unit, load,
+        target.registry, target.role, target.dataset, target.noise, door, eps, unit, load,
         extra_checks=(lambda: require_columns(args.input, columns),),
     )  # fmt: skip
     return governed.result, governed.record

@@ -16,6 +16,7 @@ from core.cli.common import (
 from core.data.loading import load_table
 from core.data.schema import require_columns
 from core.errors import InputError
+from core.governance.origin import Origin
 from core.governance.planning import governed_bounds
 from core.planning.bounds import DEFAULT_CLIP_SHARE, DEFAULT_EPSILON, STATISTICS, unit_values
 from core.planning.budget import parse_item, plan_status, plan_vs_spend, save_split, split_budget
@@ -154,7 +155,7 @@ def run_bounds(args) -> dict | str:
         return unit_values(frame, args.column, uid, args.statistic)
 
     governed = governed_bounds(
-        target.registry, target.role, target.dataset, target.noise, params_of(args),
+        target.registry, target.role, target.dataset, target.noise, Origin.cli(params_of(args)),
         args.epsilon, Claim.of(unit), load, column=args.column, statistic=args.statistic,
         scale=args.scale, clip_share=args.clip_share,
         extra_checks=(lambda: require_columns(args.input, columns),),

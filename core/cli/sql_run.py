@@ -28,6 +28,7 @@ from core.errors import BudgetExceededError, InputError
 from core.files import write_text
 from core.governance import Role, RoleError, govern
 from core.governance.caps import QueryCaps
+from core.governance.origin import Origin
 from core.governance.sql import sql_request
 from core.privacy import Cost
 from core.registry import Dataset, Tool
@@ -170,7 +171,7 @@ def execute(args) -> dict | str:
             role=target.role,
             dataset=target.dataset,
             noise=noise,
-            params=params_of(args),
+            door=Origin.cli(params_of(args)),
             extra_checks=() if target.dataset else (_invocation_checks(args, prepared.cost),),
         )
         try:

@@ -17,10 +17,11 @@ charge keeps its charge; the ones charged before it stay released.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from core.errors import InputError
 from core.governance.flow import Check, Request, check_fits, govern
+from core.governance.origin import Origin, Via
 from core.governance.roles import Role
 from core.privacy import Noise
 from core.registry import Claim, Dataset, Registry, Tool
@@ -36,7 +37,7 @@ def location_request(
     role: Role,
     dataset: Dataset | None,
     noise: Noise,
-    door: Mapping[str, str | int | None] | None = None,
+    door: Origin | None = None,
     extra_checks: tuple[Check, ...] = (),
 ) -> Request:
     """The governed request of one location histogram.
@@ -57,7 +58,7 @@ def location_request(
         tool=Tool.LOCATION.value,
         role=role,
         dataset=dataset,
-        params={**prepared.params.to_json(), **dict(door or {})},
+        params=(door or Origin(Via.CLI)).around(prepared.params.to_json()),
         cost=prepared.cost,
         claim=Claim.of(prepared.unit),
         noise=noise,
@@ -72,7 +73,7 @@ def release_methods(
     prepared: Sequence[LocationPrepared],
     data: Binned,
     noise_for: Callable[[str], Noise],
-    door: Mapping[str, str | int | None] | None = None,
+    door: Origin | None = None,
 ) -> list[ChargedRelease]:
     """One location histogram per prepared method, each governed (see the module docstring).
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.governance.flow import Governed, Request, govern
+from core.governance.origin import Origin
 from core.governance.roles import Role
 from core.planning.bounds import TOOL as BOUNDS_TOOL
 from core.planning.bounds import BoundsProposal, measure_bounds
@@ -30,7 +31,7 @@ def governed_pilot(
     role: Role,
     dataset: Dataset | None,
     noise: Noise,
-    params: dict,
+    door: Origin,
     epsilon: float,
     unit: Unit,
     load: Callable[[Noise], tuple[np.ndarray, tuple | None]],
@@ -43,7 +44,7 @@ def governed_pilot(
         tool=PILOT_TOOL,
         role=role,
         dataset=dataset,
-        params={**params, "pilot_epsilon": epsilon},
+        params=door.around({"pilot_epsilon": epsilon}),
         cost=Cost(float(epsilon)),
         claim=Claim.of(privacy_unit_of(unit, dataset)),  # the unit's words (core.privacy)
         noise=noise,
@@ -66,7 +67,7 @@ def governed_bounds(
     role: Role,
     dataset: Dataset | None,
     noise: Noise,
-    params: dict,
+    door: Origin,
     epsilon: float,
     claim: Claim,
     load: Callable[[], np.ndarray],
@@ -83,7 +84,9 @@ def governed_bounds(
         tool=BOUNDS_TOOL,
         role=role,
         dataset=dataset,
-        params={**params, "epsilon": epsilon, "column": column, "statistic": statistic},
+        params=door.around(
+            {"epsilon": epsilon, "column": column, "statistic": statistic, "clip_share": clip_share}
+        ),
         cost=Cost(float(epsilon)),
         claim=claim,
         noise=noise,

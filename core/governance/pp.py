@@ -9,11 +9,12 @@ checks ran in `prepare`). Nothing else assembles a PP request.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from core.balancing.service import PPParams, PPPrepared, PPSource, prepare
 from core.errors import InputError
 from core.governance.flow import Request
+from core.governance.origin import Origin, Via
 from core.governance.roles import Role
 from core.privacy import Noise
 from core.registry import Dataset, Registry, Tool
@@ -25,7 +26,7 @@ def pp_request(
     role: Role,
     dataset: Dataset | None,
     noise: Noise,
-    params: Mapping[str, object] = (),
+    door: Origin | None = None,
     extra_checks: tuple[Callable[[], None], ...] = (),
 ) -> Request:
     """The governed request of one PP publication.
@@ -33,11 +34,11 @@ def pp_request(
     Privacy claim: (ρ1, ρ2)-privacy per record (`prepared.rho`) + (ε, δ) = `prepared.cost`,
     the composition of `prepared.mechanisms` (discrete Laplace on the value counts; without
     declared categories the noisy threshold's δ), for the partition plan, protecting
-    `prepared.unit`. `params`: how the request came (e.g. "via", the page's "session"),
-    recorded beside `prepared.params`, which it may not override."""
+    `prepared.unit`. `door`: how the request came (`core.governance.origin.Origin`), recorded
+    beside `prepared.params`, which it may not override."""
     if dataset is not prepared.source.dataset and dataset != prepared.source.dataset:
         raise ValueError("the request's dataset is not the one the publication was prepared on")
-    recorded = {**dict(params), **prepared.params.to_json()}
+    recorded = (door or Origin(Via.CLI)).around(prepared.params.to_json())
     recorded["columns"] = list(prepared.columns)  # published: the SA and the others, in order
     recorded["categories_from"] = prepared.categories_from
     return Request(
@@ -57,7 +58,7 @@ def prepared_or_refused(
     registry: Registry | None,
     params: PPParams,
     source: PPSource,
-    context: Mapping[str, object] = (),
+    door: Origin | None = None,
 ) -> PPPrepared:
     """`prepare(params, source)`; on a registered dataset a refusal (nothing read, nothing
     charged) is recorded like any other refusal of the governed flow, on both doors."""
@@ -65,6 +66,6 @@ def prepared_or_refused(
         return prepare(params, source)
     except InputError as err:
         if registry is not None and source.dataset is not None:
-            recorded = {**dict(context), **params.to_json()}
+            recorded = (door or Origin(Via.CLI)).around(params.to_json())
             registry.refuse(Tool.PP.value, source.dataset.name, str(err), recorded)
         raise

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from core.dpsql.catalog import Catalog, UnitSource
 from core.dpsql.service import Prepared
 from core.governance.flow import Request
+from core.governance.origin import Origin
 from core.governance.roles import Role
 from core.privacy import Noise, PrivacyUnit
 from core.registry import Claim, Dataset, Tool
@@ -36,16 +37,17 @@ def sql_request(
     role: Role,
     dataset: Dataset | None,
     noise: Noise,
-    params: dict,
+    door: Origin,
     extra_checks: tuple[Callable[[], None], ...] = (),
 ) -> Request:
     """The governed request of one DP SQL release. Privacy claim: (ε, δ) = `prepared.cost`,
-    the composition of `prepared.mechanisms`, at the level of `sql_unit(prepared.catalog)`."""
+    the composition of `prepared.mechanisms`, at the level of `sql_unit(prepared.catalog)`.
+    Recorded: the query as prepared, beside the `door` it came through."""
     return Request(
         tool=Tool.SQL.value,
         role=role,
         dataset=dataset,
-        params=params,
+        params=door.around({"query": prepared.query.text}),
         cost=prepared.cost,
         claim=Claim.of(sql_unit(prepared.catalog)),
         noise=noise,

@@ -10,6 +10,7 @@ import pytest
 from core.errors import BudgetExceededError
 from core.governance import Role
 from core.governance.location import release_methods
+from core.governance.origin import Origin
 from core.privacy import Noise, PrivacyUnit, same_mechanism
 from core.registry import Policy, Registry, RunKind, Status
 from core.spatial.evaluate import stream
@@ -55,7 +56,9 @@ def build(registry, F, grid, methods, eps, noise_for=lambda m: Noise.secure(), d
         prepare(LocationParams(m, eps, grid.bbox, rows=grid.ny, cols=grid.nx), d) for m in methods
     ]
     data = Binned(F, grid, int(F.sum()), 0, False, "lat", "lon")
-    return release_methods(registry, Role.OWNER, d, prepared, data, noise_for, {"via": "test"})
+    return release_methods(
+        registry, Role.OWNER, d, prepared, data, noise_for, Origin.app("test-session")
+    )
 
 
 def test_each_method_charged_once_and_recorded_with_what_drew(F, grid, registry):

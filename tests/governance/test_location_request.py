@@ -24,6 +24,7 @@ from core.cli.location_run import ROW_IS_PERSON_GUARANTEE, location_params
 from core.errors import InputError
 from core.governance import ComputeFailed, Role, govern
 from core.governance.location import location_request, release_methods
+from core.governance.origin import Origin
 from core.privacy import DRAWING, Cost, Noise, PrivacyUnit, UnitKind, same_mechanism
 from core.registry import Registry, RunKind, Status
 from core.spatial.grid import Grid
@@ -204,7 +205,7 @@ def test_the_charge_is_the_composition_of_what_the_accountant_recorded(
     person = "user" if k else None
     prepared = prepare(LocationParams(name, EPS, BBOX, rows=GRID, person=person, max_points=k))
     request = location_request(
-        prepared, role=Role.OWNER, dataset=None, noise=Noise.seeded(17), door={"via": "test"}
+        prepared, role=Role.OWNER, dataset=None, noise=Noise.seeded(17), door=Origin.cli()
     )
     draws = Draws(monkeypatch)
     seen = {}

@@ -15,6 +15,7 @@ from core.balancing.service import PPParams, PPSource, prepare, run
 from core.errors import InputError
 from core.governance import Role, govern
 from core.governance.flow import ComputeFailed
+from core.governance.origin import Origin
 from core.governance.pp import pp_request
 from core.privacy import Noise
 from core.registry import Policy, Registry, Tool
@@ -51,11 +52,11 @@ def test_the_request_takes_cost_claim_and_rho_from_the_prepared_publication(reg)
     ds = registry.dataset("stops")
     prepared = prepare(_params(missing="drop", columns=("precinct",)), PPSource.of_file(path, ds))
     request = pp_request(prepared, role=Role.ANALYST, dataset=ds, noise=Noise.secure(),
-                         params={"via": "test"})  # fmt: skip
+                         door=Origin.app("s-1"))  # fmt: skip
     assert request.tool == Tool.PP.value and request.cost == prepared.cost
     assert request.claim == prepared.claim and request.rho == prepared.rho
     assert request.claim.unit_column == "person" and request.claim.rho1 == "3/10"
-    assert request.params["via"] == "test" and request.params["columns"] == ["race", "precinct"]
+    assert request.params["via"] == "app" and request.params["session"] == "s-1" and request.params["columns"] == ["race", "precinct"]
     # the page's door gives the same request
     page = prepare(
         page_params(PPSettings("k", "race", "0.3", "0.6", "drop", "stable", "none"),

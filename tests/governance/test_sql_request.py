@@ -16,6 +16,7 @@ from core.dpsql.execute.engine import Engine
 from core.dpsql.service import prepare
 from core.dpsql.tables import catalog_of_dataset, catalog_of_frames
 from core.governance import Role
+from core.governance.origin import Origin
 from core.governance.sql import sql_request
 from core.privacy import Noise
 from core.registry import Policy, Registry
@@ -64,12 +65,13 @@ def test_page_and_cli_prepare_the_same_release(dataset, query):
     unit = ", privacy_unit_column = uid" if dataset.uid else ", privacy_unit_column = row_id"
     sql = query.format(unit=unit)
     prepared, requests, released = [], [], []
-    for catalog in _doors(dataset):
+    origins = (Origin.cli({"query": sql, "dataset": dataset.name}), Origin.app("s-1", "d"))
+    for catalog, origin in zip(_doors(dataset), origins, strict=True):
         noise = Noise.seeded(9)
         p = prepare(sql, catalog, noise)
         prepared.append(p)
         requests.append(sql_request(p, role=Role.ANALYST, dataset=dataset, noise=noise,
-                                    params={"query": sql}))  # fmt: skip
+                                    door=origin))  # fmt: skip
         engine = Engine(catalog)
         try:
             released.append(release_of(p, engine, noise).table)
@@ -80,6 +82,9 @@ def test_page_and_cli_prepare_the_same_release(dataset, query):
     assert cli.cost == page.cost and cli.executed_sql == page.executed_sql
     assert requests[0].claim == requests[1].claim and requests[0].cost == requests[1].cost
     assert requests[0].error_code == requests[1].error_code == "DPX-E009"
+    # both doors record the query as prepared, beside where it came from
+    assert requests[0].params["query"] == requests[1].params["query"] == sql
+    assert (requests[0].params["via"], requests[1].params["via"]) == ("cli", "app")
     words = "one person (column uid)" if dataset.uid else "one row (each row is one person)"
     assert requests[0].claim.unit == words == dataset.unit_words
     pd.testing.assert_frame_equal(released[0], released[1])

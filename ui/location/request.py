@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from core.governance.origin import Origin
 from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.service import BBox, HTFOptions, LocationParams
@@ -103,10 +104,10 @@ class LocationBuildRequest:
             self.epsilon, self.htf, self.methods, self.columns, self.bbox, self.bbox_from_data
         )
 
-    def door(self, session: str) -> dict[str, object]:
+    def door(self, session: str) -> Origin:
         """What the page adds to each registry row beside the method's `LocationParams`: the
         door, this browser session (so a reload finds what it paid for), the seed, the data."""
-        return {"via": "app", "session": session, "seed": self.seed, "data": self.data}
+        return Origin.app(session, data=self.data, seed=self.seed)
 
     def record(self) -> dict[str, object]:
         """The JSON-able parameters of this build (the run report's `parameters`)."""

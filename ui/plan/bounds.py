@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from core.data.declared import ColumnType
+from core.governance.origin import Origin
 from core.governance.planning import governed_bounds
 from core.planning.bounds import (
     DEFAULT_CLIP_SHARE,
@@ -119,13 +120,11 @@ def _draw(choice: DataChoice, data: SqlData, noise: Noise, signature: tuple) -> 
     registry = choice.registry if choice.dataset is not None else open_registry()
     unit = None if data.row_is_unit else data.uid
     claim = Claim.of(PrivacyUnit.declared(unit, data.row_is_unit))
-    params = {
-        "data": choice.key, "table": table, "via": "app", "session": state.session_id(),
-        "role": role().value, "clip_share": clip,
-    }  # fmt: skip
+    door = Origin.app(state.session_id(), data=choice.key, seed=noise.seed, table=table,
+                    role=role().value)  # fmt: skip
     with governed("Propose bounds", key=KEY):
         got = governed_bounds(
-            registry, role(), choice.dataset, noise, params, epsilon, claim,
+            registry, role(), choice.dataset, noise, door, epsilon, claim,
             lambda: _unit_values(data, table, column, unit, statistic),
             column=column, statistic=statistic, scale=1.0, clip_share=clip,
         )  # fmt: skip

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core.governance import Role
+from core.governance.origin import Origin
 from core.governance.planning import governed_pilot, recorded_pilot
 from core.planning.location import EPSILONS, LocationPlan, plan_location
 from core.planning.pilot import DEFAULT_PILOT_EPSILON, Pilot
@@ -299,18 +300,17 @@ def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float)
     state.drop(PILOT_KEY, ANSWER_KEY)
     registry = choice.registry if choice.dataset is not None else open_registry()
     grid = prep.grid
-    params = {
-        "grid": [grid.ny, grid.nx], "grid_cols": grid.nx, "bbox": list(grid.bbox),
-        "lat": columns.lat, "lon": columns.lon, "data": choice.key, "mode": noise.mode,
-        "seed": noise.seed, "via": "app", "session": state.session_id(),
-        "person": [columns.person, columns.per_person] if columns.person else None,
-    }  # fmt: skip
     role = Role.ANALYST if is_analyst() else Role.OWNER
-    params["role"] = role.value
+    door = Origin.app(
+        state.session_id(), data=choice.key, seed=noise.seed, grid=[grid.ny, grid.nx],
+        grid_cols=grid.nx, bbox=list(grid.bbox), lat=columns.lat, lon=columns.lon,
+        mode=noise.mode, role=role.value,
+        person=[columns.person, columns.per_person] if columns.person else None,
+    )  # fmt: skip
     with governed("Draw the pilot", key="lh_plan"):
         with queued("Drawing the pilot…"):
             got = governed_pilot(
-                registry, role, choice.dataset, noise, params, eps, prep.unit,
+                registry, role, choice.dataset, noise, door, eps, prep.unit,
                 lambda _noise: (prep.F, grid.bbox),
             )  # fmt: skip
         kept_pilot = KeptPilot(

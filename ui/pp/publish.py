@@ -31,6 +31,7 @@ from core.balancing.record import pp_artefact
 from core.balancing.release import DEFAULT_PLAN_EPSILON
 from core.balancing.service import PPPrepared, PPSource, prepare, run
 from core.governance import govern
+from core.governance.origin import Origin
 from core.governance.pp import pp_request, prepared_or_refused
 from core.privacy import Noise
 from ui import state
@@ -168,16 +169,12 @@ def publish_step(
     other than the SA are published unchanged and are not protected."""
     state.drop(PUBLICATION)  # a refused publish leaves no earlier table on screen
     registry = choice.registry if choice.dataset is not None else open_registry()
-    context = {
-        "data": s.data, "noise": noise.mode, "via": "app", "session": state.session_id(),
-        "role": role().value,
-    }  # fmt: skip
+    door = Origin.app(state.session_id(), data=s.data, seed=noise.seed, noise=noise.mode,
+                    role=role().value)  # fmt: skip
     with governed("Publish", key="pp"):
         source = PPSource.of_frame(df, choice.dataset)
-        prepared = prepared_or_refused(registry, page_params(s, options), source, context)
-        request = pp_request(
-            prepared, role=role(), dataset=choice.dataset, noise=noise, params=context
-        )
+        prepared = prepared_or_refused(registry, page_params(s, options), source, door)
+        request = pp_request(prepared, role=role(), dataset=choice.dataset, noise=noise, door=door)
         with queued("Publishing…"):
             done = govern(
                 registry,

@@ -21,6 +21,7 @@ from core.dpsql.record import sql_artefact
 from core.dpsql.service import check_before_charge, run
 from core.errors import InputError
 from core.governance import ComputeFailed, govern
+from core.governance.origin import Origin
 from core.governance.sql import sql_request
 from core.privacy import Noise
 from core.viz.dpsql import group_labels, key_columns, result_figure, result_table
@@ -137,12 +138,9 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
     state.drop(RESULT)  # a refused run leaves no earlier rows on screen
     keep_outcome("dpsql", None)
     registry = choice.registry if choice.dataset is not None else open_registry()
-    params = {
-        "query": sql, "data": choice.key, "catalog": data.key, "via": "app",
-        "session": state.session_id(), "role": role().value,
-    }  # fmt: skip
-    request = sql_request(prepared, role=role(), dataset=choice.dataset, noise=noise,
-                          params=params)  # fmt: skip
+    door = Origin.app(state.session_id(), data=choice.key, seed=noise.seed, catalog=data.key,
+                    role=role().value)  # fmt: skip
+    request = sql_request(prepared, role=role(), dataset=choice.dataset, noise=noise, door=door)
     unit_column = request.claim.unit_column
     queued = st.empty()  # every session's queries share the process-wide pool
 
