@@ -36,6 +36,8 @@ import stat
 from dataclasses import dataclass
 from fractions import Fraction
 
+from core.limits import EPSILON_MIN
+
 EPSILON_MAX = 1e9
 DELTA_MAX_EXCLUSIVE = 1.0
 SEED_MAX = 2**63 - 1
@@ -449,6 +451,8 @@ class ReleaseId(Validator):
 
 # The validators the subcommands use (one instance per meaning).
 EPSILON = Real(0.0, EPSILON_MAX, low_open=True, example="--epsilon 1")
+# the ε of a release: at least the one floor every tool shares (core.privacy.cost.EPSILON_MIN)
+RELEASE_EPSILON = Real(EPSILON_MIN, EPSILON_MAX, example="--epsilon 1")
 EPSILON_OR_ZERO = Real(0.0, EPSILON_MAX, example="--budget-epsilon 1")
 DELTA = Real(0.0, DELTA_MAX_EXCLUSIVE, high_open=True, example="--delta 1e-5")
 RHO = Rational()

@@ -67,6 +67,7 @@ from core.privacy import (
     PPRandomization,
     RhoClaim,
 )
+from core.privacy.cost import EPSILON_MIN
 
 DEFAULT_PLAN_EPSILON = 1.0
 DEFAULT_SELECTION_DELTA = 1e-6
@@ -99,6 +100,11 @@ class ReleaseSettings:
             raise InputError(
                 f"the plan's epsilon must be > 0, got {eps}: the partition plan is made from "
                 "noisy counts (e.g. --plan-epsilon 1)."
+            )
+        if eps < EPSILON_MIN:  # its noise would be beyond what can be drawn (it hung)
+            raise InputError(
+                f"the plan's epsilon {eps:g} is below the smallest ε any release takes "
+                f"({EPSILON_MIN:g}). Fix: give --plan-epsilon {EPSILON_MIN:g} or more."
             )
         if self.tie_policy not in TIE_POLICIES:
             raise InputError(f"unknown tie policy {self.tie_policy!r}; use stable or value_order.")

@@ -122,7 +122,7 @@ def register(sub, common) -> None:
     )
     p.add_argument(
         "--plan-epsilon",
-        type=cliargs.EPSILON,
+        type=cliargs.RELEASE_EPSILON,
         default=DEFAULT_PLAN_EPSILON,
         help="epsilon charged for the partition plan, made from discrete-Laplace-noised value "
         f"counts (default {DEFAULT_PLAN_EPSILON:g}; unit: one record's SA value)",

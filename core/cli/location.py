@@ -95,7 +95,7 @@ def _add_data_args(p) -> None:
     )
     p.add_argument("--grid", type=cliargs.GRID, default=DEFAULT_GRID, help=GRID_HELP)
     p.add_argument("--grid-cols", type=cliargs.GRID, default=None, help="grid columns M")
-    p.add_argument("--epsilon", type=cliargs.EPSILON, required=True, help="total privacy budget")
+    p.add_argument("--epsilon", type=cliargs.RELEASE_EPSILON, required=True, help="total privacy budget")
     p.add_argument(
         "--engine",
         choices=("numpy", "spark"),

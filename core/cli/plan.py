@@ -120,7 +120,7 @@ def _register_release(plans, common) -> None:
     )  # fmt: skip
     basis = p.add_mutually_exclusive_group()
     basis.add_argument(
-        "--pilot-epsilon", type=cliargs.EPSILON, default=None,
+        "--pilot-epsilon", type=cliargs.RELEASE_EPSILON, default=None,
         help=f"epsilon of the charged pilot (default {DEFAULT_PILOT_EPSILON:g})",
     )  # fmt: skip
     basis.add_argument(
@@ -352,7 +352,7 @@ def _register_balance(plans, common) -> None:
     p.add_argument("--rho1", type=cliargs.RHO, default=None, help="prior bound rho1")
     p.add_argument("--rho2", type=cliargs.RHO, default=None, help="posterior bound rho2")
     p.add_argument("--target-error", type=TARGET_ERROR, default=None, help="share units")
-    p.add_argument("--plan-epsilon", type=cliargs.EPSILON, default=1.0, help="the plan's epsilon")
+    p.add_argument("--plan-epsilon", type=cliargs.RELEASE_EPSILON, default=1.0, help="the plan's epsilon")
     p.add_argument("--confidence", type=CONFIDENCE, default=0.95, help="of the error")
     add_dataset_argument(p)
     p.set_defaults(handler=run_balance)

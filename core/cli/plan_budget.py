@@ -117,7 +117,7 @@ def register_bounds(plans, common) -> None:
     unit.add_argument("--row-is-unit", action="store_true", help="each row is one unit")
     p.add_argument("--statistic", choices=STATISTICS, default="sum", help="per unit (default sum)")
     p.add_argument(
-        "--epsilon", type=cliargs.EPSILON, default=DEFAULT_EPSILON,
+        "--epsilon", type=cliargs.RELEASE_EPSILON, default=DEFAULT_EPSILON,
         help=f"charged for the histogram (default {DEFAULT_EPSILON:g})",
     )  # fmt: skip
     p.add_argument("--scale", type=SCALE, default=1.0, help="width of the smallest bin")

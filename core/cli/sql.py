@@ -72,7 +72,7 @@ def add_arguments(p) -> None:
     src.add_argument(
         "--query-file", type=cliargs.QUERY_FILE, help="a file holding the DP SQL query"
     )
-    p.add_argument("--epsilon", type=cliargs.EPSILON, help="default epsilon if the query has none")
+    p.add_argument("--epsilon", type=cliargs.RELEASE_EPSILON, help="default epsilon if the query has none")
     p.add_argument("--delta", type=cliargs.DELTA, help="default delta if the query has none")
     p.add_argument(
         "--max-groups",

@@ -11,10 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-# The smallest ε a release may ask for, for every tool: below it a mechanism's noise scale (the
-# sensitivity over a share of ε) leaves the range the samplers and the accuracy arithmetic can
-# represent (a variance of 1e300² overflows), so a smaller ε could fail after its charge.
-EPSILON_MIN = 1e-6
+from core.limits import EPSILON_MIN  # noqa: F401 - the floor every release takes, re-exported
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,42 @@ def test_a_binary_file_is_called_binary_by_every_reader(tmp_path, reg, capsys, c
     err = refused(capsys, [a.format(f=path, o=out) for a in IN_PLACE[command]])
     assert "binary" in err
     assert not list(tmp_path.glob("out*")) and nothing_charged(reg)
+
+
+BELOW_FLOOR = {  # every option that sets a release's ε, given below the shared floor
+    "htf --epsilon": ["htf", "{f}", "--epsilon", "{e}", BBOX, "--out", "{o}.csv", "--seed", "1"],
+    "release --epsilon": ["release", "{f}", "--method", "ug", "--epsilon", "{e}", BBOX, "--out",
+                          "{o}.geojson"],
+    "balance --plan-epsilon": ["balance", "{f}", *PP, "--plan-epsilon", "{e}", "--out", "{o}.csv"],
+    "sql --epsilon": ["sql", "--table", "t={f}", "--uid", "uid", "--epsilon", "{e}", "--query",
+                      "SELECT WITH ANONYMIZATION SA, ANON_COUNT(*, 1) AS n FROM t GROUP BY SA"],
+    "plan release --pilot-epsilon": ["plan", "release", "{f}", "--target-mre", "0.5", BBOX,
+                                     "--pilot-epsilon", "{e}"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("option", sorted(BELOW_FLOOR))
+@pytest.mark.parametrize("epsilon", ["1e-300", "1e-7"])
+def test_an_epsilon_below_the_shared_floor_is_refused_while_parsing(
+    tmp_path, reg, capsys, option, epsilon
+):
+    """`balance --perturb --plan-epsilon 1e-300` ran for minutes (issue 29); every option that
+    sets a release's ε now takes the one floor (core.privacy.cost.EPSILON_MIN) before anything
+    is read or charged."""
+    from core.privacy.cost import EPSILON_MIN
+
+    path = tmp_path / "points.csv"
+    path.write_text(POINTS_TEXT)
+    out = tmp_path / "out"
+    err = refused(capsys, [a.format(f=path, o=out, e=epsilon) for a in BELOW_FLOOR[option]])
+    assert f"{EPSILON_MIN:g}" in err
+    assert not list(tmp_path.glob("out*")) and nothing_charged(reg)
+
+
+def test_the_page_path_takes_the_same_floor():
+    from core.balancing.release import ReleaseSettings
+    from core.privacy.cost import EPSILON_MIN
+
+    with pytest.raises(InputError, match="below the smallest"):
+        ReleaseSettings(1 / 3, 2 / 3, plan_epsilon=EPSILON_MIN / 10)
+    assert ReleaseSettings(1 / 3, 2 / 3, plan_epsilon=EPSILON_MIN).plan_epsilon == EPSILON_MIN
