@@ -22,6 +22,7 @@ from ui.sql.engine import prepare
 from ui.sql.explain import explain_tab
 from ui.sql.ledger import ledger_tab, teaching_tab
 from ui.sql.query import query_step
+from ui.sql.request import SqlPageRequest
 from ui.sql.run import SQL_TOOL, run_tab
 from ui.sql.tables import choose_tables, previews
 from ui.state import kept
@@ -63,7 +64,9 @@ tabs = st.tabs(labels, key=kept("dpsql_tab", labels, labels[0]), on_change="reru
 with tabs[0]:
     explain_tab(prepared, choice, data.uid)
 with tabs[1]:
-    run_tab(choice, data, prepared, sql, noise)
+    # the page's state, typed (ui.sql.request): what a run is given, what a kept result holds,
+    # and whose fingerprint tells it stale
+    run_tab(choice, data, prepared, SqlPageRequest.of(sql, data, noise), noise)
 with tabs[2]:
     ledger_tab(choice)
 if len(tabs) > 3:

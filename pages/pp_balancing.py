@@ -35,6 +35,7 @@ from ui.pp.publish import (
     publish_step,
     release_options,
 )
+from ui.pp.request import ExactPlanRequest, PPPageRequest
 from ui.pp.teaching import overview, phase1_stepper, subtable_table, t2_distribution
 from ui.shell import is_analyst, page_setup
 
@@ -82,21 +83,23 @@ def publish_section(choice, df, plan: PartitionPlan, s: PPSettings) -> None:
     noise = current_noise()
     show_mode(noise)
     with user_errors():
-        options = release_options(choice, df, s, plan)
-        cost = prepared_of(choice, df, s, options).cost
+        # the page's state, typed (ui.pp.request): what Publish is given, what a kept
+        # publication holds, and whose fingerprint tells it stale
+        request = PPPageRequest.of(s, release_options(choice, df, s, plan), noise)
+        cost = prepared_of(choice, df, request).cost
     charge = ChargePlan.of(
         choice.registry, choice.dataset, cost.epsilon, cost.delta, seeded=not noise.is_secure
     )
     if release_button("Publish (perturb)", charge, key="pp_publish"):
-        publish_step(choice, df, s, options, noise)
+        publish_step(choice, df, request)
     show_kept_outcome("pp")
     p = kept_publication()
     if p is None:
         return
-    if p.settings.plan_inputs() != s.plan_inputs():  # another plan: that publication is gone
+    if not p.request.same_plan(request):  # another plan: that publication is gone
         drop_publication()
         return
-    show_kept(p, (s, options, noise.describe()))
+    show_kept(p, request)
     owner_evaluation(p, df, plan)
     st.dataframe(p.publication.table.head(200), hide_index=True)
     downloads(p, plan)
@@ -127,8 +130,7 @@ st.info(EXACT_PLAN_NOTE)
 overview(plan, settings.rho1)
 if plan.status == STATUS_NOTHING:
     nothing_to_do(df, plan, settings)
-signature = (tuple(counts.items()), settings.rho1, settings.rho2, settings.tie, settings.merge)
-phase1_stepper(plan, signature)
+phase1_stepper(plan, ExactPlanRequest.of(settings, counts))
 t2_distribution(plan)
 subtable_table(plan)
 fallback_choice(plan)

@@ -192,6 +192,19 @@ def get(key: str, default=None):
     return st.session_state.get(key, default)
 
 
+def current(key: str, kind: type, request: type):
+    """The work kept under `key` when it is a `kind` holding a typed `request` of type `request`
+    (what a page's kept result is made with, issue 28); None when nothing is kept. A value kept
+    (on disk) by an older page version, of another class shape, is dropped, not shown."""
+    value = st.session_state.get(key)
+    if value is None:
+        return None
+    if isinstance(value, kind) and isinstance(getattr(value, "request", None), request):
+        return value
+    drop(key)
+    return None
+
+
 def drop(*keys: str) -> None:
     """Forget pieces of work (in memory and on disk)."""
     directory = _dir()

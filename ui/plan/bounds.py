@@ -39,6 +39,7 @@ from ui.outcomes import (
     show_kept_outcome,
 )
 from ui.shell import role
+from ui.sql.request import BoundsRequest
 from ui.sql.tables import SqlData
 from ui.state import kept, persist
 
@@ -51,7 +52,7 @@ class KeptBounds:
     """A bounds release shown to this session: what it was drawn on, its proposal (as JSON, the
     registry's artefact) and what the registry recorded."""
 
-    signature: tuple  # (data key, table, column, statistic, ε, clip share)
+    request: BoundsRequest
     proposal: dict
     recorded: str
 
@@ -101,35 +102,34 @@ def bounds_step(choice: DataChoice, data: SqlData, noise: Noise) -> None:
             "discrete Laplace noise (one unit changes one bin by one). The proposed bounds are "
             "the narrowest that leave at most the chosen share of units outside."
         )
-        table, column = target.split(".", 1)
-        signature = (data.key, table, column, statistic, float(epsilon), float(clip))
+        request = BoundsRequest.of(data, target, statistic, epsilon, clip)
         plan = ChargePlan.of(
             choice.registry, choice.dataset, float(epsilon), seeded=not noise.is_secure,
             note="The bounds are a release of their own (tool 'bounds').",
         )  # fmt: skip
         if release_button("Propose bounds", plan, key=f"{KEY}_run"):
-            _draw(choice, data, noise, signature)
+            _draw(choice, data, noise, request)
         show_kept_outcome(KEY)
-        _show(state.get(RESULT), signature)
+        _show(state.current(RESULT, KeptBounds, BoundsRequest), request)
 
 
-def _draw(choice: DataChoice, data: SqlData, noise: Noise, signature: tuple) -> None:
+def _draw(choice: DataChoice, data: SqlData, noise: Noise, request: BoundsRequest) -> None:
     """The governed bounds release: ε charged before the column is read."""
     state.drop(RESULT)
-    _, table, column, statistic, epsilon, clip = signature
+    r = request
     registry = choice.registry if choice.dataset is not None else open_registry()
     unit = None if data.row_is_unit else data.uid
     claim = Claim.of(PrivacyUnit.declared(unit, data.row_is_unit))
-    door = Origin.app(state.session_id(), data=choice.key, seed=noise.seed, table=table,
+    door = Origin.app(state.session_id(), data=choice.key, seed=noise.seed, table=r.table,
                     role=role().value)  # fmt: skip
     with governed("Propose bounds", key=KEY):
         got = governed_bounds(
-            registry, role(), choice.dataset, noise, door, epsilon, claim,
-            lambda: _unit_values(data, table, column, unit, statistic),
-            column=column, statistic=statistic, scale=1.0, clip_share=clip,
+            registry, role(), choice.dataset, noise, door, r.epsilon, claim,
+            lambda: _unit_values(data, r.table, r.column, unit, r.statistic),
+            column=r.column, statistic=r.statistic, scale=1.0, clip_share=r.clip_share,
         )  # fmt: skip
         recorded = recorded_text(got.record, "Bounds", registry)
-        state.put(RESULT, KeptBounds(signature, got.result.to_json(), recorded), "the bounds")
+        state.put(RESULT, KeptBounds(r, got.result.to_json(), recorded), "the bounds")
         if got.record is not None:
             state.mark_shown([got.record.id])
         charged(choice.dataset)
@@ -144,10 +144,10 @@ def _unit_values(data: SqlData, table: str, column: str, unit: str | None, stati
     return unit_values(spec.frame, column, unit, statistic)
 
 
-def _show(got: KeptBounds | None, signature: tuple) -> None:
+def _show(got: KeptBounds | None, request: BoundsRequest) -> None:
     if got is None:
         return
-    if got.signature != signature:
+    if got.request.fingerprint() != request.fingerprint():
         st.info("The column or the settings changed: these bounds were drawn for other ones.")
     p = got.proposal
     st.success(p["describe"])

@@ -26,6 +26,7 @@ from ui.data import DataChoice
 from ui.glossary import in_app
 from ui.plan.common import plan_box
 from ui.pp.inputs import PPSettings
+from ui.pp.request import PPPlanRequest
 from ui.shell import is_analyst
 from ui.state import persist
 
@@ -35,7 +36,9 @@ PLAN_EPS_WIDGET = "pp_plan_epsilon"  # ui.pp.publish's ε for the partition plan
 
 @dataclass(frozen=True)
 class PPAnswer:
-    signature: tuple
+    """A plan kept for the session, with the typed request it was computed from."""
+
+    request: PPPlanRequest
     current: PPPlan  # the (ρ1, ρ2) on screen
     strictest: RhoAnswer  # the smallest ρ2 meeting the target at the ρ1 on screen
     frontier: tuple[RhoAnswer, ...]
@@ -83,21 +86,21 @@ def plan_step(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
         )  # fmt: skip
         eps = float(st.session_state.get(PLAN_EPS_WIDGET, DEFAULT_PLAN_EPSILON))
         rho1, rho2 = s.rho_values
-        signature = (shape, float(target), float(confidence), eps, str(rho1), str(rho2))
+        r = PPPlanRequest(shape, float(target), float(confidence), eps, rho1, rho2)
         if st.button("Plan", key="pp_plan_run"):
             with queued("Planning…"):
-                err = float(target) / 100
                 answer = PPAnswer(
-                    signature,
-                    plan_pp(shape, rho1, rho2, eps, float(confidence)),
-                    strictest_rho2(shape, rho1, err, eps, float(confidence)),
-                    rho_frontier(shape, err, plan_epsilon=eps, confidence=float(confidence)),
-                )
+                    r,
+                    plan_pp(r.shape, r.rho1, r.rho2, r.plan_epsilon, r.confidence),
+                    strictest_rho2(r.shape, r.rho1, r.error, r.plan_epsilon, r.confidence),
+                    rho_frontier(r.shape, r.error, plan_epsilon=r.plan_epsilon,
+                                 confidence=r.confidence),
+                )  # fmt: skip
             state.put(ANSWER_KEY, answer, "the PP plan")
-        answer: PPAnswer | None = state.get(ANSWER_KEY)
+        answer: PPAnswer | None = state.current(ANSWER_KEY, PPAnswer, PPPlanRequest)
         if answer is None:
             return
-        if answer.signature != signature:
+        if answer.request.fingerprint() != r.fingerprint():
             st.info("The plan's inputs changed: press **Plan** to plan again.")
             return
         show_answer(choice, answer, float(target))

@@ -21,6 +21,7 @@ from core.planning.sql_targets import parse_target
 from ui import state
 from ui.glossary import in_app
 from ui.plan.common import plan_box, show_basis
+from ui.sql.request import SqlPlanRequest
 from ui.state import persist
 
 ANSWER_KEY = "dpsql_plan_answer"
@@ -31,7 +32,9 @@ _EPSILON = re.compile(r"(\bepsilon\s*=\s*)([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
 
 @dataclass(frozen=True)
 class KeptPlan:
-    signature: tuple  # (query text, targets, confidence)
+    """A plan kept for the session, with the typed request it was computed from."""
+
+    request: SqlPlanRequest
     plan: SqlPlan
 
 
@@ -88,17 +91,17 @@ def plan_step(prepared: Prepared) -> None:
             persist_state="session", key=persist("dpsql_plan_conf", 0.95),
         )  # fmt: skip
         targets = parse_targets(text)
-        signature = (_without_epsilon(prepared.query.text), tuple(targets), float(confidence))
+        request = SqlPlanRequest.of(_without_epsilon(prepared.query.text), targets, confidence)
         if st.button("Plan", key="dpsql_plan_run", disabled=not targets):
             parsed = [parse_target(t) for t in targets]
             plan = plan_sql(prepared, parsed, float(confidence))
-            state.put(ANSWER_KEY, KeptPlan(signature, plan), "the DP SQL plan")
-        kept: KeptPlan | None = state.get(ANSWER_KEY)
+            state.put(ANSWER_KEY, KeptPlan(request, plan), "the DP SQL plan")
+        kept: KeptPlan | None = state.current(ANSWER_KEY, KeptPlan, SqlPlanRequest)
         if kept is None:
             if not targets:
                 st.info("Type at least one target, then press **Plan**.")
             return
-        if kept.signature != signature:
+        if kept.request.fingerprint() != request.fingerprint():
             st.info("The query or the targets changed: press **Plan** to plan again.")
             return
         show_plan(kept.plan)

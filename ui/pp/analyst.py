@@ -21,6 +21,7 @@ from ui.outcomes import ChargePlan, release_button, show_kept_outcome, user_erro
 from ui.pp.inputs import PPSettings
 from ui.pp.publication import analyst_publication, downloads, show_kept
 from ui.pp.publish import kept_publication, prepared_of, publish_step, release_options
+from ui.pp.request import PPPageRequest
 
 
 def analyst_view(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
@@ -38,17 +39,17 @@ def analyst_view(choice: DataChoice, df: pd.DataFrame, s: PPSettings) -> None:
     st.caption(" ".join(STATED_LIMITS))
     noise = Noise.secure()
     with user_errors():
-        options = release_options(choice, df, s, None)
-        cost = prepared_of(choice, df, s, options).cost
+        request = PPPageRequest.of(s, release_options(choice, df, s, None), noise)
+        cost = prepared_of(choice, df, request).cost
     plan = ChargePlan.of(choice.registry, choice.dataset, cost.epsilon, cost.delta)
     if release_button("Publish (perturb)", plan, key="pp_publish"):
-        publish_step(choice, df, s, options, noise)
+        publish_step(choice, df, request)
     show_kept_outcome("pp")
     p = kept_publication()
     if p is None:
         return
-    if (p.settings.data, p.settings.sa) != (s.data, s.sa):  # another dataset or SA: not this one
+    if not p.request.same_table(request):  # another dataset or SA: not this one
         return
-    show_kept(p, (s, options, noise.describe()))
+    show_kept(p, request)
     analyst_publication(p)
     downloads(p, plan=None)

@@ -6,7 +6,7 @@ No Streamlit here: `page_params` is the page's door to `core.balancing.service`,
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 
 from core.balancing.columns import parse_columns
@@ -27,13 +27,6 @@ class PPSettings:
     missing: str  # "error" (none missing) | "drop" | "category"
     tie: str
     merge: str
-
-    def params(self) -> dict:
-        return asdict(self)
-
-    def plan_inputs(self) -> tuple:
-        """What the exact (teaching) plan depends on."""
-        return (self.data, self.sa, self.missing, self.rho1, self.rho2, self.tie, self.merge)
 
     @property
     def rho_values(self) -> tuple[Fraction, Fraction]:

@@ -13,29 +13,25 @@ from core.balancing.names import SUBTABLE_COLUMN, published_name
 from core.balancing.plan import PartitionPlan
 from core.balancing.publish import Publication
 from core.balancing.report import INTERNAL_LABEL, INTERNAL_REPORT_NAME, internal_report
-from core.privacy import Noise
 from core.viz.balancing import distributions_figure
 from ui.downloads import download, seeded_name
 from ui.noise import current_noise
 from ui.pp.publish import Published
+from ui.pp.request import PPPageRequest
 
 
-def _noise(p: Published) -> Noise:
-    return Noise.seeded(p.seed) if p.seed is not None else Noise.secure()
-
-
-def show_kept(p: Published, current: tuple) -> None:
-    """The kept publication: whether it matches the settings on screen (and the noise mode),
-    what the registry recorded, its claim in sentences and the published (noisy) plan."""
-    changed = changed_settings(p, current)
-    if changed:
+def show_kept(p: Published, request: PPPageRequest) -> None:
+    """The kept publication: whether it was made with the request on screen (settings, options
+    and noise mode; what differs is named), what the registry recorded, its claim in sentences
+    and the published (noisy) plan."""
+    if p.request.fingerprint() != request.fingerprint():
         st.warning(
             "Earlier publication — made with other settings than the ones above ("
-            + "; ".join(changed)
+            + "; ".join(p.request.changes(request))
             + "). Press **Publish** to publish with the current ones."
         )
     if p.seed is not None:
-        st.warning(f"This publication used seeded noise: {_noise(p).label}.")
+        st.warning(f"This publication used seeded noise: {p.request.noise.label}.")
     st.info(p.recorded)
     pub = p.publication
     for line in pub.metadata["privacy"]["statement"]:
@@ -45,31 +41,6 @@ def show_kept(p: Published, current: tuple) -> None:
         + (" — the single-table fallback." if pub.release.fallback else ".")
     )
     st.dataframe(published_plan_frame(pub).head(1000), hide_index=True, key="pp_release_plan")
-
-
-def changed_settings(p: Published, current: tuple) -> list[str]:
-    """What differs between the kept publication's settings and the ones on screen, in words
-    ("ρ1: 1/3 → 1/4"); empty when they are the same."""
-    settings, options, noise = current
-    pairs = [
-        *((f, getattr(p.settings, f), getattr(settings, f)) for f in vars(settings)),
-        *((f, getattr(p.options, f), getattr(options, f)) for f in vars(options)),
-        ("noise", p.noise, noise),
-    ]
-    names = {"sa": "SA", "rho1": "ρ1", "rho2": "ρ2", "plan_epsilon": "plan ε"}
-    return [
-        f"{names.get(field, field.replace('_', ' '))}: {_short(then)} → {_short(now)}"
-        for field, then, now in pairs
-        if then != now
-    ]
-
-
-def _short(value) -> str:
-    if isinstance(value, dict):  # the noise mode
-        return f"{value.get('mode')}" + (f" (seed {value['seed']})" if "seed" in value else "")
-    if isinstance(value, tuple):
-        return ", ".join(map(str, value)) or "none"
-    return str(value)
 
 
 def published_plan_frame(pub: Publication) -> pd.DataFrame:
@@ -165,7 +136,7 @@ def analyst_publication(p: Published) -> None:
 def downloads(p: Published, plan: PartitionPlan | None) -> None:
     """The published CSV and its metadata; with `plan` (owner only) the INTERNAL run report."""
     pub = p.publication
-    noise = _noise(p)
+    noise = p.request.noise
     csv_name = published_name("pp_published.csv", noise)
     cols = st.columns(3 if plan is not None else 2)
     download(

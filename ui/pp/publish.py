@@ -33,7 +33,6 @@ from core.balancing.service import PPPrepared, PPSource, prepare, run
 from core.governance import govern
 from core.governance.origin import Origin
 from core.governance.pp import pp_request, prepared_or_refused
-from core.privacy import Noise
 from ui import state
 from ui.actions import queued
 from ui.data import DataChoice, Source
@@ -43,8 +42,8 @@ from ui.pp.params import (
     ReleaseOptions,
     categories_of,
     default_categories,
-    page_params,
 )
+from ui.pp.request import PPPageRequest
 from ui.shell import is_analyst, role
 from ui.state import kept, persist
 
@@ -54,18 +53,23 @@ PUBLICATION = "pp_publication"
 
 @dataclass(frozen=True)
 class Published:
-    """A publication kept for the session: what was released and how it was made."""
+    """A publication kept for the session: what was released, the typed request it was made
+    with (`ui.pp.request.PPPageRequest`; stale when its fingerprint differs from the page's)
+    and what the registry recorded."""
 
     publication: Publication
-    settings: PPSettings
-    options: ReleaseOptions
-    noise: dict  # Noise.describe()
+    request: PPPageRequest
     recorded: str
     release_id: int | None
 
     @property
+    def settings(self) -> PPSettings:
+        return self.request.settings
+
+    @property
     def seed(self) -> int | None:
-        return self.noise.get("seed") if self.noise.get("mode") == "seeded" else None
+        """The demo noise's seed (None: secure noise)."""
+        return self.request.seed
 
 
 def release_options(
@@ -118,12 +122,10 @@ def _categories(choice: DataChoice, sa: str, exact: PartitionPlan | None) -> tup
     return categories_of(text)
 
 
-def prepared_of(
-    choice: DataChoice, df: pd.DataFrame, s: PPSettings, options: ReleaseOptions
-) -> PPPrepared:
+def prepared_of(choice: DataChoice, df: pd.DataFrame, request: PPPageRequest) -> PPPrepared:
     """The page's publication, prepared (`core.balancing.service.prepare`: no data read) —
     the same object `dpx balance --perturb` prepares from the same choices."""
-    return prepare(page_params(s, options), PPSource.of_frame(df, choice.dataset))
+    return prepare(request.params(), PPSource.of_frame(df, choice.dataset))
 
 
 def _columns(choice: DataChoice, df: pd.DataFrame, sa: str) -> tuple[str, ...]:
@@ -158,33 +160,34 @@ def _columns(choice: DataChoice, df: pd.DataFrame, sa: str) -> tuple[str, ...]:
     return tuple(published_columns(table, sa, unit, declared, [sa, *chosen]))
 
 
-def publish_step(
-    choice: DataChoice, df: pd.DataFrame, s: PPSettings, options: ReleaseOptions, noise: Noise
-) -> Published | None:
+def publish_step(choice: DataChoice, df: pd.DataFrame, request: PPPageRequest) -> Published | None:
     """Charge, publish (recorded in the registry) and keep the publication for the session.
 
     Privacy claim: ((ρ1, ρ2) per record for the SA) + ((ε, δ) = `prepared.cost` for the
     partition plan, unit: `prepared.unit`; δ = 0 with declared categories), charged before the
-    table is read; the columns in `options.columns`
+    table is read; the columns in `request.options.columns`
     other than the SA are published unchanged and are not protected."""
     state.drop(PUBLICATION)  # a refused publish leaves no earlier table on screen
     registry = choice.registry if choice.dataset is not None else open_registry()
-    door = Origin.app(state.session_id(), data=s.data, seed=noise.seed, noise=noise.mode,
+    noise = request.noise
+    door = Origin.app(state.session_id(), data=request.data, seed=noise.seed, noise=noise.mode,
                     role=role().value)  # fmt: skip
     with governed("Publish", key="pp"):
         source = PPSource.of_frame(df, choice.dataset)
-        prepared = prepared_or_refused(registry, page_params(s, options), source, door)
-        request = pp_request(prepared, role=role(), dataset=choice.dataset, noise=noise, door=door)
+        prepared = prepared_or_refused(registry, request.params(), source, door)
+        governed_request = pp_request(
+            prepared, role=role(), dataset=choice.dataset, noise=noise, door=door
+        )
         with queued("Publishing…"):
             done = govern(
                 registry,
-                request,
+                governed_request,
                 lambda accountant: run(prepared, accountant),
                 lambda pub: pp_artefact(pub.metadata, len(pub.table)).to_json(),
             )
         release, pub = done.record, done.result
         kept_pub = Published(
-            pub, s, options, noise.describe(), recorded_text(release, "Publication", registry),
+            pub, request, recorded_text(release, "Publication", registry),
             None if release is None else release.id,
         )  # fmt: skip
         state.put(PUBLICATION, kept_pub, "the publication")
@@ -195,7 +198,8 @@ def publish_step(
 
 
 def kept_publication() -> Published | None:
-    return state.get(PUBLICATION)
+    """The publication kept for the session (one kept by an older page version is dropped)."""
+    return state.current(PUBLICATION, Published, PPPageRequest)
 
 
 def drop_publication() -> None:

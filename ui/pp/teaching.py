@@ -19,9 +19,11 @@ from core.balancing.plan import STATUS_NOTHING, PartitionPlan
 from core.viz.balancing import groups_figure, sa_distribution_figure, step_figure
 from ui import pace
 from ui.charts import show_chart
+from ui.pp.request import ExactPlanRequest
 from ui.state import persist
 
 STEP, PLAYING, PENDING, PACE = "pp_step", "pp_play", "pp_pending", "pp_pace"
+PLAN_SHOWN = "pp_plan_shown"  # the fingerprint of the ExactPlanRequest the stepper is on
 GROUPS_SHOWN = 60
 PLAY_SECONDS = 0.8  # Play's pace: its label and its clock (`ui.pace`) both read this
 TEACHING_NOTE = (
@@ -98,10 +100,11 @@ def _set_step(value: int) -> None:
     st.session_state[STEP] = value
 
 
-def _current_step(t: int, signature) -> int:
-    """The step shown: reset to 1 for a new plan, a pending Play step applied, kept in 1..t."""
-    if st.session_state.get("pp_signature") != signature:
-        st.session_state["pp_signature"] = signature
+def _current_step(t: int, request: ExactPlanRequest) -> int:
+    """The step shown: reset to 1 for a new plan (another `request` fingerprint), a pending Play
+    step applied, kept in 1..t."""
+    if st.session_state.get(PLAN_SHOWN) != request.fingerprint():
+        st.session_state[PLAN_SHOWN] = request.fingerprint()
         st.session_state[STEP] = 1
     persist(STEP)  # the step survives navigating away and back, and a reload
     pending = st.session_state.pop(PENDING, None)
@@ -113,13 +116,14 @@ def _current_step(t: int, signature) -> int:
     return st.session_state[STEP]
 
 
-def phase1_stepper(plan: PartitionPlan, signature) -> None:
-    """First / Prev / Next / Last, a slider and Play over Phase 1; one step drawn at a time."""
+def phase1_stepper(plan: PartitionPlan, request: ExactPlanRequest) -> None:
+    """First / Prev / Next / Last, a slider and Play over Phase 1; one step drawn at a time.
+    `request`: what `plan` was drawn from (a new one starts again from step 1)."""
     started = pace.clock()
     trace, beta = plan.phase1.trace, plan.phase1.beta
     beta_name = "β'" if plan.t2 else "β"
     t = len(trace)
-    current = _current_step(t, signature)
+    current = _current_step(t, request)
     st.subheader(f"Phase 1: balancing {'T′' if plan.t2 else 'T'} — {t} iteration(s)")
     st.caption(TEACHING_NOTE)
     b = st.columns([1, 1, 1, 1, 3], vertical_alignment="bottom")

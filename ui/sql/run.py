@@ -51,6 +51,7 @@ from ui.sql.engine import (
     ledger_row,
     planned_cost,
 )
+from ui.sql.request import SqlPageRequest
 from ui.sql.tables import SqlData
 from ui.state import kept, persist
 
@@ -60,11 +61,11 @@ RESULT = "dpsql_result"
 
 @dataclass(frozen=True)
 class ShownResult:
-    """A released result kept for the session: released values only, and what made it."""
+    """A released result kept for the session: released values only, and the typed request it
+    was made with (`ui.sql.request.SqlPageRequest`; stale when its fingerprint differs from
+    the page's)."""
 
-    sql: str
-    engine_key: str
-    noise_label: str
+    request: SqlPageRequest
     columns: tuple[str, ...]
     rows: tuple[tuple, ...]
     ci95: dict
@@ -77,25 +78,32 @@ class ShownResult:
 
     @classmethod
     def of(
-        cls,
-        result: QueryResult,
-        sql: str,
-        engine_key: str,
-        release_id,
-        noise_label: str,
-        plan: str = "",
+        cls, result: QueryResult, request: SqlPageRequest, release_id, plan: str = ""
     ) -> ShownResult:
         th = result.released.threshold
         return cls(
-            sql, engine_key, noise_label, tuple(result.columns),
+            request, tuple(result.columns),
             tuple(tuple(row) for row in result.table.itertuples(index=False)),
             dict(result.ci95), dict(result.intervals), None if th is None else int(th.integer),
             int(result.released.partitions_released),
             tuple(ledger_row(m) for m in result.mechanisms), release_id, plan,
         )  # fmt: skip
 
+    @property
+    def sql(self) -> str:
+        return self.request.sql
 
-def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noise: Noise):
+    @property
+    def noise_label(self) -> str:
+        return self.request.noise_label
+
+
+def run_tab(
+    choice: DataChoice, data: SqlData, prepared: Prepared, request: SqlPageRequest, noise: Noise
+):
+    """What a run will charge, the Run button and the kept result. `request`: the run asked for
+    (the page's typed state); `noise`: the live generator `prepared` drew its sampling salt
+    from, which the run goes on drawing from (of the request's mode and seed)."""
     eps, delta = planned_cost(prepared)
     cap_eps, cap_delta = caps_of(choice.dataset)
     cap_text = ", ".join(
@@ -123,14 +131,21 @@ def run_tab(choice: DataChoice, data: SqlData, prepared: Prepared, sql: str, noi
         choice.registry, choice.dataset, eps, delta, seeded=not noise.is_secure
     )  # fmt: skip
     if release_button("Run query", plan, key="dpsql_run"):
-        run_step(choice, data, prepared, sql, noise, engine_name)
+        run_step(choice, data, prepared, request, noise, engine_name)
     show_kept_outcome("dpsql")
-    res: ShownResult | None = state.get(RESULT)
+    res: ShownResult | None = state.current(RESULT, ShownResult, SqlPageRequest)
     if res is not None:
-        show_result(res, current=(sql, data.engine_key, noise.label))
+        show_result(res, request)
 
 
-def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, engine_name):
+def run_step(
+    choice,
+    data: SqlData,
+    prepared: Prepared,
+    request: SqlPageRequest,
+    noise: Noise,
+    engine_name: str,
+):
     """Govern one run: policies, the charge of `prepared.cost` (registry), the staged SQL with
     an accountant holding that charge, the typed record and the mechanisms that drew; keep the
     result, or the refusal or failure, for the session. Privacy claim: (ε, δ)-DP at unit level,
@@ -140,8 +155,10 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
     registry = choice.registry if choice.dataset is not None else open_registry()
     door = Origin.app(state.session_id(), data=choice.key, seed=noise.seed, catalog=data.key,
                     role=role().value)  # fmt: skip
-    request = sql_request(prepared, role=role(), dataset=choice.dataset, noise=noise, door=door)
-    unit_column = request.claim.unit_column
+    governed_request = sql_request(
+        prepared, role=role(), dataset=choice.dataset, noise=noise, door=door
+    )
+    unit_column = governed_request.claim.unit_column
     queued = st.empty()  # every session's queries share the process-wide pool
 
     def waiting(ahead: int) -> None:
@@ -154,7 +171,7 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
             check_before_charge(prepared, engine)  # binding reads no data: refused uncharged
             governed = govern(
                 registry,
-                request,
+                governed_request,
                 lambda accountant: run(prepared, engine, accountant),
                 lambda result: sql_artefact(result, unit_column).to_json(),
             )
@@ -167,19 +184,17 @@ def run_step(choice, data: SqlData, prepared: Prepared, sql: str, noise: Noise, 
         charged()
         return
     release_id = None if governed.record is None else governed.record.id
-    shown = ShownResult.of(
-        governed.result, sql, data.engine_key, release_id, noise.label,
-        plan_text(registry, [release_id]),
-    )  # fmt: skip
+    shown = ShownResult.of(governed.result, request, release_id, plan_text(registry, [release_id]))
     state.put(RESULT, shown, "the result")
     state.mark_shown([release_id])
     charged(choice.dataset)
 
 
-def show_result(res: ShownResult, current: tuple[str, str, str]) -> None:
-    """Draw a released result; label it when it came from another query, data or noise mode.
-    Only released values are shown (rows, intervals, T); nothing here reads data."""
-    if (res.sql, res.engine_key, res.noise_label) != current:
+def show_result(res: ShownResult, request: SqlPageRequest) -> None:
+    """Draw a released result; label it when it came from another request (query, data or noise
+    mode) than the one on screen. Only released values are shown (rows, intervals, T); nothing
+    here reads data."""
+    if res.request.fingerprint() != request.fingerprint():
         st.warning(
             "Earlier result — it was released for a different query, data or noise mode than "
             "the ones above. Press **Run query** to release a result for the current query."
