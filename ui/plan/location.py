@@ -43,6 +43,12 @@ from ui.outcomes import (
     show_kept_outcome,
 )
 from ui.plan.common import plan_box
+from ui.plan.location_request import (
+    BasisKind,
+    LocationPlanRequest,
+    PilotData,
+    PlanBasis,
+)
 from ui.shell import is_analyst
 from ui.state import kept, persist
 
@@ -63,7 +69,7 @@ class Basis(StrEnum):
 class KeptPilot:
     """This session's pilot, the data it was drawn on and what the registry recorded."""
 
-    data: tuple
+    data: PilotData
     pilot: Pilot
     recorded: str
 
@@ -72,7 +78,7 @@ class KeptPilot:
 class KeptPlan:
     """A plan with the inputs it was made from (shown only while they are unchanged)."""
 
-    signature: tuple
+    request: LocationPlanRequest
     plan: LocationPlan
 
 
@@ -100,7 +106,7 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
     with plan_box("the ε for the accuracy you need", "lh_plan_open") as is_open:
         if not is_open:
             return
-        shape, basis_sig = _basis(choice, prep, columns, noise)
+        shape, basis = _basis(choice, prep, columns, noise)
         if shape is None:
             return
         c1, c2 = st.columns([1, 2])
@@ -117,15 +123,17 @@ def plan_step(choice: DataChoice, prep: Prepared, columns, noise: Noise, methods
         if not chosen:
             st.info("Pick at least one method to plan.")
             return
-        signature = (basis_sig, float(target), tuple(chosen), prep.grid.ny, prep.grid.nx)
+        request = LocationPlanRequest(
+            basis, float(target), tuple(chosen), prep.grid.ny, prep.grid.nx
+        )
         if st.button("Plan", key="lh_plan_run"):
             with queued("Simulating releases on synthetic point sets…"):
                 plan = plan_location(shape, chosen, float(target), unit=_unit(shape, prep))
-            state.put(ANSWER_KEY, KeptPlan(signature, plan), "the location plan")
-        kept_plan: KeptPlan | None = state.get(ANSWER_KEY)
+            state.put(ANSWER_KEY, KeptPlan(request, plan), "the location plan")
+        kept_plan: KeptPlan | None = state.current(ANSWER_KEY, KeptPlan, LocationPlanRequest)
         if kept_plan is None:
             return
-        if kept_plan.signature != signature:
+        if kept_plan.request.fingerprint() != request.fingerprint():
             st.info("The plan's inputs changed: press **Plan** to plan again.")
             return
         show_plan(kept_plan.plan)
@@ -224,7 +232,9 @@ def _basis(choice: DataChoice, prep: Prepared, columns, noise: Noise):
             key=kept("lh_plan_shape", list(ShapeKind), ShapeKind.CITY),
         )  # fmt: skip
         shape = DeclaredShape(int(n), ShapeKind(kind), *grid)
-        return shape, ("declared", int(n), str(kind))
+        return shape, PlanBasis(
+            BasisKind.DECLARED, declared_n=int(n), declared_shape=str(kind)
+        )
     if basis is Basis.RECORDED_PILOT:
         return _recorded(choice, grid, prep.grid.bbox)
     return _new_pilot(choice, prep, columns, noise, grid)
@@ -258,15 +268,22 @@ def _recorded(choice: DataChoice, grid, bbox):
     )  # fmt: skip
     pilot = recorded_pilot(registry, int(rid), name)
     st.caption(f"Rests on {in_app(pilot.describe())}; nothing is charged again.")
-    return PilotShape(pilot), ("recorded", int(rid))
+    return PilotShape(pilot), PlanBasis(BasisKind.RECORDED_PILOT, release_id=int(rid))
 
 
 def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
     """Draw (charged) or reuse this session's pilot for this data and grid."""
     kept_pilot: KeptPilot | None = state.get(PILOT_KEY)
+    if kept_pilot is not None and not isinstance(kept_pilot.data, PilotData):
+        state.drop(PILOT_KEY)  # kept by an older page version: its data were a tuple
+        kept_pilot = None
     data = _data_of(choice, columns, prep)
     pilot = None if kept_pilot is None else kept_pilot.pilot
-    fits = pilot is not None and pilot.shape == grid and kept_pilot.data == data
+    fits = (
+        pilot is not None
+        and pilot.shape == grid
+        and kept_pilot.data.fingerprint() == data.fingerprint()
+    )
     eps = st.number_input(
         "Pilot ε (charged to the data, as its own release)", min_value=0.01, max_value=2.0,
         step=0.05, persist_state="session", key=persist("lh_plan_pilot_eps", DEFAULT_PILOT_EPSILON),
@@ -286,13 +303,16 @@ def _new_pilot(choice: DataChoice, prep: Prepared, columns, noise: Noise, grid):
         return None, None
     st.markdown(kept_pilot.recorded)
     st.caption(f"The plan rests on {in_app(pilot.describe())}.")
-    return PilotShape(pilot), ("pilot", pilot.release_id, pilot.epsilon, data)
+    basis = PlanBasis(
+        BasisKind.NEW_PILOT, release_id=pilot.release_id, epsilon=pilot.epsilon, data=data
+    )
+    return PilotShape(pilot), basis
 
 
-def _data_of(choice: DataChoice, columns, prep: Prepared) -> tuple:
+def _data_of(choice: DataChoice, columns, prep: Prepared) -> PilotData:
     """What a pilot was drawn on: the data, its columns, the unit and the public box."""
     box = tuple(float(v) for v in prep.grid.bbox)
-    return (choice.key, columns.lat, columns.lon, columns.person, columns.per_person, box)
+    return PilotData(choice.key, columns.lat, columns.lon, columns.person, columns.per_person, box)
 
 
 def _draw(choice: DataChoice, prep: Prepared, columns, noise: Noise, eps: float) -> None:
