@@ -38,6 +38,14 @@ def release_label(r: Release) -> str:
     return f"#{r.id} · {r.title} · {r.dataset or '(unregistered)'} · ε {r.epsilon:g} · {r.time}"
 
 
+def _result_words(r: Release) -> str:
+    """Whether the registry keeps the run's result: a demo run's (and a pruned run's) is not
+    kept, its record is (`core.registry.storage`)."""
+    if r.artefact_note:
+        return r.artefact_note
+    return "kept" if r.artefact is not None else "none attached"
+
+
 page_setup()
 st.title("Releases")
 st.caption(
@@ -143,6 +151,7 @@ st.dataframe(
                 "δ": numbers.delta_text(r.delta),
                 "noise": r.mode,
                 "plan": plan_of[r.id],
+                "result": _result_words(r),
             }
             for r in shown
         ],
@@ -157,6 +166,7 @@ st.dataframe(
             "δ",
             "noise",
             "plan",
+            "result",
         ],  # fmt: skip
     ),
     hide_index=True,

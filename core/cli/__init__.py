@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, str] = {
     "datasets": "core.cli.demos",  # deprecated alias of `demos`
     "dataset": "core.cli.dataset",
     "report": "core.cli.report",
+    "registry": "core.cli.registry",
     "htf": "core.cli.location",
     "compare": "core.cli.location",
     "release": "core.cli.location",
@@ -56,6 +57,8 @@ SUMMARIES: dict[str, str] = {
     "datasets": "deprecated alias of `dpx demos`",
     "dataset": "registered datasets: add, show, list, schema, budget, policy, reconcile",
     "report": "write a self-contained HTML report of a recorded release",
+    "registry": "the registry's size and artefacts by kind (info); drop old demo/unregistered "
+    "bodies (prune)",
     "htf": "release a DP location histogram with HTF",
     "compare": "compare HTF and baselines by mean relative error (evaluation only, not DP)",
     "release": "release a DP location histogram with a chosen method, or let 'auto' choose "

@@ -57,7 +57,7 @@ def governed_pilot(
 
     governed = govern(registry, request, compute, lambda p: p.to_json())
     pilot = governed.result
-    if governed.record is not None:
+    if governed.record is not None and governed.record.artefact is not None:
         pilot = Pilot.from_json(governed.record.artefact, governed.record.id)
     return Governed(governed.record, pilot)
 
@@ -106,6 +106,11 @@ def recorded_pilot(registry: Registry, release_id: int, dataset: str | None) -> 
     """A pilot read back from its registry record (what an analyst, a page or a later plan
     uses instead of paying for a new one). Refused unless it is a delivered pilot of `dataset`."""
     record: Release = registry.release(release_id)
+    if record.tool == PILOT_TOOL and record.artefact_note:
+        raise InputError(
+            f"pilot #{release_id}'s values are {record.artefact_note}. Fix: draw a new pilot "
+            "(--pilot-epsilon), or keep demo artefacts with DPX_KEEP_DEMO_ARTEFACTS=1."
+        )
     if record.tool != PILOT_TOOL or not record.artefact:
         raise InputError(
             f"release #{release_id} is not a delivered pilot (tool '{record.tool}'). Fix: "

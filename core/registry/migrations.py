@@ -226,8 +226,36 @@ def _v6(con: sqlite3.Connection) -> None:
     )
 
 
+def _v7(con: sqlite3.Connection) -> None:
+    """Artefacts stored by need (issue 29, `core.registry.storage`): `artefact` may now hold a
+    compressed BLOB (older rows keep their JSON text and still read); `artefact_bytes` is the
+    size of the artefact's canonical JSON (NULL before v7), `artefact_note` why its body is
+    not kept ("not kept: demo run", or a prune); every prune is a row of `prunes`.
+    Idempotent like v5."""
+    columns = {row[1] for row in con.execute("PRAGMA table_info(releases)")}
+    if "artefact_bytes" not in columns:
+        con.execute("ALTER TABLE releases ADD COLUMN artefact_bytes INTEGER")
+    if "artefact_note" not in columns:
+        con.execute("ALTER TABLE releases ADD COLUMN artefact_note TEXT NOT NULL DEFAULT ''")
+    _run_script(
+        con,
+        """
+        CREATE TABLE IF NOT EXISTS prunes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            time TEXT NOT NULL,
+            older_than TEXT NOT NULL,
+            kinds TEXT NOT NULL,
+            runs INTEGER NOT NULL,
+            stored_bytes INTEGER NOT NULL
+        )
+        """,
+    )
+
+
 # Ordered migrations: MIGRATIONS[i] brings the schema from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _v1, _v2, _v3, _v4, _v5, _v6, _v7,
+)  # fmt: skip
 
 
 def schema_version(con: sqlite3.Connection) -> int:

@@ -181,6 +181,10 @@ class Release:
     note: str = ""
     privacy: dict = field(default_factory=dict)  # a `Claim` as JSON (see `claim`)
     worker: str = ""  # host:pid of the process that charged it (to find stranded charges)
+    # the size of the artefact's canonical JSON (None before registry v7), and why its body is
+    # not kept ("" when kept or never attached): "not kept: demo run", or a prune
+    artefact_bytes: int | None = None
+    artefact_note: str = ""
 
     @property
     def claim(self) -> Claim:

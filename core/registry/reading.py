@@ -8,6 +8,7 @@ import json
 from core.errors import InputError
 from core.privacy.recorded import from_json
 from core.registry.models import Refusal, Release, RunKind, Status
+from core.registry.storage import decode
 
 
 class ReleaseReader:
@@ -15,7 +16,7 @@ class ReleaseReader:
 
     _RELEASE_COLUMNS = (
         "id, time, tool, dataset, kind, status, params, mechanisms, epsilon, delta, mode, "
-        "artefact_sha256, artefact, note, privacy, worker"
+        "artefact_sha256, artefact, note, privacy, worker, artefact_bytes, artefact_note"
     )
 
     @staticmethod
@@ -33,10 +34,12 @@ class ReleaseReader:
             delta=row[9],
             mode=row[10],
             artefact_sha256=row[11],
-            artefact=None if row[12] is None else json.loads(row[12]),
+            artefact=decode(row[12]),
             note=row[13],
             privacy=json.loads(row[14]),
             worker=row[15] or "",
+            artefact_bytes=row[16],
+            artefact_note=row[17] or "",
         )
 
     def _release(self, con, release_id: int) -> Release:

@@ -46,6 +46,7 @@ from core.registry.schemas import (
     schemas_for,
 )
 from core.registry.shares import ShareStore, check_analyst
+from core.registry.storage import ArtefactStore, asked_to_keep_demos, encode, keeps
 from core.registry.store import FILE_NAME, connect, default_directory, now, registry_errors
 from core.registry.stranded import WORKER, StrandedRuns
 
@@ -61,18 +62,21 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def artefact_sha256(artefact: dict) -> str:
-    """SHA-256 of the artefact's canonical JSON (sorted keys, no whitespace)."""
-    text = json.dumps(artefact, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistory, ShareStore):
+class Registry(
+    ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistory, ShareStore, ArtefactStore
+):
     """One registry database. Every public method is one short transaction; any SQLite error
-    becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do."""
+    becomes a `RegistryError` (an `InputError`: one line, exit 2) that says what to do.
+    `keep_demo_artefacts` (default: `$DPX_KEEP_DEMO_ARTEFACTS`) keeps seeded demo runs'
+    artefact bodies, which are otherwise not kept (`core.registry.storage`)."""
 
-    def __init__(self, directory: str | Path | None = None):
+    def __init__(
+        self, directory: str | Path | None = None, keep_demo_artefacts: bool | None = None
+    ):
         self.directory = Path(directory).expanduser() if directory else default_directory()
+        self.keep_demo_artefacts = (
+            asked_to_keep_demos() if keep_demo_artefacts is None else keep_demo_artefacts
+        )
         self._con = connect(self.directory)
 
     def close(self) -> None:
@@ -526,9 +530,11 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
     ) -> Release:
         """Attach the computed artefact and the mechanisms that drew its noise to a charged
         run. Their composed cost may not exceed the charge (it may be lower: a release that
-        left budget unused keeps its charge)."""
+        left budget unused keeps its charge). The artefact is stored compressed, and a seeded
+        demo run keeps only its hash and size (`core.registry.storage`)."""
         with self._write() as con:
             before = self._release(con, release_id)
+            keep = keeps(before.kind, before.tool, self.keep_demo_artefacts)
             if mechanisms is not None:
                 mechanisms = tuple(mechanisms)
                 eps = sum(m.cost.epsilon for m in mechanisms if not m.in_place_of)
@@ -542,12 +548,16 @@ class Registry(ReleaseReader, PlanStore, StrandedRuns, SchemaStore, BudgetHistor
                     "UPDATE releases SET mechanisms=? WHERE id=?",
                     (json.dumps([m.to_json() for m in mechanisms], default=str), release_id),
                 )
+            stored = encode(artefact, keep)
             con.execute(
-                "UPDATE releases SET status=?, artefact=?, artefact_sha256=?, note='' WHERE id=?",
+                "UPDATE releases SET status=?, artefact=?, artefact_sha256=?, artefact_bytes=?, "
+                "artefact_note=?, note='' WHERE id=?",
                 (
                     Status.RELEASED.value,
-                    json.dumps(artefact, default=str),
-                    artefact_sha256(artefact),
+                    stored.body,
+                    stored.sha256,
+                    stored.json_bytes,
+                    stored.note,
                     release_id,
                 ),
             )

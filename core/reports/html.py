@@ -89,6 +89,11 @@ def _sections(release: Release, dataset=None) -> list[str]:
             + (" — charged, never delivered" if release.status.value != "released" else "")
             + ").</p>"
         )
+        if release.artefact_note:  # computed, its body not kept (core.registry.storage)
+            note = (
+                f'<p class="muted">Result {escape(release.artefact_note)}: the registry '
+                "keeps this run's record only (its artefact's SHA-256 is above).</p>"
+            )
         return [
             "<h2>Privacy guarantee</h2>",
             common.dp_claim(release, unit) + common.does_not_mean(release, common.DP_LIMITS),

@@ -164,7 +164,7 @@ def test_a_v4_registry_is_migrated_to_v5_as_basic(registry_dir, table):
     con.commit()
     con.close()
     again = Registry(registry_dir)
-    assert schema_version(again._con) == len(MIGRATIONS) == 6
+    assert schema_version(again._con) == len(MIGRATIONS) == 7
     assert again.dataset("d").accounting is Accounting.BASIC
 
 
