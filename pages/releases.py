@@ -43,7 +43,7 @@ def _result_words(r: Release) -> str:
     kept, its record is (`core.registry.storage`)."""
     if r.artefact_note:
         return r.artefact_note
-    return "kept" if r.artefact is not None else "none attached"
+    return "kept" if r.body_kept else "none attached"
 
 
 page_setup()
@@ -111,7 +111,7 @@ if lost:
     with st.container(key="rel_not_shown"):
         st.dataframe(not_shown_frame(lost), hide_index=True, key="rel_not_shown_table")
 
-runs = registry.releases()
+runs = registry.releases(bodies=False)  # a report reads its body; the list does not
 if is_analyst():
     runs = [r for r in runs if r.kind is RunKind.RELEASE]
 

@@ -342,7 +342,7 @@ def not_shown(
     mine = state.session_id()
     seen = state.shown()
     found: dict[int, Release] = {}
-    for r in registry.releases(dataset, session=mine):
+    for r in registry.releases(dataset, session=mine, bodies=False):
         if r.id not in seen:
             found[r.id] = r
     if dataset is not None:
@@ -360,7 +360,7 @@ def stranded_or_not_shown(registry: Registry) -> list[Release]:
     those of sessions still running in this server (they may be showing them right now)."""
     found: dict[int, Release] = {r.id: r for r in registry.stranded()}
     mine = state.session_id()
-    for r in registry.releases():
+    for r in registry.releases(bodies=False):
         session = r.params.get("session")
         if not session or r.id in found:
             continue

@@ -185,6 +185,7 @@ class Release:
     # not kept ("" when kept or never attached): "not kept: demo run", or a prune
     artefact_bytes: int | None = None
     artefact_note: str = ""
+    body_kept: bool = False  # a body is stored (read or not: `releases(bodies=False)`)
 
     @property
     def claim(self) -> Claim:

@@ -20,7 +20,9 @@ class ReleaseReader:
     )
 
     @staticmethod
-    def _release_from(row) -> Release:
+    def _release_from(row, body: bool = True) -> Release:
+        """`row` as a typed `Release`; without `body`, column 12 says only whether a body is
+        stored (the list views' case: a body can be megabytes, decoded for nothing)."""
         return Release(
             id=row[0],
             time=row[1],
@@ -34,7 +36,8 @@ class ReleaseReader:
             delta=row[9],
             mode=row[10],
             artefact_sha256=row[11],
-            artefact=decode(row[12]),
+            artefact=decode(row[12]) if body else None,
+            body_kept=row[12] is not None if body else bool(row[12]),
             note=row[13],
             privacy=json.loads(row[14]),
             worker=row[15] or "",
@@ -61,11 +64,16 @@ class ReleaseReader:
         *,
         session: str | None = None,
         statuses: tuple[Status, ...] | None = None,
+        bodies: bool = True,
     ) -> list[Release]:
         """Releases in id order, filtered in SQL (only the rows asked for are decoded: a page
         asks on every rerun, and the registry keeps growing): by dataset, kind, the app
-        session recorded in their params (`params.session`), and status."""
-        sql = f"SELECT {self._RELEASE_COLUMNS} FROM releases WHERE 1=1"
+        session recorded in their params (`params.session`), and status. `bodies=False`: the
+        artefacts are not read (`artefact` None, `body_kept` says whether one is stored)."""
+        columns = self._RELEASE_COLUMNS
+        if not bodies:
+            columns = columns.replace(", artefact,", ", artefact IS NOT NULL,")
+        sql = f"SELECT {columns} FROM releases WHERE 1=1"
         args: list = []
         if dataset is not None:
             sql += " AND dataset=?"
@@ -79,7 +87,7 @@ class ReleaseReader:
         if statuses is not None:
             sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
             args.extend(s.value for s in statuses)
-        return [self._release_from(r) for r in self._read(sql + " ORDER BY id", args)]
+        return [self._release_from(r, bodies) for r in self._read(sql + " ORDER BY id", args)]
 
     def refusals(self, dataset: str | None = None) -> list[Refusal]:
         sql, args = "SELECT * FROM refusals", ()

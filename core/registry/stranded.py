@@ -19,7 +19,9 @@ class StrandedRuns:
         by a process of this host that no longer runs (or by another host, after a day)."""
         return [
             r
-            for r in self.releases(dataset, statuses=(Status.UNDELIVERED, Status.CHARGED))
+            for r in self.releases(
+                dataset, statuses=(Status.UNDELIVERED, Status.CHARGED), bodies=False
+            )
             if r.status is Status.UNDELIVERED
             or (r.status is Status.CHARGED and not _worker_alive(r.worker, r.time))
         ]

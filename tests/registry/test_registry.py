@@ -142,6 +142,22 @@ def test_releases_filter_by_session_and_status_in_sql(reg, table):
     assert len(reg.releases("d", session="s-1")) == 2
 
 
+def test_list_views_read_no_artefact_body(reg, table):
+    """`releases(bodies=False)` (the Releases page, the not-shown checks) says whether a body is
+    stored without reading it: a body can be megabytes, and the list reads every row."""
+    _add(reg, table)
+    kept = _charge(reg, 0.5)
+    reg.attach(kept.id, {"rows": [[1, 2.5]]})
+    bare = _charge(reg, 0.5)
+    with reg._write() as con:  # a body that cannot be decoded: never read by a list view
+        con.execute("UPDATE releases SET artefact=? WHERE id=?", (b"not a body", kept.id))
+    listed = {r.id: r for r in reg.releases("d", bodies=False)}
+    assert listed[kept.id].body_kept and listed[kept.id].artefact is None
+    assert not listed[bare.id].body_kept
+    with pytest.raises(Exception):  # noqa: B017 - reading the body is what fails
+        reg.releases("d")
+
+
 def test_stranded_charges_are_listed_and_reconciled_keeping_the_charge(reg, table):
     _add(reg, table)
     live = _charge(reg, 0.5)  # charged by this (running) process: not stranded
