@@ -137,7 +137,7 @@ BAD_LINES = (
     "4,1,2024-01-02,yesterday,true,ab\n"  # not a timestamp
     "5,1,2024-01-02,2024-01-02 03:04:05,maybe,ab\n"  # not a boolean
     "1.5e,1e400,,,,élan\n"  # nothing fits; multi-byte text longer than the width
-    '"6",\"7\",x,x,x,"q""q"\n'
+    '"6","7",x,x,x,"q""q"\n'
 )
 
 
@@ -171,9 +171,7 @@ def test_no_plan_drops_a_row_whose_value_does_not_fit(tmp_path, shape):
     sql = shape.format(r=relation_sql(path, NULLABLE))
     reference = duckdb.connect()
     reference.execute(f"CREATE TABLE raw AS SELECT * FROM {source_sql(path, NULLABLE)}")
-    expected = reference.execute(
-        shape.format(r=typed_select(NULLABLE, "raw"))
-    ).fetchall()
+    expected = reference.execute(shape.format(r=typed_select(NULLABLE, "raw"))).fetchall()
     assert len(_reference(path, NULLABLE)) == 8  # every line is a row
     assert sorted(map(repr, _guarded(sql))) == sorted(map(repr, expected))
 

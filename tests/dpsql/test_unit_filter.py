@@ -30,6 +30,8 @@ def old_form(text: str) -> str:
     out, n = OLD_FORM.subn(r"WHERE NOT _uid IS NULL GROUP BY \1", text)
     assert n == 1
     return out
+
+
 QUERIES = [
     "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 5, delta = 1e-5, max_groups_contributed = 2) "
     "g, ANON_COUNT(*, 3) AS n, ANON_SUM(x, 0, 10) AS s, ANON_AVG(x, 0, 10) AS a FROM t GROUP BY g",
@@ -123,8 +125,7 @@ def test_the_executed_plan_converts_the_unit_once(tmp_path):
     try:
         plan = "\n".join(str(r[-1]) for r in engine.con.execute("EXPLAIN " + text).fetchall())
         old = "\n".join(
-            str(r[-1])
-            for r in engine.con.execute("EXPLAIN " + old_form(text)).fetchall()
+            str(r[-1]) for r in engine.con.execute("EXPLAIN " + old_form(text)).fetchall()
         )
     finally:
         engine.close()
