@@ -20,7 +20,7 @@ import streamlit as st
 
 from core.data.declared import TableSchema
 from core.data.loading import check_file
-from core.data.relation import identifier, inferred, relation_sql
+from core.data.relation import guard_connection, identifier, inferred, relation_sql
 from core.dpsql.catalog import TableSpec, unit_count_concerns
 from core.errors import InputError
 from ui import upload_store
@@ -80,6 +80,7 @@ def _head(path: Path, schema: TableSchema, rows: int) -> pd.DataFrame:
     con = duckdb.connect()
     try:
         con.execute("SET threads = 1")
+        guard_connection(con)  # the declared read stays total (core.data.relation)
         return con.execute(f"SELECT * FROM ({relation_sql(path, schema)}) LIMIT {int(rows)}").df()
     except duckdb.Error as err:
         raise InputError(
@@ -117,6 +118,7 @@ def _unit_counts(path: str, schema_json: str, uid: str) -> tuple[int, int, int]:
     column = identifier(uid)
     con = duckdb.connect()
     try:
+        guard_connection(con)  # the declared read stays total (core.data.relation)
         rows, present, distinct = con.execute(
             f"SELECT count(*), count({column}), count(DISTINCT {column}) "
             f"FROM ({relation_sql(Path(path), schema)})"

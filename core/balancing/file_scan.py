@@ -40,7 +40,7 @@ from core.balancing.records import (
 )
 from core.data.declared import TableSchema
 from core.data.loading import refuse_non_text
-from core.data.relation import relation_sql
+from core.data.relation import guard_connection, relation_sql
 from core.data.validation import require_column
 from core.dpsql.execute.scan import FLOAT_TYPES, allow, identifier, literal
 from core.errors import InputError
@@ -99,6 +99,7 @@ def open_records(
         con.execute("SET temp_directory = ?", [str(workdir)])
         con.execute("SET preserve_insertion_order = true")  # chunks come in file order
         if schema is not None:
+            guard_connection(con)  # the declared read stays total (core.data.relation)
             source = f"({relation_sql(path, schema)})"
         elif is_parquet(path):
             source = f"read_parquet({literal(str(path))})"

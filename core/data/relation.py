@@ -16,6 +16,12 @@ then each declared column is converted by one total rule (`typed_column`):
 No value can make the read fail, so whether a query fails never depends on one person's row;
 and the types every check sees are the declared ones, whatever the file holds.
 
+Every connection that runs `relation_sql` first calls `guard_connection`: DuckDB 2's
+`type_pushdown` optimizer would otherwise move a TRY_CAST of a CSV column into the reader's own
+typed parse, where a value that does not parse drops its row (`ignore_errors`) or fails the
+query — even under TRY_CAST, and only in some plan shapes (issue 27, round 8: a declared
+`x,1` row vanished from a plain read with an unparsable float; see tests/data/test_relation.py).
+
 `propose` gives the owner a schema to confirm at registration, from what the file declares
 (Parquet's logical types and required flags; for CSV a typed read of a sample) — never null
 counts, min/max statistics or the longest value.
@@ -58,6 +64,20 @@ def is_parquet(path: str | Path) -> bool:
             return fh.read(4) == b"PAR1"
     except OSError:
         return False
+
+
+# DuckDB optimizers that break the total rule on a file read in place (module docstring)
+UNSAFE_OPTIMIZERS = ("type_pushdown",)
+
+
+def guard_connection(con, *also_disabled: str) -> None:
+    """Disable `UNSAFE_OPTIMIZERS` (those this DuckDB has) and `also_disabled` on `con`, before
+    it runs `relation_sql`: the read then converts every value by `typed_column`'s TRY_CAST,
+    whatever the plan around it. `disabled_optimizers` is one setting: callers that disable
+    more name them here, not in a second SET that would undo this one."""
+    known = {str(r[0]) for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
+    names = [n for n in (*also_disabled, *UNSAFE_OPTIMIZERS) if n in known]
+    con.execute(f"SET disabled_optimizers = {literal(','.join(names))}")
 
 
 def source_sql(path: str | Path, schema: TableSchema) -> str:
@@ -120,6 +140,7 @@ def load_declared(path: str | Path, schema: TableSchema):
 
     con = duckdb.connect()
     try:
+        guard_connection(con)
         return con.execute(relation_sql(path, schema)).df()
     except duckdb.Error as err:
         raise _unreadable(path, err) from None
@@ -136,6 +157,7 @@ def write_declared(path: str | Path, schema: TableSchema, out: str | Path) -> Pa
 
     con = duckdb.connect()
     try:
+        guard_connection(con)
         con.execute(f"COPY ({relation_sql(path, schema)}) TO {literal(str(out))} (FORMAT PARQUET)")
     except duckdb.Error as err:
         raise _unreadable(path, err) from None

@@ -117,7 +117,7 @@ def unit_values_in_place(path, schema, column: str, unit: str | None, statistic:
     lies, so one value per unit reaches Python, not the table. Same rules as `unit_values`."""
     import duckdb
 
-    from core.data.relation import identifier, relation_sql
+    from core.data.relation import guard_connection, identifier, relation_sql
 
     if statistic not in STATISTICS:
         raise InputError(f"--statistic must be sum or mean, got '{statistic}'.")
@@ -136,6 +136,7 @@ def unit_values_in_place(path, schema, column: str, unit: str | None, statistic:
         sql = f"SELECT {per_unit} AS v FROM {table} WHERE {key} IS NOT NULL GROUP BY {key}"
     con = duckdb.connect()
     try:
+        guard_connection(con)  # the declared read stays total (core.data.relation)
         numbers, rows = con.execute(f"SELECT count({value}), count(*) FROM {table}").fetchone()
         if numbers == 0 and rows:
             raise InputError(f"column '{column}' holds no numbers. Fix: choose a numeric column.")

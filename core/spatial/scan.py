@@ -27,7 +27,7 @@ import pandas as pd
 
 from core.data.declared import ColumnType, TableSchema
 from core.data.loading import refuse_non_text
-from core.data.relation import relation_sql
+from core.data.relation import guard_connection, relation_sql
 from core.data.validation import detect_lat_lon
 from core.errors import InputError
 from core.privacy import Noise
@@ -155,6 +155,7 @@ def _open_declared(
             f"{', '.join(columns[:12])}). Pass the dataset's person column."
         )
     con = duckdb.connect(config={"memory_limit": MEMORY_LIMIT})
+    guard_connection(con)  # the declared read stays total (core.data.relation)
     text = tuple(c for c in (lat_c, lon_c) if schema.column(c).type is ColumnType.TEXT)
     return _Source(con, f"({relation_sql(path, schema)})", lat_c, lon_c, uid, text)
 

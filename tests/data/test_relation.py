@@ -12,7 +12,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.data.declared import ColumnFact, ColumnType, TableSchema
-from core.data.relation import propose, relation_sql
+from core.data.relation import (
+    guard_connection,
+    load_declared,
+    propose,
+    relation_sql,
+    source_sql,
+    typed_select,
+    write_declared,
+)
 
 SCHEMA = TableSchema(
     (
@@ -29,7 +37,9 @@ SCHEMA = TableSchema(
 
 
 def _read(path, schema=SCHEMA) -> list[tuple]:
-    return duckdb.connect().execute(relation_sql(path, schema) + " ORDER BY uid").fetchall()
+    con = duckdb.connect()
+    guard_connection(con)
+    return con.execute(relation_sql(path, schema) + " ORDER BY uid").fetchall()
 
 
 def test_values_that_do_not_fit_become_missing(tmp_path):
@@ -100,3 +110,126 @@ def test_text_is_cut_to_its_width_in_characters_not_bytes(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("uid,n,x,s,c,d,f\n1,,,éé,,,\n2,,,ééééé,,,\n3,,,日本語日本,,,\n", encoding="utf-8")
     assert [r[3] for r in _read(path)] == ["éé", "ééé", "日本語"]
+
+
+# -- no plan drops a row (issue 27, round 8) ----------------------------------------------------
+# DuckDB 2's `type_pushdown` moves a cast of a CSV column into the reader's typed parse: a value
+# that does not parse then drops its row (ignore_errors), even under TRY_CAST, and only when the
+# plan has no operator between the scan and the cast. `guard_connection` disables it; these
+# reads must keep every well-formed line, whatever its values and whatever the plan's shape.
+NULLABLE = TableSchema(
+    (
+        ColumnFact("i", ColumnType.INTEGER),
+        ColumnFact("x", ColumnType.FLOAT),
+        ColumnFact("d", ColumnType.DATE),
+        ColumnFact("t", ColumnType.TIMESTAMP),
+        ColumnFact("b", ColumnType.BOOLEAN),
+        ColumnFact("s", ColumnType.TEXT, max_length=2),
+    ),
+    max_rows=1000,
+)
+BAD_LINES = (
+    "i,x,d,t,b,s\n"
+    "1,1.5,2024-01-02,2024-01-02 03:04:05,true,ok\n"
+    "x,2,2024-01-02,2024-01-02 03:04:05,false,ab\n"  # not an integer
+    "2,x,2024-01-02,2024-01-02 03:04:05,true,ab\n"  # not a float
+    "3,nan,2024-13-45,2024-01-02 03:04:05,true,ab\n"  # NaN, not a date
+    "4,1,2024-01-02,yesterday,true,ab\n"  # not a timestamp
+    "5,1,2024-01-02,2024-01-02 03:04:05,maybe,ab\n"  # not a boolean
+    "1.5e,1e400,,,,élan\n"  # nothing fits; multi-byte text longer than the width
+    '"6","7",x,x,x,"q""q"\n'
+)
+
+
+def _guarded(sql: str) -> list[tuple]:
+    con = duckdb.connect()
+    guard_connection(con)
+    return con.execute(sql).fetchall()
+
+
+def _reference(path, schema) -> list[tuple]:
+    """The documented rule evaluated on an in-memory copy of the text (no reader to push into)."""
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE raw AS SELECT * FROM {source_sql(path, schema)}")
+    return con.execute(typed_select(schema, "raw")).fetchall()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "SELECT * FROM ({r})",
+        "SELECT i FROM ({r})",
+        "SELECT x FROM ({r})",
+        "SELECT count(x) AS n, count(*) AS rows FROM ({r})",
+        "SELECT d, t, b FROM ({r}) WHERE s IS NOT NULL OR s IS NULL",
+        "SELECT i, count(*) FROM ({r}) GROUP BY i",
+    ],
+)
+def test_no_plan_drops_a_row_whose_value_does_not_fit(tmp_path, shape):
+    path = tmp_path / "t.csv"
+    path.write_text(BAD_LINES, encoding="utf-8")
+    sql = shape.format(r=relation_sql(path, NULLABLE))
+    reference = duckdb.connect()
+    reference.execute(f"CREATE TABLE raw AS SELECT * FROM {source_sql(path, NULLABLE)}")
+    expected = reference.execute(shape.format(r=typed_select(NULLABLE, "raw"))).fetchall()
+    assert len(_reference(path, NULLABLE)) == 8  # every line is a row
+    assert sorted(map(repr, _guarded(sql))) == sorted(map(repr, expected))
+
+
+def test_load_and_write_declared_keep_every_row(tmp_path):
+    """The public-table load and the Parquet handed to Spark: the same rows as the rule."""
+    path = tmp_path / "t.csv"
+    path.write_text(BAD_LINES, encoding="utf-8")
+    expected = sorted(map(repr, _reference(path, NULLABLE)))
+    frame = load_declared(path, NULLABLE)
+    assert len(frame) == 8
+    out = write_declared(path, NULLABLE, tmp_path / "t.parquet")
+    written = duckdb.connect().execute(f"SELECT * FROM read_parquet('{out}')").fetchall()
+    assert sorted(map(repr, written)) == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.tuples(*[st.sampled_from(["1", "-2", " 3 ", "1.5", "1e3", "x", "", "nan", "inf",
+                                     "2024-01-02", "2024-01-02 03:04:05", "true", "no", "élan",
+                                     '"7"', '"a,b"', '"q""q"', "99999999999999999999"])] * 6),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from(["SELECT * FROM ({r})", "SELECT i, x FROM ({r})", "SELECT t FROM ({r})"]),
+)  # fmt: skip
+def test_the_guarded_read_equals_the_rule_on_random_values(tmp_path, rows, shape):
+    """Old (the rule on the text copied in memory) and new (the file read in place) give the
+    same table: no value drops a row, converts differently or fails the read."""
+    path = tmp_path / "fuzz.csv"
+    path.write_text("i,x,d,t,b,s\n" + "".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+    reference = duckdb.connect()
+    reference.execute(f"CREATE TABLE raw AS SELECT * FROM {source_sql(path, NULLABLE)}")
+    expected = reference.execute(shape.format(r=typed_select(NULLABLE, "raw"))).fetchall()
+    got = _guarded(shape.format(r=relation_sql(path, NULLABLE)))
+    assert sorted(map(repr, got)) == sorted(map(repr, expected))
+
+
+def test_every_module_reading_a_declared_relation_guards_its_connection():
+    """DuckDB's `type_pushdown` turns the declared read's TRY_CAST into a dropped row or a failed
+    query when nothing sits between the scan and the cast; `guard_connection` turns it off. A
+    module that builds `relation_sql` must also call it (a static check: a new reader cannot
+    forget)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    unguarded = []
+    for top in ("core", "ui", "pages"):
+        for path in sorted((root / top).rglob("*.py")):
+            if path.name == "relation.py" and path.parent.name == "data":
+                continue
+            names = {
+                n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "")
+                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, ast.Call)
+            }
+            if "relation_sql" in names and "guard_connection" not in names:
+                unguarded.append(str(path.relative_to(root)))
+    assert unguarded == []

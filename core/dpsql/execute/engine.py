@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from core.data.relation import identifier, relation_sql, typed_select
+from core.data.relation import guard_connection, identifier, relation_sql, typed_select
 from core.dpsql.catalog import ROW_ID_COLUMN, Catalog, TableSpec, UnitSource
 from core.dpsql.execute.scan import allow
 from core.dpsql.limits import DEFAULT_LIMITS, ExecutionStopped, ResourceLimits
@@ -82,8 +82,9 @@ def sandbox(
     con.execute("SET autoload_known_extensions = false")
     con.execute("SET preserve_insertion_order = false")  # results are ordered explicitly
     # ROW_NUMBER() <= k as a partitioned sort, not a per-unit top-n aggregate: faster and
-    # half the memory for the C_u sampling of units spread over many partitions (issue 22)
-    con.execute("SET disabled_optimizers = 'top_n_window_elimination'")
+    # half the memory for the C_u sampling of units spread over many partitions (issue 22);
+    # and no cast moved into a CSV reader, where it would drop rows (core.data.relation)
+    guard_connection(con, "top_n_window_elimination")
     con.execute(f"SET threads = {int(limits.threads)}")
     con.execute("SET memory_limit = ?", [str(limits.memory_limit)])
     # by default nothing spills to disk (the memory limit is hard); with a spill directory the

@@ -112,6 +112,23 @@ def _uid_expression(plan: Plan) -> exp.Expression:
     return exp.Coalesce(this=uid_cols[0], expressions=uid_cols[1:])
 
 
+def _unit_present() -> exp.Expression:
+    """COUNT(_uid) > 0: the executed per_user's test that a group has a unit (issue 27).
+
+    `_uid` is a grouping key, so a group's `_uid` is either one value (count >= 1) or NULL
+    (count 0): keeping the groups with COUNT(_uid) > 0 keeps exactly the groups that
+    `WHERE _uid IS NOT NULL` keeps, with the same rows. The difference is where it runs: DuckDB
+    pushes a WHERE on `_uid` through a declared table's view down to the file's scan, where the
+    unit column is still text, and then converts that column twice per row (once for the
+    filter, once for the value; ~2 CPU-s of 50M CSV rows). A test on an aggregate is never
+    pushed below the aggregation, so each value is converted once. The NULL-unit rows it lets
+    into the aggregation form at most one group per partition and are dropped here; every
+    executed partial is total (counts, sums and averages of doubles), so they cannot make the
+    query fail. Exports keep the plain WHERE; so does the row-level path (its window must not
+    rank rows without a unit)."""
+    return exp.GT(this=exp.Count(this=col("_uid")), expression=exp.Literal.number(0))
+
+
 def build_stages(
     plan: Plan, target: SqlTarget, relation: exp.Select
 ) -> list[tuple[str, exp.Select]]:
@@ -171,12 +188,12 @@ def build_stages(
     for a in plan.aggregates:
         arg = col(arg_col.get(a.index, f"a{a.index}"))
         partials += a.per_unit(arg, target)
-    per_user = (
-        exp.select(*keys, col("_uid"), *partials)
-        .from_(per_user_from)
-        .where(exp.Not(this=exp.Is(this=col("_uid"), expression=exp.Null())))
-        .group_by(*[k.copy() for k in keys], col("_uid"))
-    )
+    per_user = exp.select(*keys, col("_uid"), *partials).from_(per_user_from)
+    per_user = per_user.group_by(*[k.copy() for k in keys], col("_uid"))
+    if target.executable and per_user_from == "src":
+        per_user = per_user.having(_unit_present())
+    else:
+        per_user = per_user.where(exp.Not(this=exp.Is(this=col("_uid"), expression=exp.Null())))
     stages.append(("per_user", per_user))
 
     # at most C_u partitions per unit (core.dpsql.sql.sampling: ranked within the unit by the key)

@@ -141,11 +141,11 @@ WITH src AS (
     _uid,
     COUNT(*) AS p0
   FROM src
-  WHERE
-    NOT _uid IS NULL
   GROUP BY
     k0,
     _uid
+  HAVING
+    COUNT(_uid) > 0
 ), part_keys AS (
   SELECT
     k0,

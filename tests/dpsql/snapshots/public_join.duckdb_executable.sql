@@ -10,11 +10,11 @@ WITH src AS (
     k0,
     _uid
   FROM src
-  WHERE
-    NOT _uid IS NULL
   GROUP BY
     k0,
     _uid
+  HAVING
+    COUNT(_uid) > 0
 ), part_keys AS (
   SELECT
     k0,

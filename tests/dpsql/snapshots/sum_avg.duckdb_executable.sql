@@ -145,11 +145,11 @@ WITH src AS (
     SUM(TRY_CAST(a0 AS DOUBLE)) AS p0,
     AVG(TRY_CAST(a0 AS DOUBLE)) AS p1
   FROM src
-  WHERE
-    NOT _uid IS NULL
   GROUP BY
     k0,
     _uid
+  HAVING
+    COUNT(_uid) > 0
 ), part_keys AS (
   SELECT
     k0,
