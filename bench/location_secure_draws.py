@@ -44,7 +44,7 @@ from core.cli import main
 import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()) as out:
     main(sys.argv[1:])
-print(json.dumps({"method": json.loads(out.getvalue()).get("method"), "draws": dict(draws)}))
+print("DRAWS " + json.dumps({"method": json.loads(out.getvalue()).get("method"), "draws": dict(draws)}))
 """
 
 
@@ -91,7 +91,9 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(tree), "DPX_REGISTRY": str(a.dir / "registry-n")}
         out = subprocess.run([sys.executable, "-c", COUNT, *args], env=env, capture_output=True,
                              text=True, check=True)  # fmt: skip
-        draws[label] = json.loads(out.stdout.strip().splitlines()[-1])
+        # DuckDB's progress bar may share the line: read from the marker on
+        line = out.stdout[out.stdout.rindex("DRAWS ") + 6 :].splitlines()[0]
+        draws[label] = json.loads(line)
     print(json.dumps({
         "benchmark": "dpx release --method auto --epsilon 1 --json, grid 1024: CPU s (user+sys)",
         "rows": a.rows, "repeats": a.repeats, "cpus": os.cpu_count(),
