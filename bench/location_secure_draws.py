@@ -90,7 +90,7 @@ def main() -> None:
     for label, tree in trees.items():
         env = {**os.environ, "PYTHONPATH": str(tree), "DPX_REGISTRY": str(a.dir / "registry-n")}
         out = subprocess.run([sys.executable, "-c", COUNT, *args], env=env, capture_output=True,
-                             text=True, check=True)  # fmt: skip
+                             text=True, check=True, cwd=tree)  # fmt: skip (cwd: -c puts it first)
         # DuckDB's progress bar may share the line: read from the marker on
         line = out.stdout[out.stdout.rindex("DRAWS ") + 6 :].splitlines()[0]
         draws[label] = json.loads(line)
