@@ -89,8 +89,9 @@ def main() -> None:
     draws = {}
     for label, tree in trees.items():
         env = {**os.environ, "PYTHONPATH": str(tree), "DPX_REGISTRY": str(a.dir / "registry-n")}
+        # cwd: `python -c` puts it first on sys.path, so the tree's own `core` is imported
         out = subprocess.run([sys.executable, "-c", COUNT, *args], env=env, capture_output=True,
-                             text=True, check=True, cwd=tree)  # fmt: skip (cwd: -c puts it first)
+                             text=True, check=True, cwd=tree)  # fmt: skip
         # DuckDB's progress bar may share the line: read from the marker on
         line = out.stdout[out.stdout.rindex("DRAWS ") + 6 :].splitlines()[0]
         draws[label] = json.loads(line)

@@ -6,8 +6,8 @@ lambda ln beta). It is one `Laplace` mechanism for the whole tree, stated with t
 effective sensitivity (2 beta - 1)/(beta - 1) so that scale = sensitivity / eps_s = lambda; it is
 drawn level by level (only for nodes that can split: a 1 x 1 node is a leaf whatever its noisy
 count, so its draw would be discarded), and the theorem (not parallel composition) makes all
-those draws together eps_s-DP: a point affects only its root-to-leaf path, and the bias delta per level turns that
-path's loss into a convergent series. Leaves get a fresh count + discrete Laplace(2/eps_tot).
+those draws together eps_s-DP: a point affects only its root-to-leaf path, and the bias delta
+per level turns that path's loss into a convergent series. Leaves get a fresh count + discrete Laplace(2/eps_tot).
 The noisy b values only steer splits and are never released.
 
 A person with at most K points is K points by group privacy: the structure is run at eps_s / K
