@@ -66,3 +66,41 @@ def test_denser_regions_get_smaller_leaves():
     in_dense = rel.leaves[:, 1] <= 64
     in_dense &= rel.leaves[:, 3] <= 64
     assert rel.cells_per_leaf()[in_dense].mean() < rel.cells_per_leaf()[~in_dense].mean()
+
+
+def test_one_structure_draw_per_node_that_can_split(monkeypatch):
+    """Issue 30: a 1 x 1 node is a leaf whatever its noisy count, so it gets no structure draw.
+    On a full 16 x 16 grid at a huge eps every node splits down to single cells: 1 + 4 + 16 + 64
+    = 85 nodes can split and draw (the code before drew for the 256 single cells too: 341), and
+    the 256 leaves get one count draw each. Counted in secure mode through a patched `Noise`."""
+    from core.privacy import DRAWING
+
+    drawn: dict[str, int] = {}
+    original = {n: getattr(Noise, n) for n in ("laplace", "discrete_laplace")}
+
+    def wrap(name):
+        def patched(noise, scale, size=None):
+            label = DRAWING.get().label
+            drawn[label] = drawn.get(label, 0) + (1 if size is None else int(np.prod(size)))
+            return original[name](noise, scale, size)
+
+        return patched
+
+    for name in original:
+        monkeypatch.setattr(Noise, name, wrap(name))
+    F = np.full((16, 16), 5, dtype=np.int64)
+    a = Accountant(Noise.secure(), Cost(1e9))
+    rel = build_privtree(F, 1e9, a)
+    structure, leaves = rel.mechanisms
+    assert len(rel.leaves) == 256 and (rel.leaves[:, 1] - rel.leaves[:, 0] == 1).all()
+    assert drawn == {structure.label: 85, leaves.label: 256}
+    assert a.spent.epsilon == pytest.approx(1e9)  # both mechanisms still drew and are charged
+
+
+def test_a_single_cell_grid_still_records_the_structure_mechanism():
+    """No node of a 1 x 1 grid can split, so the structure draws nothing; its mechanism is still
+    recorded (the charge is the composition of both, as before)."""
+    a = Accountant(Noise.seeded(0), Cost(1.0))
+    rel = build_privtree(np.array([[7]], dtype=np.int64), 1.0, a)
+    assert len(rel.mechanisms) == 2 and a.spent.epsilon == pytest.approx(1.0)
+    assert len(rel.leaves) == 1
