@@ -15,7 +15,6 @@ at its edges only:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
@@ -24,6 +23,7 @@ from core.privacy import Noise
 from core.spatial.grid import Grid
 from core.spatial.service import BBox, HTFOptions, LocationParams
 from core.spatial.unit import Unit, unit_from
+from ui.fingerprint import fingerprint as fingerprint_of
 from ui.location.params import Columns, all_location_params
 
 HTF_FLAGS = ("combine_pruned", "consistency", "cap_height")  # HTF's §2.10 modifications
@@ -122,7 +122,7 @@ class LocationBuildRequest:
     def fingerprint(self) -> str:
         """A stable text of the whole request: equal requests give equal fingerprints, a change
         in any field a different one (what marks a kept build or evaluation stale)."""
-        return json.dumps(asdict(self), sort_keys=True, default=str)
+        return fingerprint_of(self)
 
 
 def _bbox(values: Sequence[float]) -> BBox:

@@ -8,13 +8,10 @@ the widgets make now.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 
-
-def _fingerprint(obj) -> str:
-    return json.dumps(asdict(obj), sort_keys=True, default=str)
+from ui.fingerprint import fingerprint as fingerprint_of
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,7 @@ class PilotData:
     bbox: tuple[float, float, float, float]
 
     def fingerprint(self) -> str:
-        return _fingerprint(self)
+        return fingerprint_of(self)
 
 
 class BasisKind(StrEnum):
@@ -63,4 +60,4 @@ class LocationPlanRequest:
     cols: int
 
     def fingerprint(self) -> str:
-        return _fingerprint(self)
+        return fingerprint_of(self)

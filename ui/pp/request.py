@@ -16,21 +16,17 @@ request it was made with; it is stale when `kept.request.fingerprint() != reques
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from fractions import Fraction
 
 from core.balancing.service import PPParams
 from core.planning.pp import PPShape
 from core.privacy import Noise
+from ui.fingerprint import fingerprint as fingerprint_of
 from ui.pp.params import PPSettings, ReleaseOptions, page_params
 
 NAMES = {"sa": "SA", "rho1": "ρ1", "rho2": "ρ2", "plan_epsilon": "plan ε"}  # in the warning
-
-
-def _fingerprint(obj) -> str:
-    return json.dumps(asdict(obj), sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -94,7 +90,7 @@ class PPPageRequest:
     def fingerprint(self) -> str:
         """A stable text of the whole request: equal requests give equal fingerprints, a change
         in any field a different one (what marks a kept publication stale)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)
 
 
 def _noise(seed: int | None) -> str:
@@ -127,7 +123,7 @@ class ExactPlanRequest:
 
     def fingerprint(self) -> str:
         """A stable text of every field (a new one sends the stepper back to step 1)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)
 
 
 @dataclass(frozen=True)
@@ -150,4 +146,4 @@ class PPPlanRequest:
 
     def fingerprint(self) -> str:
         """A stable text of every field (a kept answer for another one is not shown)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)

@@ -17,16 +17,12 @@ request it was made with; it is stale when `kept.request.fingerprint() != reques
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from core.privacy import Noise
+from ui.fingerprint import fingerprint as fingerprint_of
 from ui.sql.tables import SqlData
-
-
-def _fingerprint(obj) -> str:
-    return json.dumps(asdict(obj), sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -58,7 +54,7 @@ class SqlPageRequest:
     def fingerprint(self) -> str:
         """A stable text of the whole request: equal requests give equal fingerprints, a change
         in any field a different one (what marks a kept result stale)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)
 
 
 @dataclass(frozen=True)
@@ -84,7 +80,7 @@ class BoundsRequest:
 
     def fingerprint(self) -> str:
         """A stable text of every field (kept bounds for another one are labelled)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)
 
 
 @dataclass(frozen=True)
@@ -102,4 +98,4 @@ class SqlPlanRequest:
 
     def fingerprint(self) -> str:
         """A stable text of every field (a kept plan for another one is not shown)."""
-        return _fingerprint(self)
+        return fingerprint_of(self)
