@@ -52,6 +52,7 @@ def _toggle_demo_mode(page) -> None:
 
 
 def _download(page, label: str) -> tuple[str, bytes]:
+    _wait_idle(page)  # a click during a rerun can land on a button the rerun then replaces
     with page.expect_download() as info:
         page.get_by_role("button", name=label, exact=True).click()
     _wait_idle(page)
